@@ -1,0 +1,33 @@
+//===- TidalAttrs.td - tidal attributes and enums ----------*- tablegen -*-===//
+
+#ifndef TIDAL_DIALECT_TIDAL_IR_TIDALATTRS_TD
+#define TIDAL_DIALECT_TIDAL_IR_TIDALATTRS_TD
+
+include "tidal/Dialect/Tidal/IR/TidalDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+// What a function argument of an imported graph is (SPEC section 1).
+def Tidal_ArgRole : I32EnumAttr<"ArgRole", "role of a graph argument", [
+    I32EnumAttrCase<"input", 0>,    // data fed per step (images, labels)
+    I32EnumAttrCase<"param", 1>,    // trainable floating-point initializer
+    I32EnumAttrCase<"state", 2>,    // BatchNormalization running mean/var
+    I32EnumAttrCase<"constant", 3>  // frozen or integer initializer
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tidal";
+}
+def Tidal_ArgRoleAttr : EnumAttr<Tidal_Dialect, Tidal_ArgRole, "role">;
+
+// Loss reduction, as ONNX's `reduction` attribute.
+def Tidal_Reduction : I32EnumAttr<"Reduction", "loss reduction", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"sum", 1>,
+    I32EnumAttrCase<"mean", 2>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tidal";
+}
+def Tidal_ReductionAttr : EnumAttr<Tidal_Dialect, Tidal_Reduction, "reduction">;
+
+#endif // TIDAL_DIALECT_TIDAL_IR_TIDALATTRS_TD

@@ -1,0 +1,29 @@
+//===- TidalOps.h - tidal ops, attributes and enums -------------*- C++ -*-===//
+
+#ifndef TIDAL_DIALECT_TIDAL_IR_TIDALOPS_H
+#define TIDAL_DIALECT_TIDAL_IR_TIDALOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "tidal/Dialect/Tidal/IR/TidalDialect.h"
+
+#include "tidal/Dialect/Tidal/IR/TidalEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tidal/Dialect/Tidal/IR/TidalAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "tidal/Dialect/Tidal/IR/TidalOps.h.inc"
+
+namespace mlir::tidal {
+/// Names of the argument and result attributes that the importer puts on the
+/// graph function (SPEC section 1).
+inline constexpr llvm::StringLiteral kNameAttr = "tidal.name";
+inline constexpr llvm::StringLiteral kRoleAttr = "tidal.role";
+} // namespace mlir::tidal
+
+#endif // TIDAL_DIALECT_TIDAL_IR_TIDALOPS_H

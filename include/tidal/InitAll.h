@@ -1,0 +1,19 @@
+//===- InitAll.h - register every tidal dialect and pass --------*- C++ -*-===//
+
+#ifndef TIDAL_INITALL_H
+#define TIDAL_INITALL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "tidal/Dialect/Tidal/IR/TidalDialect.h"
+
+namespace mlir::tidal {
+
+/// The dialects that tidal's IR uses at any stage.
+inline void registerAllDialects(DialectRegistry &registry) {
+  registry.insert<TidalDialect, func::FuncDialect>();
+}
+
+} // namespace mlir::tidal
+
+#endif // TIDAL_INITALL_H

@@ -1,0 +1,28 @@
+//===- TidalDialect.cpp - the tidal dialect and its attributes ------------===//
+
+#include "tidal/Dialect/Tidal/IR/TidalDialect.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+#include "tidal/Dialect/Tidal/IR/TidalEnums.cpp.inc"
+#include "tidal/Dialect/Tidal/IR/TidalOpsDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tidal/Dialect/Tidal/IR/TidalAttrs.cpp.inc"
+
+void TidalDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tidal/Dialect/Tidal/IR/TidalAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tidal/Dialect/Tidal/IR/TidalOps.cpp.inc"
+      >();
+}

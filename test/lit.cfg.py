@@ -1,0 +1,27 @@
+# lit configuration for tidal's FileCheck tests.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TIDAL"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tidal_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+
+config.substitutions.append(("%models", config.tidal_models_dir))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%src", config.tidal_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = [
+    ToolSubst("tidal-opt", unresolved="fatal"),
+    ToolSubst("tidalc", unresolved="fatal"),
+]
+llvm_config.add_tool_substitutions(tools, [config.tidal_tools_dir])
