@@ -1,0 +1,39 @@
+//===- OnnxImporter.h - ONNX model to tidal IR ------------------*- C++ -*-===//
+
+#ifndef TIDAL_IMPORTER_ONNXIMPORTER_H
+#define TIDAL_IMPORTER_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tidal {
+
+/// The lowest and highest default-domain opsets the importer accepts. An
+/// older model is accepted when every operator it uses is defined exactly as
+/// at kMinOpset.
+inline constexpr int64_t kMinOpset = 13;
+inline constexpr int64_t kMaxOpset = 17;
+
+struct ImportOptions {
+  /// Binds the symbolic batch dimension (dim 0 of the data inputs).
+  std::optional<int64_t> batchSize;
+  /// Floating-point initializers that are not trained.
+  std::vector<std::string> freeze;
+};
+
+/// Imports the ONNX model file at `path` as a module holding `func.func
+/// @main`, whose arguments are the graph inputs followed by the initializers
+/// (marked with `tidal.name` and `tidal.role`) and whose results are the graph
+/// outputs. On failure returns null and sets `error` to a one-line reason that
+/// names the node and operator (the caller prefixes the file name).
+OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, llvm::StringRef path,
+                                     const ImportOptions &options,
+                                     std::string &error);
+
+} // namespace mlir::tidal
+
+#endif // TIDAL_IMPORTER_ONNXIMPORTER_H

@@ -1,0 +1,119 @@
+//===- ImporterImpl.h - state shared by the ONNX importer's parts -*- C++ -*-===//
+//
+// Private to lib/Importer: the graph importer's state, the constant folder
+// and the tensor decoding helpers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TIDAL_LIB_IMPORTER_IMPORTERIMPL_H
+#define TIDAL_LIB_IMPORTER_IMPORTERIMPL_H
+
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+#include "tidal/Importer/OnnxImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <onnx/onnx_pb.h>
+
+namespace mlir::tidal::importer {
+
+/// A recoverable import error: the message has already been formatted.
+struct ImportError {
+  std::string message;
+};
+
+/// MLIR element type of an ONNX TensorProto data type, or null.
+Type elementTypeFor(MLIRContext *ctx, int32_t onnxType);
+/// ONNX's name for a data type ("float", "int64", ...).
+std::string onnxTypeName(int32_t onnxType);
+
+/// Decodes an initializer or Constant tensor into an attribute of the given
+/// static shape. `baseDir` resolves external data. Sets `error` on failure.
+DenseElementsAttr decodeTensor(MLIRContext *ctx, const onnx::TensorProto &t,
+                               llvm::StringRef baseDir, std::string &error);
+
+/// Integer values of a constant (any integer or bool element type).
+llvm::SmallVector<int64_t> intValues(DenseElementsAttr attr);
+/// Floating-point values of a constant (any numeric element type).
+llvm::SmallVector<double> floatValues(DenseElementsAttr attr);
+/// A constant of `type` (integer or float elements) from values.
+DenseElementsAttr makeConstant(RankedTensorType type,
+                               llvm::ArrayRef<int64_t> ints);
+DenseElementsAttr makeConstant(RankedTensorType type,
+                               llvm::ArrayRef<double> values);
+
+/// The operator version (the since_version of its schema) that an op of the
+/// default domain resolves to at `opset`, or 0 when ONNX does not know it.
+int64_t resolveOpVersion(const std::string &opType, int64_t opset);
+
+class GraphImporter;
+
+/// Evaluates a node at compile time when it is a shape computation whose
+/// inputs are all known (Shape of a static tensor, Gather/Concat/Slice/...
+/// on constants). Returns true and fills `results` when it folded the node;
+/// false when the node must become IR. Sets `error` when folding was
+/// required but failed.
+bool tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
+                 llvm::SmallVectorImpl<DenseElementsAttr> &results,
+                 std::string &error);
+
+/// Converts one node into tidal ops. Returns failure with `error` set.
+LogicalResult convertNode(GraphImporter &g, const onnx::NodeProto &node,
+                          std::string &error);
+
+/// The state of importing one graph into one function.
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *ctx, OpBuilder &builder, int64_t opset,
+                llvm::StringRef modelPath)
+      : ctx(ctx), builder(builder), opset(opset), modelPath(modelPath),
+        loc(UnknownLoc::get(ctx)) {}
+
+  MLIRContext *ctx;
+  OpBuilder &builder;
+  int64_t opset;
+  std::string modelPath;
+
+  /// SSA values of the tensors produced so far.
+  llvm::StringMap<Value> values;
+  /// Tensors known at compile time (Constant nodes, integer initializers,
+  /// folded shape computations).
+  llvm::StringMap<DenseElementsAttr> constants;
+  /// Initializers not yet turned into function arguments.
+  llvm::StringMap<const onnx::TensorProto *> pendingInitializers;
+  /// Materialized tidal.constant ops, by tensor name.
+  llvm::StringMap<Value> materialized;
+  /// Creates the function argument of a pending initializer on first use.
+  std::function<Value(llvm::StringRef)> materializeInitializer;
+
+  Location loc;
+
+  bool hasInput(const onnx::NodeProto &node, int i) const {
+    return i < node.input_size() && !node.input(i).empty();
+  }
+  /// The type of input `i`, whether it is an SSA value or a constant.
+  RankedTensorType inputType(const onnx::NodeProto &node, int i);
+  /// Input `i` as an SSA value, materializing constants as tidal.constant.
+  FailureOr<Value> input(const onnx::NodeProto &node, int i,
+                         std::string &error);
+  /// Input `i` as a compile-time constant, or null.
+  DenseElementsAttr constInput(const onnx::NodeProto &node, int i);
+
+  /// Creates op `name` with the node's location, infers and checks its result
+  /// types and verifies it. On failure erases it and returns null with
+  /// `error` holding the verifier's message.
+  Operation *create(llvm::StringRef name, ValueRange operands,
+                    llvm::ArrayRef<NamedAttribute> attrs, unsigned numResults,
+                    std::string &error);
+
+  /// Binds the node's outputs to `results` (skipping unnamed outputs).
+  void bindOutputs(const onnx::NodeProto &node, ValueRange results);
+};
+
+} // namespace mlir::tidal::importer
+
+#endif // TIDAL_LIB_IMPORTER_IMPORTERIMPL_H
