@@ -61,6 +61,21 @@ std::string writeAtomically(StringRef path, StringRef text) {
     outs().flush();
     return "";
   }
+  // Devices and pipes (/dev/null, a FIFO) are written in place: renaming
+  // over them would replace the device with a regular file.
+  sys::fs::file_status st;
+  if (!sys::fs::status(path, st) && sys::fs::exists(st) &&
+      !sys::fs::is_regular_file(st)) {
+    std::error_code ec;
+    raw_fd_ostream os(path, ec);
+    if (!ec)
+      os << text;
+    if (ec || os.has_error()) {
+      os.clear_error();
+      return "cannot write '" + path.str() + "'";
+    }
+    return "";
+  }
   SmallString<256> dir(path);
   sys::path::remove_filename(dir);
   if (dir.empty())
