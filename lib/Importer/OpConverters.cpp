@@ -75,8 +75,9 @@ struct Node {
                                                   llvm::StringRef what) {
     DenseElementsAttr c = g.constInput(proto, idx);
     if (!c)
-      return fail("input '" + what + "' must be a compile-time constant (it is "
-                  "computed from data, not from shapes)");
+      return fail("input '" + what + "' ('" + proto.input(idx) +
+                  "') must be known at compile time: an initializer, a "
+                  "Constant or a computation on shapes");
     return intValues(c);
   }
   /// Normalizes a possibly negative axis against `rank`.
@@ -281,13 +282,14 @@ LogicalResult convertDropout(Node &n) {
   if (n.has(1)) {
     DenseElementsAttr r = n.g.constInput(n.proto, 1);
     if (!r || r.getNumElements() != 1)
-      return n.fail("input 'ratio' must be a compile-time scalar");
+      return n.fail("input 'ratio' must be a scalar known at compile time");
     ratio = float(floatValues(r)[0]);
   }
   if (n.has(2)) {
     DenseElementsAttr t = n.g.constInput(n.proto, 2);
     if (!t || t.getNumElements() != 1)
-      return n.fail("input 'training_mode' must be a compile-time scalar");
+      return n.fail(
+          "input 'training_mode' must be a scalar known at compile time");
     training = intValues(t)[0] != 0;
   }
   llvm::SmallVector<NamedAttribute> attrs{
