@@ -21,11 +21,10 @@ inferWindow(std::optional<Location> loc, ArrayRef<int64_t> inShape,
                              kernel.size());
   if (strides.size() != k || dilations.size() != k || pads.size() != 2 * k)
     return emitOptionalError(loc, "expects ", k, " strides and dilations and ",
-                             2 * k, " pads for a ", inShape.size(),
-                             "-D input");
+                             2 * k, " pads for a ", inShape.size(), "-D input");
   for (size_t i = 0; i < k; ++i) {
-    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 ||
-        pads[i] < 0 || pads[k + i] < 0)
+    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 || pads[i] < 0 ||
+        pads[k + i] < 0)
       return emitOptionalError(loc, "kernel, strides and dilations must be "
                                     "positive and pads non-negative");
     auto o = windowOutputSize(inShape[2 + i], kernel[i], strides[i], pads[i],
@@ -80,14 +79,19 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult ConvOp::verify() {
-  if (getWeight().getType().getElementType() !=
-      getInput().getType().getElementType())
+  RankedTensorType x = getInput().getType(), w = getWeight().getType();
+  if (w.getElementType() != x.getElementType())
     return emitOpError("requires input and weight of the same element type");
-  if (Value b = getBias()) {
-    auto bt = cast<RankedTensorType>(b.getType());
-    if (bt.getRank() != 1 || bt.getDimSize(0) != getWeight().getType().getDimSize(0))
-      return emitOpError("bias must be 1-D with one entry per output channel");
-  }
+  // Verifiers run before the inferred result types are checked, so the
+  // weight's rank is not known to be right yet; inferReturnTypes reports it.
+  Value b = getBias();
+  if (!b || w.getRank() == 0)
+    return success();
+  auto bt = cast<RankedTensorType>(b.getType());
+  if (bt.getElementType() != x.getElementType())
+    return emitOpError("requires a bias of the input's element type");
+  if (bt.getRank() != 1 || bt.getDimSize(0) != w.getDimSize(0))
+    return emitOpError("bias must be 1-D with one entry per output channel");
   return success();
 }
 
@@ -158,9 +162,10 @@ static LogicalResult verifyChannelOperands(Operation *op, ValueRange channels) {
   return success();
 }
 
-LogicalResult BatchNormInferenceOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, BatchNormInferenceOp::Adaptor adaptor,
-    SmallVectorImpl<Type> &out) {
+LogicalResult
+BatchNormInferenceOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                       BatchNormInferenceOp::Adaptor adaptor,
+                                       SmallVectorImpl<Type> &out) {
   out.push_back(adaptor.getInput().getType());
   return success();
 }
@@ -170,12 +175,13 @@ LogicalResult BatchNormInferenceOp::verify() {
                                {getScale(), getBias(), getMean(), getVar()});
 }
 
-LogicalResult BatchNormTrainingOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, BatchNormTrainingOp::Adaptor adaptor,
-    SmallVectorImpl<Type> &out) {
-  out.push_back(adaptor.getInput().getType());
-  for (int i = 0; i < 4; ++i)
-    out.push_back(adaptor.getRunningMean().getType());
+LogicalResult
+BatchNormTrainingOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                      BatchNormTrainingOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &out) {
+  Type mean = adaptor.getRunningMean().getType();
+  Type var = adaptor.getRunningVar().getType();
+  out.append({adaptor.getInput().getType(), mean, var, mean, var});
   return success();
 }
 
@@ -204,12 +210,20 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult LayerNormOp::verify() {
-  ArrayRef<int64_t> normalized =
-      getInput().getType().getShape().drop_front(getAxis());
+  RankedTensorType x = getInput().getType();
+  int64_t axis = getAxis();
+  // Verifiers run before the inferred result types are checked, so the axis
+  // is not known to be in range yet; inferReturnTypes reports it.
+  if (axis < 0 || axis >= x.getRank())
+    return success();
+  ArrayRef<int64_t> normalized = x.getShape().drop_front(axis);
   for (Value v : {getScale(), getBias()}) {
     if (!v)
       continue;
     auto t = cast<RankedTensorType>(v.getType());
+    if (t.getElementType() != x.getElementType())
+      return emitOpError("requires scale and bias of the input's element "
+                         "type");
     if (!broadcastsTo(t.getShape(), normalized))
       return emitOpError("scale and bias must broadcast to the normalized "
                          "shape ")
@@ -243,8 +257,8 @@ LogicalResult DropoutOp::verify() {
 static LogicalResult verifyAxis(Operation *op, int64_t axis) {
   int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
   if (axis < 0 || axis >= rank)
-    return op->emitOpError("axis ") << axis << " out of range for rank "
-                                    << rank;
+    return op->emitOpError("axis ")
+           << axis << " out of range for rank " << rank;
   return success();
 }
 
@@ -264,11 +278,10 @@ static LogicalResult inferClassLoss(std::optional<Location> loc, Value scores,
   SmallVector<int64_t> expected{s.getDimSize(0)};
   llvm::append_range(expected, s.getShape().drop_front(2));
   if (l.getShape() != ArrayRef<int64_t>(expected))
-    return emitOptionalError(loc, "labels of shape ",
-                             shapeToString(l.getShape()),
-                             " do not match scores of shape ",
-                             shapeToString(s.getShape()), "; expected ",
-                             shapeToString(expected));
+    return emitOptionalError(
+        loc, "labels of shape ", shapeToString(l.getShape()),
+        " do not match scores of shape ", shapeToString(s.getShape()),
+        "; expected ", shapeToString(expected));
   if (reduction == Reduction::none)
     out.push_back(RankedTensorType::get(expected, s.getElementType()));
   else
@@ -278,10 +291,15 @@ static LogicalResult inferClassLoss(std::optional<Location> loc, Value scores,
 
 static LogicalResult verifyClassWeights(Operation *op, Value scores,
                                         Value weights) {
-  if (!weights)
+  auto s = cast<RankedTensorType>(scores.getType());
+  // Verifiers run before the inferred result types are checked, so the
+  // scores' rank is not known to be right yet; inferReturnTypes reports it.
+  if (!weights || s.getRank() < 2)
     return success();
   auto w = cast<RankedTensorType>(weights.getType());
-  int64_t c = cast<RankedTensorType>(scores.getType()).getDimSize(1);
+  if (w.getElementType() != s.getElementType())
+    return op->emitOpError("requires weights of the scores' element type");
+  int64_t c = s.getDimSize(1);
   if (w.getRank() != 1 || w.getDimSize(0) != c)
     return op->emitOpError("weights must have one entry per class (")
            << c << "), got " << shapeToString(w.getShape());

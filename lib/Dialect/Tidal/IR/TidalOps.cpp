@@ -28,9 +28,9 @@ static LogicalResult inferBinary(std::optional<Location> loc, Value lhs,
   auto r = cast<RankedTensorType>(rhs.getType());
   auto shape = broadcastShapes(l.getShape(), r.getShape());
   if (!shape)
-    return emitOptionalError(loc, "operand shapes ", shapeToString(l.getShape()),
-                             " and ", shapeToString(r.getShape()),
-                             " do not broadcast");
+    return emitOptionalError(loc, "operand shapes ",
+                             shapeToString(l.getShape()), " and ",
+                             shapeToString(r.getShape()), " do not broadcast");
   out.push_back(RankedTensorType::get(*shape, l.getElementType()));
   return success();
 }
@@ -43,9 +43,9 @@ static LogicalResult verifySameElementTypes(Operation *op) {
 }
 
 #define TIDAL_BINARY_OP(Op, SameTypes)                                         \
-  LogicalResult Op::inferReturnTypes(MLIRContext *, std::optional<Location> loc, \
-                                     Op::Adaptor adaptor,                      \
-                                     SmallVectorImpl<Type> &out) {             \
+  LogicalResult Op::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Op::Adaptor adaptor,         \
+      SmallVectorImpl<Type> &out) {                                            \
     return inferBinary(loc, adaptor.getLhs(), adaptor.getRhs(), out);          \
   }                                                                            \
   LogicalResult Op::verify() {                                                 \
@@ -88,6 +88,8 @@ LogicalResult GemmOp::verify() {
     return emitOpError("requires A and B of the same element type");
   if (Value c = getC()) {
     auto ct = cast<RankedTensorType>(c.getType());
+    if (ct.getElementType() != getA().getType().getElementType())
+      return emitOpError("requires C of the same element type as A and B");
     if (!broadcastsTo(ct.getShape(), getType().getShape()))
       return emitOpError("C of shape ")
              << shapeToString(ct.getShape()) << " does not broadcast to "
@@ -116,9 +118,9 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
     rs.push_back(1);
   int64_t k1 = ls.back(), k2 = rs[rs.size() - 2];
   if (k1 != k2)
-    return emitOptionalError(loc, "inner dimensions differ: ",
-                             shapeToString(l.getShape()), " x ",
-                             shapeToString(r.getShape()));
+    return emitOptionalError(
+        loc, "inner dimensions differ: ", shapeToString(l.getShape()), " x ",
+        shapeToString(r.getShape()));
   auto batch = broadcastShapes(ArrayRef<int64_t>(ls).drop_back(2),
                                ArrayRef<int64_t>(rs).drop_back(2));
   if (!batch)
