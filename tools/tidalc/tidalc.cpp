@@ -12,7 +12,9 @@
 #include "tidal/Importer/OnnxImporter.h"
 #include "tidal/InitAll.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -106,6 +108,8 @@ std::string writeAtomically(StringRef path, StringRef text) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  // --mlir-print-debuginfo shows each op's ONNX node name as its location.
+  mlir::registerAsmPrinterCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "tidal: an offline compiler for ONNX training "
@@ -143,7 +147,7 @@ int main(int argc, char **argv) {
 
   std::string text;
   raw_string_ostream os(text);
-  module->print(os);
+  module->print(os, mlir::OpPrintingFlags());
   os.flush();
   std::string writeError =
       writeAtomically(outputPath.empty() ? std::string("-") : outputPath.getValue(), text);

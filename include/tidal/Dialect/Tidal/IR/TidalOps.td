@@ -180,7 +180,7 @@ def Tidal_MaxPoolOp : Tidal_InferOp<"max_pool", [Pure]> {
                        DenseI64ArrayAttr:$dilations,
                        DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
   let results = (outs Tidal_NumTensor:$output);
-  }
+}
 
 def Tidal_AveragePoolOp : Tidal_InferOp<"average_pool", [Pure]> {
   let summary = "N-d average pooling (ONNX AveragePool)";
@@ -191,7 +191,7 @@ def Tidal_AveragePoolOp : Tidal_InferOp<"average_pool", [Pure]> {
                        DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                        DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
   let results = (outs Tidal_FloatTensor:$output);
-  }
+}
 
 def Tidal_GlobalAveragePoolOp : Tidal_InferOp<"global_average_pool", [Pure]> {
   let summary = "mean over all spatial dimensions (ONNX GlobalAveragePool)";
