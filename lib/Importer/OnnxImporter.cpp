@@ -327,15 +327,7 @@ ModelImporter::valueInfoType(const onnx::ValueInfoProto &vi,
   for (int d = 0; d < tt.shape().dim_size(); ++d) {
     const auto &dim = tt.shape().dim(d);
     if (dim.has_dim_value() && dim.dim_value() >= 0) {
-      int64_t v = dim.dim_value();
-      if (d == 0 && options.batchSize && v != *options.batchSize) {
-        error = "graph input '" + vi.name() + "' has a static batch of " +
-                std::to_string(v) + "; --batch-size " +
-                std::to_string(*options.batchSize) +
-                " cannot rebind it (export with a dynamic batch axis)";
-        return failure();
-      }
-      shape.push_back(v);
+      shape.push_back(dim.dim_value());
       continue;
     }
     std::string sym = dim.has_dim_param() ? dim.dim_param() : "";
@@ -419,6 +411,24 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     if (failed(type))
       return nullptr;
     gi.values[in.name()] = addArg(*type, in.name(), ArgRole::input);
+  }
+
+  // A model exported with a static batch cannot be rebound: its Reshape
+  // targets and the like were computed for that batch.
+  if (options.batchSize && batchSymbol.empty()) {
+    for (const auto &in : g.input()) {
+      if (initNames.contains(in.name()))
+        continue;
+      auto t = cast<RankedTensorType>(gi.values[in.name()].getType());
+      if (t.getRank() > 0 && t.getDimSize(0) != *options.batchSize) {
+        error = "graph input '" + in.name() + "' has a static batch of " +
+                std::to_string(t.getDimSize(0)) + "; --batch-size " +
+                std::to_string(*options.batchSize) +
+                " cannot rebind it (export with a dynamic batch axis)";
+        return nullptr;
+      }
+      break;
+    }
   }
 
   // Floating-point initializers are parameters (or state, or frozen
