@@ -1,4 +1,5 @@
-//===- ImporterImpl.h - state shared by the ONNX importer's parts -*- C++ -*-===//
+//===- ImporterImpl.h - state shared by the ONNX importer's parts -*- C++
+//-*-===//
 //
 // Private to lib/Importer: the graph importer's state, the constant folder
 // and the tensor decoding helpers.

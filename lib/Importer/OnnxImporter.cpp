@@ -90,10 +90,9 @@ Operation *GraphImporter::create(StringRef name, ValueRange operands,
 
   SmallVector<Type> types;
   if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
-    if (failed(infer.inferReturnTypes(ctx, op->getLoc(), op->getOperands(),
-                                      op->getAttrDictionary(),
-                                      op->getPropertiesStorage(),
-                                      op->getRegions(), types)) ||
+    if (failed(infer.inferReturnTypes(
+            ctx, op->getLoc(), op->getOperands(), op->getAttrDictionary(),
+            op->getPropertiesStorage(), op->getRegions(), types)) ||
         types.size() != numResults) {
       if (diagText.empty())
         diagText = "cannot infer the result types";
@@ -128,9 +127,8 @@ namespace {
 
 /// Formats `node 'name' (Op)` for messages.
 std::string describe(const onnx::NodeProto &node, int index) {
-  std::string who = node.name().empty()
-                        ? "node #" + std::to_string(index)
-                        : "node '" + node.name() + "'";
+  std::string who = node.name().empty() ? "node #" + std::to_string(index)
+                                        : "node '" + node.name() + "'";
   return who + " (" + node.op_type() + ")";
 }
 
@@ -370,8 +368,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   OpBuilder builder(&ctx);
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  auto func = func::FuncOp::create(fileLoc, "main",
-                                   builder.getFunctionType({}, {}));
+  auto func =
+      func::FuncOp::create(fileLoc, "main", builder.getFunctionType({}, {}));
   module->push_back(func);
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
@@ -466,9 +464,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   // Nodes.
   for (int index : order) {
     const onnx::NodeProto &node = g.node(index);
-    std::string nodeName =
-        node.name().empty() ? node.op_type() + "_" + std::to_string(index)
-                            : node.name();
+    std::string nodeName = node.name().empty()
+                               ? node.op_type() + "_" + std::to_string(index)
+                               : node.name();
     gi.loc = NameLoc::get(builder.getStringAttr(nodeName),
                           FileLineColLoc::get(&ctx, path, index + 1, 0));
     std::string why;
@@ -508,8 +506,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       return nullptr;
     }
     results.push_back(*v);
-    resAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-        kNameAttr, builder.getStringAttr(out.name()))));
+    resAttrs.push_back(builder.getDictionaryAttr(
+        builder.getNamedAttr(kNameAttr, builder.getStringAttr(out.name()))));
   }
   builder.create<func::ReturnOp>(fileLoc, results);
   func.setFunctionType(

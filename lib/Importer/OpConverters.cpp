@@ -246,8 +246,8 @@ LogicalResult convertBatchNorm(Node &n) {
   if (failed(ops))
     return failure();
   // Opset 14+ says training with training_mode; before, extra outputs do.
-  bool training = n.g.opset >= 14 ? n.i("training_mode", 0) != 0
-                                  : n.usedOutputs() > 1;
+  bool training =
+      n.g.opset >= 14 ? n.i("training_mode", 0) != 0 : n.usedOutputs() > 1;
   auto eps = n.named("epsilon", n.b().getF32FloatAttr(n.f("epsilon", 1e-5f)));
   if (!training) {
     if (n.usedOutputs() > 1)
@@ -332,8 +332,7 @@ LogicalResult convertClassLoss(Node &n, bool softmax) {
   llvm::SmallVector<NamedAttribute> attrs{
       n.named("reduction", ReductionAttr::get(n.g.ctx, r))};
   if (const auto *ii = n.attr("ignore_index"))
-    attrs.push_back(
-        n.named("ignore_index", n.b().getI64IntegerAttr(ii->i())));
+    attrs.push_back(n.named("ignore_index", n.b().getI64IntegerAttr(ii->i())));
   return n.emit(softmax ? SoftmaxCrossEntropyLossOp::getOperationName()
                         : NllLossOp::getOperationName(),
                 *ops, attrs, softmax ? 2 : 1);
@@ -407,8 +406,7 @@ LogicalResult convertReshape(Node &n) {
   if (infer >= 0) {
     if (known == 0 || in.getNumElements() % known)
       return n.fail("cannot infer the -1 in shape [" + shapeToString(*shape) +
-                    "] for an input of shape " +
-                    shapeToString(in.getShape()));
+                    "] for an input of shape " + shapeToString(in.getShape()));
     out[infer] = in.getNumElements() / known;
   }
   return n.emit(ReshapeOp::getOperationName(), {*x}, {n.arr("shape", out)}, 1);
@@ -422,9 +420,9 @@ LogicalResult convertFlatten(Node &n) {
   if (a < -rank || a > rank)
     return n.fail("axis " + llvm::Twine(a) + " is out of range for rank " +
                   llvm::Twine(rank));
-  return n.emit(FlattenOp::getOperationName(), {*x},
-                {n.named("axis", n.b().getI64IntegerAttr(a < 0 ? a + rank : a))},
-                1);
+  return n.emit(
+      FlattenOp::getOperationName(), {*x},
+      {n.named("axis", n.b().getI64IntegerAttr(a < 0 ? a + rank : a))}, 1);
 }
 
 LogicalResult convertSqueezeLike(Node &n, bool squeeze) {
@@ -521,12 +519,12 @@ LogicalResult convertSplit(Node &n) {
     }
   }
   if ((int)sizes.size() != parts)
-    return n.fail("split has " + llvm::Twine(sizes.size()) +
-                  " sizes for " + llvm::Twine(parts) + " outputs");
-  return n.emit(SplitOp::getOperationName(), {*x},
-                {n.named("axis", n.b().getI64IntegerAttr(*ax)),
-                 n.arr("sizes", sizes)},
-                parts);
+    return n.fail("split has " + llvm::Twine(sizes.size()) + " sizes for " +
+                  llvm::Twine(parts) + " outputs");
+  return n.emit(
+      SplitOp::getOperationName(), {*x},
+      {n.named("axis", n.b().getI64IntegerAttr(*ax)), n.arr("sizes", sizes)},
+      parts);
 }
 
 LogicalResult convertSlice(Node &n) {
@@ -610,13 +608,12 @@ LogicalResult convertGemm(Node &n) {
   auto ops = inputs(n, 2, 1);
   if (failed(ops))
     return failure();
-  return n.emit(
-      GemmOp::getOperationName(), *ops,
-      {n.named("alpha", n.b().getF32FloatAttr(n.f("alpha", 1.0f))),
-       n.named("beta", n.b().getF32FloatAttr(n.f("beta", 1.0f))),
-       n.named("trans_a", n.b().getBoolAttr(n.i("transA", 0))),
-       n.named("trans_b", n.b().getBoolAttr(n.i("transB", 0)))},
-      1);
+  return n.emit(GemmOp::getOperationName(), *ops,
+                {n.named("alpha", n.b().getF32FloatAttr(n.f("alpha", 1.0f))),
+                 n.named("beta", n.b().getF32FloatAttr(n.f("beta", 1.0f))),
+                 n.named("trans_a", n.b().getBoolAttr(n.i("transA", 0))),
+                 n.named("trans_b", n.b().getBoolAttr(n.i("transB", 0)))},
+                1);
 }
 
 LogicalResult convertLeakyRelu(Node &n) {

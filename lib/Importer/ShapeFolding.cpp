@@ -91,8 +91,8 @@ DenseElementsAttr binary(const Vals &a, const Vals &b, llvm::StringRef op,
     return {};
   }
   bool cmp = op == "Equal" || op == "Less" || op == "Greater";
-  Type elt = cmp ? IntegerType::get(a.type.getContext(), 1)
-                 : a.type.getElementType();
+  Type elt =
+      cmp ? IntegerType::get(a.type.getContext(), 1) : a.type.getElementType();
   auto type = RankedTensorType::get(*shape, elt);
   int64_t n = type.getNumElements();
   auto st = stridesOf(*shape);
@@ -156,7 +156,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
   // Constant nodes are always compile-time values.
   if (op == "Constant") {
     for (const auto &a : node.attribute()) {
-      RankedTensorType scalarF = RankedTensorType::get({}, Float32Type::get(ctx));
+      RankedTensorType scalarF =
+          RankedTensorType::get({}, Float32Type::get(ctx));
       RankedTensorType scalarI =
           RankedTensorType::get({}, IntegerType::get(ctx, 64));
       auto vec = [&](Type elt, int64_t n) {
@@ -213,11 +214,18 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     return true;
   }
 
-  static const llvm::StringSet<> foldable = {
-      "Gather",  "Unsqueeze",  "Squeeze", "Concat", "Slice",  "Cast",
-      "Reshape", "Identity",   "Add",     "Sub",    "Mul",    "Div",
-      "Neg",     "ConstantOfShape", "Range", "Equal", "Where", "Expand",
-      "Less",    "Greater",    "Sqrt",    "Pow",    "Flatten", "Transpose"};
+  static const llvm::StringSet<> foldable = {"Gather",  "Unsqueeze",
+                                             "Squeeze", "Concat",
+                                             "Slice",   "Cast",
+                                             "Reshape", "Identity",
+                                             "Add",     "Sub",
+                                             "Mul",     "Div",
+                                             "Neg",     "ConstantOfShape",
+                                             "Range",   "Equal",
+                                             "Where",   "Expand",
+                                             "Less",    "Greater",
+                                             "Sqrt",    "Pow",
+                                             "Flatten", "Transpose"};
   if (!foldable.contains(op))
     return false;
   // Fold only when every given input is known; optional empty inputs are
@@ -340,8 +348,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
       for (int64_t d = 0; d < rank; ++d) {
         bool drop = axes.empty() ? shape[d] == 1 : llvm::is_contained(axes, d);
         if (drop && shape[d] != 1) {
-          error = "cannot squeeze a dimension of size " +
-                  std::to_string(shape[d]);
+          error =
+              "cannot squeeze a dimension of size " + std::to_string(shape[d]);
           return true;
         }
         if (!drop)
@@ -400,7 +408,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
         }
       outShape[axis] += parts.back().type.getDimSize(axis);
     }
-    int64_t inner = numElements(llvm::ArrayRef<int64_t>(outShape).drop_front(axis + 1));
+    int64_t inner =
+        numElements(llvm::ArrayRef<int64_t>(outShape).drop_front(axis + 1));
     auto type = RankedTensorType::get(outShape, x.type.getElementType());
     llvm::SmallVector<double> fv;
     llvm::SmallVector<int64_t> iv;
@@ -465,8 +474,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     results.push_back(gatherElements(x, outShape, [&](int64_t k) {
       int64_t off = 0;
       for (int64_t d = 0; d < rank; ++d)
-        off += (s[d] + ((k / outStrides[d]) % outShape[d]) * st[d]) *
-               inStrides[d];
+        off +=
+            (s[d] + ((k / outStrides[d]) % outShape[d]) * st[d]) * inStrides[d];
       return off;
     }));
   } else if (op == "ConstantOfShape") {
@@ -495,7 +504,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
       error = "Range delta is zero";
       return true;
     }
-    int64_t n = std::max<int64_t>(0, int64_t(std::ceil((limit - start) / delta)));
+    int64_t n =
+        std::max<int64_t>(0, int64_t(std::ceil((limit - start) / delta)));
     if (n > kMaxFoldElements)
       return false;
     auto type = RankedTensorType::get({n}, x.type.getElementType());
@@ -514,8 +524,9 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
       return true;
     }
     // Broadcast each operand by adding a zero of the full shape.
-    auto zeros = makeConstant(RankedTensorType::get(*s2, IntegerType::get(ctx, 64)),
-                              llvm::SmallVector<int64_t>(numElements(*s2), 0));
+    auto zeros =
+        makeConstant(RankedTensorType::get(*s2, IntegerType::get(ctx, 64)),
+                     llvm::SmallVector<int64_t>(numElements(*s2), 0));
     Vals z(zeros);
     DenseElementsAttr cb = binary(c, z, "Add", error),
                       ab = binary(a, z, "Add", error),
@@ -536,9 +547,9 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
       error = "Expand shape does not broadcast";
       return true;
     }
-    auto zeros = makeConstant(
-        RankedTensorType::get(*target, x.type.getElementType()),
-        llvm::SmallVector<int64_t>(numElements(*target), 0));
+    auto zeros =
+        makeConstant(RankedTensorType::get(*target, x.type.getElementType()),
+                     llvm::SmallVector<int64_t>(numElements(*target), 0));
     DenseElementsAttr r = binary(x, Vals(zeros), "Add", error);
     if (!r)
       return true;

@@ -39,15 +39,16 @@ void tidalc::printStatistics(ModuleOp module, llvm::raw_ostream &os) {
     llvm::MapVector<StringRef, std::pair<int64_t, int64_t>> roles;
     int64_t paramElements = 0;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      auto role = func.getArgAttrOfType<tidal::ArgRoleAttr>(i, tidal::kRoleAttr);
-      StringRef name = role ? tidal::stringifyArgRole(role.getValue()) : "other";
+      auto role =
+          func.getArgAttrOfType<tidal::ArgRoleAttr>(i, tidal::kRoleAttr);
+      StringRef name =
+          role ? tidal::stringifyArgRole(role.getValue()) : "other";
       auto &entry = roles[name];
       entry.first += 1;
       entry.second += byteSize(func.getArgument(i).getType());
       if (role && role.getValue() == tidal::ArgRole::param)
-        paramElements +=
-            cast<RankedTensorType>(func.getArgument(i).getType())
-                .getNumElements();
+        paramElements += cast<RankedTensorType>(func.getArgument(i).getType())
+                             .getNumElements();
     }
     for (auto &[role, e] : roles)
       os << llvm::format("  %-10s %6lld arguments  %12s\n", role.str().c_str(),
@@ -68,7 +69,7 @@ void tidalc::printStatistics(ModuleOp module, llvm::raw_ostream &os) {
     });
     os << "  ops: " << total << "\n";
     llvm::SmallVector<std::pair<StringRef, int64_t>> sorted(ops.begin(),
-                                                           ops.end());
+                                                            ops.end());
     llvm::stable_sort(sorted,
                       [](auto &a, auto &b) { return a.second > b.second; });
     for (auto &[name, count] : sorted)

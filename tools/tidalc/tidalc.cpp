@@ -35,8 +35,9 @@ cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::value_desc("file"), cl::init(""),
                                 cl::cat(category));
 cl::opt<std::string>
-    emit("emit", cl::desc("Stop after a stage: mlir (exe, obj, llvm and plan "
-                          "come with code generation)"),
+    emit("emit",
+         cl::desc("Stop after a stage: mlir (exe, obj, llvm and plan "
+                  "come with code generation)"),
          cl::init("exe"), cl::cat(category));
 cl::opt<int64_t> batchSize("batch-size",
                            cl::desc("Bind the symbolic batch dimension"),
@@ -149,16 +150,16 @@ int main(int argc, char **argv) {
   raw_string_ostream os(text);
   module->print(os, mlir::OpPrintingFlags());
   os.flush();
-  std::string writeError =
-      writeAtomically(outputPath.empty() ? std::string("-") : outputPath.getValue(), text);
+  std::string writeError = writeAtomically(
+      outputPath.empty() ? std::string("-") : outputPath.getValue(), text);
   if (!writeError.empty())
     return fail(writeError);
 
   if (verbose)
     tidalc::printStatistics(*module, errs());
   if (timings || verbose)
-    errs() << format("import: %.1f ms\n",
-                     std::chrono::duration<double, std::milli>(imported - start)
-                         .count());
+    errs() << format(
+        "import: %.1f ms\n",
+        std::chrono::duration<double, std::milli>(imported - start).count());
   return 0;
 }

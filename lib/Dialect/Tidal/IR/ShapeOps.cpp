@@ -97,14 +97,14 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
   auto x = inputType(adaptor.getInput());
   ArrayRef<int64_t> shape = adaptor.getShape();
   if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
-    return emitOptionalError(loc, "shape must be resolved and non-negative, "
-                                  "got ",
+    return emitOptionalError(loc,
+                             "shape must be resolved and non-negative, "
+                             "got ",
                              shapeToString(shape));
   if (numElements(shape) != x.getNumElements())
-    return emitOptionalError(loc, "cannot reshape ",
-                             shapeToString(x.getShape()), " (",
-                             x.getNumElements(), " elements) to ",
-                             shapeToString(shape));
+    return emitOptionalError(
+        loc, "cannot reshape ", shapeToString(x.getShape()), " (",
+        x.getNumElements(), " elements) to ", shapeToString(shape));
   out.push_back(RankedTensorType::get(shape, x.getElementType()));
   return success();
 }
@@ -209,11 +209,10 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(loc, "inputs differ in rank or element type");
     for (int64_t i = 0; i < t.getRank(); ++i)
       if (i != axis && t.getDimSize(i) != first.getDimSize(i))
-        return emitOptionalError(loc, "input of shape ",
-                                 shapeToString(t.getShape()),
-                                 " does not match ",
-                                 shapeToString(first.getShape()),
-                                 " outside axis ", axis);
+        return emitOptionalError(
+            loc, "input of shape ", shapeToString(t.getShape()),
+            " does not match ", shapeToString(first.getShape()),
+            " outside axis ", axis);
     shape[axis] += t.getDimSize(axis);
   }
   out.push_back(RankedTensorType::get(shape, first.getElementType()));
@@ -255,8 +254,9 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   int64_t rank = x.getRank();
   if ((int64_t)starts.size() != rank || (int64_t)ends.size() != rank ||
       (int64_t)steps.size() != rank)
-    return emitOptionalError(loc, "expects one start, end and step per "
-                                  "dimension (",
+    return emitOptionalError(loc,
+                             "expects one start, end and step per "
+                             "dimension (",
                              rank, ")");
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < rank; ++i) {

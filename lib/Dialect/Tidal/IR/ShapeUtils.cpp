@@ -34,10 +34,8 @@ bool tidal::broadcastsTo(llvm::ArrayRef<int64_t> from,
 }
 
 std::optional<int64_t> tidal::windowOutputSize(int64_t in, int64_t kernel,
-                                               int64_t stride,
-                                               int64_t padBegin,
-                                               int64_t padEnd,
-                                               int64_t dilation,
+                                               int64_t stride, int64_t padBegin,
+                                               int64_t padEnd, int64_t dilation,
                                                bool ceilMode) {
   int64_t span = dilation * (kernel - 1) + 1;
   int64_t padded = in + padBegin + padEnd;
@@ -55,9 +53,8 @@ std::optional<int64_t> tidal::windowOutputSize(int64_t in, int64_t kernel,
 std::string tidal::shapeToString(llvm::ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar";
-  return llvm::join(llvm::map_range(shape,
-                                    [](int64_t d) { return std::to_string(d); }),
-                    "x");
+  return llvm::join(
+      llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), "x");
 }
 
 int64_t tidal::numElements(llvm::ArrayRef<int64_t> shape) {
