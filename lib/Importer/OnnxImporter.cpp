@@ -197,6 +197,14 @@ LogicalResult ModelImporter::checkOpsets(std::string &error) {
   for (const auto &o : model.opset_import())
     if (isDefaultDomain(o.domain()))
       opset = o.version();
+  // Name the first operator of a foreign domain before anything else.
+  const auto &allNodes = model.graph().node();
+  for (int i = 0; i < allNodes.size(); ++i)
+    if (!isDefaultDomain(allNodes[i].domain())) {
+      error = describe(allNodes[i], i) + ": operator domain '" +
+              allNodes[i].domain() + "' is not supported";
+      return failure();
+    }
   if (opset == 0) {
     error = "the model imports no default-domain (ai.onnx) opset";
     return failure();
@@ -212,11 +220,6 @@ LogicalResult ModelImporter::checkOpsets(std::string &error) {
   const auto &nodes = model.graph().node();
   for (int i = 0; i < nodes.size(); ++i) {
     const onnx::NodeProto &node = nodes[i];
-    if (!isDefaultDomain(node.domain())) {
-      error = describe(node, i) + ": operator domain '" + node.domain() +
-              "' is not supported";
-      return failure();
-    }
     if (opset >= kMinOpset)
       continue;
     // An older model is fine when each operator it uses is still defined as

@@ -1,0 +1,188 @@
+"""Shared helpers for tidal's Python tests: paths, tidalc runs, model files.
+
+Environment:
+  TIDAL_BUILD_DIR  the CMake build directory (holds bin/tidalc, bin/tidal-opt
+                   and test/Models); tests that need a tool skip without it.
+"""
+
+import atexit
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON_DIR = os.path.dirname(HERE)
+REPO_ROOT = os.path.dirname(PYTHON_DIR)
+for _p in (PYTHON_DIR, os.path.join(PYTHON_DIR, "tools")):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+import gen_test_models  # noqa: E402  (needs the sys.path entry above)
+
+BUILD_DIR = os.environ.get("TIDAL_BUILD_DIR", "")
+
+
+def tool(name):
+    """Path of build tool `name` (e.g. "tidalc"), or None when not built."""
+    if not BUILD_DIR:
+        return None
+    path = os.path.join(BUILD_DIR, "bin", name)
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+def skip_reason(*names):
+    """Why a test needing tools `names` must skip, or None."""
+    if not BUILD_DIR:
+        return "TIDAL_BUILD_DIR is not set (point it at the CMake build directory)"
+    missing = [n for n in names if tool(n) is None]
+    if missing:
+        return f"{', '.join(missing)} not built in {BUILD_DIR}/bin"
+    return None
+
+
+_generated_dir = None
+
+
+def models_dir():
+    """The directory holding gen_test_models.py's files.
+
+    The build's copy (TIDAL_BUILD_DIR/test/Models) when it is complete and
+    newer than the generator; otherwise a fresh private copy for this run.
+    """
+    global _generated_dir
+    if BUILD_DIR:
+        built = os.path.join(BUILD_DIR, "test", "Models")
+        stamp = os.path.join(built, ".stamp")
+        script = os.path.join(PYTHON_DIR, "tools", "gen_test_models.py")
+        if (
+            os.path.exists(stamp)
+            and os.path.getmtime(stamp) >= os.path.getmtime(script)
+            and all(os.path.exists(os.path.join(built, n)) for n in gen_test_models.MODELS)
+        ):
+            return built
+    if _generated_dir is None:
+        _generated_dir = tempfile.mkdtemp(prefix="tidal-models-")
+        atexit.register(shutil.rmtree, _generated_dir, True)
+        gen_test_models.generate(_generated_dir)
+    return _generated_dir
+
+
+def model_path(name):
+    return os.path.join(models_dir(), name)
+
+
+def run(argv, timeout=120):
+    """Runs argv; returns CompletedProcess with text stdout/stderr."""
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+
+
+def run_tidalc(args, timeout=120):
+    return run([tool("tidalc")] + list(args), timeout=timeout)
+
+
+def describe(proc):
+    """A compact account of a process result for assertion messages."""
+    out = proc.stdout if len(proc.stdout) < 600 else proc.stdout[:600] + "..."
+    return f"exit {proc.returncode}\n--- stderr ---\n{proc.stderr}--- stdout ---\n{out}"
+
+
+def one_line_error_problem(proc, path=None, require_prefix=True):
+    """None when `proc` failed cleanly: exit 1 and exactly one stderr line
+    `<path>: error: ...`; otherwise what is wrong with it."""
+    if proc.returncode < 0:
+        return f"killed by signal {-proc.returncode} (a crash)"
+    if proc.returncode != 1:
+        return f"exit status {proc.returncode}, expected 1"
+    lines = proc.stderr.splitlines()
+    if len(lines) != 1 or not proc.stderr.endswith("\n"):
+        return f"stderr is {len(lines)} lines, expected one newline-terminated line"
+    line = lines[0]
+    if require_prefix and path is not None and not line.startswith(f"{path}: error: "):
+        return f"stderr does not start with '{path}: error: '"
+    if "error:" not in line:
+        return "stderr has no 'error:'"
+    return None
+
+
+# --- reading tidalc's MLIR ----------------------------------------------------
+
+_CLOSE = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def split_top_level(text, sep=","):
+    """Splits `text` at `sep` outside brackets and string literals."""
+    parts, depth, start, i, in_str = [], [], 0, 0, False
+    while i < len(text):
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in _CLOSE:
+            depth.append(_CLOSE[c])
+        elif depth and c == depth[-1]:
+            depth.pop()
+        elif c == "-" and text[i + 1 : i + 2] == ">":
+            i += 1  # '->' is not a closing bracket
+        elif c == sep and not depth:
+            parts.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    tail = text[start:].strip()
+    if tail:
+        parts.append(tail)
+    return parts
+
+
+def main_arguments(mlir):
+    """The argument list of `func.func @main` as [(type, attr-dict text)]."""
+    m = re.search(r"func\.func\s+(?:public\s+|private\s+)?@main\(", mlir)
+    if not m:
+        raise ValueError("no func.func @main in the output")
+    start = m.end()
+    depth, i, in_str = 1, start, False
+    while depth:
+        c = mlir[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        i += 1
+    args = []
+    for arg in split_top_level(mlir[start : i - 1]):
+        # %argN: TYPE {attrs}  (attrs optional)
+        _, _, rest = arg.partition(":")
+        rest = rest.strip()
+        brace = rest.find("{")
+        if brace >= 0:
+            args.append((rest[:brace].strip(), rest[brace:]))
+        else:
+            args.append((rest, ""))
+    return args
+
+
+def arg_attr(attrs, key):
+    """The value text of attribute `key` in an attr-dict text, or None."""
+    m = re.search(re.escape(key) + r'\s*=\s*("(?:[^"\\]|\\.)*"|#tidal<[^>]*>|[^,}]+)', attrs)
+    if not m:
+        return None
+    value = m.group(1).strip()
+    return value[1:-1] if value.startswith('"') else value
+
+
+def tensor_types(mlir):
+    """Every `tensor<...>` type spelled in `mlir`."""
+    return re.findall(r"tensor<[^<>]*(?:<[^<>]*>[^<>]*)*>", mlir)

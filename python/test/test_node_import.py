@@ -1,0 +1,250 @@
+"""tidalc against the official ONNX backend node tests (libonnx-testdata).
+
+Every model under /usr/share/libonnx-testdata/data/node/*/model.onnx is run
+through `tidalc MODEL --emit mlir` (no --batch-size: these models have static
+shapes). The expected outcome comes from the model itself:
+
+  out of set      it uses an op outside tidal's set (tidal.ops.NODE_TEST_OPS):
+                  exit 1, one `MODEL: error: ...` line naming such an op type
+                  (or another defect the importer may meet first: "opset"
+                  for an old opset with changed ops, or the quoted name of a
+                  sequence/optional/string graph input)
+  old opset       opset < 13 and an op whose definition changed by opset 13
+                  (the importer accepts older opsets only where nothing
+                  changed): exit 1, one error line mentioning the opset
+  runtime operand an operand that tidal needs at compile time (a Reshape
+                  shape, Slice starts, Squeeze axes, Dropout ratio, ...) is a
+                  graph input, i.e. only known at run time: exit 1 with one
+                  error line (exit 0 is accepted too: e.g. an inference-mode
+                  Dropout ignores its ratio)
+  expected unsupported  listed in EXPECTED_UNSUPPORTED with its reason:
+                  exit 1 with one error line (an entry that now imports is
+                  stale and fails the test, so the list stays honest)
+  in set          everything else: exit 0
+
+Anything else (a signal, another exit status, a timeout, a multi-line or
+unprefixed stderr) is a failure. The test prints the counts per category and
+lists the failures by name.
+
+Needs TIDAL_BUILD_DIR with bin/tidalc; skips when the tool or the data is
+absent.
+"""
+
+import collections
+import os
+import subprocess
+import sys
+import unittest
+from multiprocessing.pool import ThreadPool
+
+import support
+
+import onnx
+from onnx import defs
+
+from tidal.ops import NODE_TEST_OPS, op_types
+
+NODE_DIR = "/usr/share/libonnx-testdata/data/node"
+TIMEOUT_S = 30
+THREADS = 2
+MIN_OPSET = 13
+
+# In-set models that tidalc rejects on purpose: {name: reason}. Keep short;
+# every entry needs a reason a user would accept.
+EXPECTED_UNSUPPORTED = {
+    "test_identity_opt": "an optional-typed graph input; tidal handles tensors only",
+    "test_identity_sequence": "a sequence-typed graph input; tidal handles tensors only",
+    "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool's Indices output (PyTorch never exports it)",
+    "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's Indices output (PyTorch never exports it)",
+}
+
+# Operand positions whose values tidal must know at compile time.
+COMPILE_TIME_OPERANDS = {
+    "Reshape": (1,),
+    "Squeeze": (1,),
+    "Unsqueeze": (1,),
+    "ReduceSum": (1,),
+    "ReduceMean": (1,),
+    "Slice": (1, 2, 3, 4),
+    "Split": (1,),
+    "Dropout": (1, 2),
+    "Expand": (1,),
+    "ConstantOfShape": (0,),
+    "Range": (0, 1, 2),
+}
+
+
+def default_opset(model):
+    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    return max(versions) if versions else 0
+
+
+def changed_since_min_opset(model, ops):
+    """Ops (default domain) whose definition at the model's opset differs
+    from their definition at MIN_OPSET."""
+    opset = default_opset(model)
+    if opset == 0 or opset >= MIN_OPSET:  # 0: no ai.onnx import at all
+        return []
+    changed = []
+    for op in sorted(ops):
+        try:
+            old = defs.get_schema(op, opset).since_version
+            new = defs.get_schema(op, MIN_OPSET).since_version
+        except Exception:  # SchemaError: not an ai.onnx op (Adam, ...)
+            continue
+        if old != new:
+            changed.append(op)
+    return changed
+
+
+def runtime_operands(model):
+    """'Op.input[i]' entries whose value is needed at compile time but only
+    flows from graph inputs (not initializers/Constants/Shape)."""
+    graph = model.graph
+    known = {i.name for i in graph.initializer}
+    for node in graph.node:  # nodes are topologically sorted in these models
+        if node.op_type in ("Constant", "Shape") or (
+            node.input and all((not x) or x in known for x in node.input)
+        ):
+            known.update(node.output)
+    found = []
+    for node in graph.node:
+        for pos in COMPILE_TIME_OPERANDS.get(node.op_type, ()):
+            if pos < len(node.input) and node.input[pos] and node.input[pos] not in known:
+                found.append(f"{node.op_type}.input[{pos}]")
+    return found
+
+
+def untyped_inputs(model):
+    """Quoted names of graph inputs that no tensor compiler can take:
+    sequences, optionals, maps and string tensors."""
+    names = []
+    for vi in model.graph.input:
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        if tt is None or tt.elem_type == onnx.TensorProto.STRING:
+            names.append(f"'{vi.name}'")
+    return names
+
+
+def classify(name, model):
+    """(category, detail) for one node-test model. For "out_of_set", detail
+    lists what the error may name: an unsupported op type, or another defect
+    the importer may meet first (an old opset, a non-tensor or string input)."""
+    ops = op_types(model.graph)
+    outside = sorted(ops - NODE_TEST_OPS)
+    if outside:
+        other = untyped_inputs(model)
+        if changed_since_min_opset(model, ops):
+            other.append("opset")
+        return "out_of_set", outside + other
+    changed = changed_since_min_opset(model, ops)
+    if changed:
+        return "old_opset", changed
+    runtime = runtime_operands(model)
+    if runtime:
+        return "runtime_operand", runtime
+    if name in EXPECTED_UNSUPPORTED:
+        return "expected_unsupported", EXPECTED_UNSUPPORTED[name]
+    return "in_set", []
+
+
+def judge(path, category, detail, proc):
+    """None when the outcome fits the category, else why not."""
+    if proc is None:
+        return f"timed out after {TIMEOUT_S} s"
+    if proc.returncode < 0:
+        return f"killed by signal {-proc.returncode}"
+    if category == "in_set":
+        if proc.returncode != 0:
+            return f"exit {proc.returncode}: {proc.stderr.strip()[:300]}"
+        return None
+    if category == "runtime_operand" and proc.returncode == 0:
+        return None
+    if category == "expected_unsupported" and proc.returncode == 0:
+        return "imports now: remove it from EXPECTED_UNSUPPORTED"
+    problem = support.one_line_error_problem(proc, path)
+    if problem:
+        return f"{problem}: {proc.stderr.strip()[:300]!r}"
+    line = proc.stderr
+    if category == "out_of_set" and not any(op in line for op in detail):
+        return f"error names none of {', '.join(detail)}: {line.strip()!r}"
+    if category == "old_opset" and "opset" not in line:
+        return f"error does not mention the opset: {line.strip()!r}"
+    return None
+
+
+def run_one(args):
+    tidalc, path = args
+    try:
+        return subprocess.run(
+            [tidalc, path, "--emit", "mlir"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    except OSError as err:  # tidalc vanished (rebuilt) mid-run
+        return subprocess.CompletedProcess([tidalc, path], 127, "", f"cannot run {tidalc}: {err}\n")
+
+
+def _skip_reason():
+    if not os.path.isdir(NODE_DIR):
+        return f"{NODE_DIR} is absent (install libonnx-testdata)"
+    return support.skip_reason("tidalc")
+
+
+_SKIP = _skip_reason()
+
+
+@unittest.skipIf(_SKIP, _SKIP)
+class NodeImportTest(unittest.TestCase):
+    def test_node_models(self):
+        cases = []
+        for name in sorted(os.listdir(NODE_DIR)):
+            path = os.path.join(NODE_DIR, name, "model.onnx")
+            if not os.path.isfile(path):
+                continue
+            category, detail = classify(name, onnx.load(path))
+            cases.append((name, path, category, detail))
+        self.assertGreater(len(cases), 0)
+        for name in EXPECTED_UNSUPPORTED:
+            self.assertTrue(any(c[0] == name for c in cases), f"EXPECTED_UNSUPPORTED names unknown model {name}")
+
+        with ThreadPool(THREADS) as pool:
+            tidalc = support.tool("tidalc")
+            procs = pool.map(run_one, [(tidalc, c[1]) for c in cases])
+
+        counts = collections.Counter()
+        failures = []
+        for (name, path, category, detail), proc in zip(cases, procs):
+            problem = judge(path, category, detail, proc)
+            if problem:
+                failures.append(f"{name} [{category}]: {problem}")
+                counts["failures"] += 1
+                continue
+            imported = proc.returncode == 0
+            counts[category + ("_imported" if imported else "_rejected")] += 1
+
+        in_set = sum(1 for c in cases if c[2] != "out_of_set")
+        summary = [
+            f"total {len(cases)}",
+            f"in set {in_set}",
+            f"imported {counts['in_set_imported'] + counts['runtime_operand_imported']}",
+            f"expected-unsupported {counts['expected_unsupported_rejected']}",
+            f"old-opset rejected {counts['old_opset_rejected']}",
+            f"runtime-operand rejected {counts['runtime_operand_rejected']}",
+            f"out of set rejected cleanly {counts['out_of_set_rejected']}",
+            f"failures {counts['failures']}",
+        ]
+        print("\n[node tests] " + ", ".join(summary), file=sys.stderr)
+        for f in failures:
+            print(f"  FAIL {f}", file=sys.stderr)
+        if failures:
+            names = ", ".join(f.split(" ", 1)[0] for f in failures[:20])
+            self.fail(f"{len(failures)} node-test models misbehaved (listed above): {names}")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,116 @@
+"""Export zoo models to ONNX training graphs.
+
+    /usr/bin/python3 -m tidal.export NAME OUT.onnx [--opset N] [--batch N]
+
+The export keeps training semantics: TrainingMode.TRAINING with constant
+folding off, so BatchNormalization stays unfused and in its training form
+(5 outputs at opset < 14 [PyTorch emits the opset-9 form], 3 outputs and
+training_mode=1 from opset 15). The batch dimension (dim 0 of every input
+and of every non-scalar output) is symbolic ("N") unless `batch` is given.
+"""
+
+import argparse
+import io
+import sys
+import warnings
+from typing import Optional
+
+import onnx
+import torch
+
+from tidal import zoo
+
+DEFAULT_OPSET = 13
+# torch 1.13's exporter stops at opset 17.
+MAX_OPSET = 17
+TRACE_BATCH = 2  # not 1: tracing with 1 invites size-1 specialisation
+
+
+def export_model(name: str, opset: int = DEFAULT_OPSET, batch: Optional[int] = None) -> onnx.ModelProto:
+    """Export zoo model `name` and return the checked ModelProto."""
+    if not 7 <= opset <= MAX_OPSET:
+        raise ValueError(f"opset {opset} outside the range torch can export (7..{MAX_OPSET})")
+    model = zoo.build(name)  # raises KeyError for an unknown name
+    entry = zoo.MODELS[name]
+    args = zoo.example_inputs(name, batch or TRACE_BATCH)
+    input_names = [n for n, _, _ in entry.inputs]
+    output_names = list(entry.outputs)
+    dynamic_axes = None
+    if batch is None:
+        dynamic_axes = {n: {0: "N"} for n in input_names}
+        dynamic_axes.update({n: {0: "N"} for n in output_names if n not in entry.scalar_outputs})
+
+    # Tracing in train mode runs BatchNorm forward, which would move the
+    # running statistics; export the freshly initialised values instead.
+    initial_state = {k: v.clone() for k, v in model.state_dict().items()}
+
+    buf = io.BytesIO()
+    with torch.no_grad(), warnings.catch_warnings():
+        # BatchNorm's num_batches_tracked += 1 has no ONNX form; PyTorch
+        # warns once per layer that it drops it. It does not affect
+        # training with a fixed momentum, so keep the output quiet.
+        warnings.filterwarnings("ignore", message=".*num_batches_tracked.*")
+        # batch_norm checks that a batch holds more than one value per
+        # channel; the tracer warns that the check is not recorded.
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning, module=r"torch\.nn\.functional")
+        torch.onnx.export(
+            model,
+            args,
+            buf,
+            export_params=True,
+            opset_version=opset,
+            training=torch.onnx.TrainingMode.TRAINING,
+            do_constant_folding=False,
+            input_names=input_names,
+            output_names=output_names,
+            dynamic_axes=dynamic_axes,
+        )
+    proto = onnx.load_from_string(buf.getvalue())
+    _restore_initial_state(proto, initial_state)
+    proto.producer_name = "tidal.export"
+    proto.doc_string = f"tidal zoo model '{name}', opset {opset}, training mode"
+    onnx.checker.check_model(proto)
+    return proto
+
+
+def _restore_initial_state(proto: onnx.ModelProto, state) -> None:
+    """Overwrite initializers that name a module tensor with its initial value."""
+    from onnx import numpy_helper
+
+    for i, init in enumerate(proto.graph.initializer):
+        if init.name in state:
+            value = state[init.name].detach().cpu().numpy()
+            current = numpy_helper.to_array(init)
+            if current.shape == value.shape and current.dtype == value.dtype:
+                proto.graph.initializer[i].CopyFrom(numpy_helper.from_array(value, init.name))
+
+
+def export(name: str, path: str, opset: int = DEFAULT_OPSET, batch: Optional[int] = None) -> onnx.ModelProto:
+    """Export zoo model `name` to `path`; returns the ModelProto written.
+
+    The file is checked with onnx.checker and reloaded from disk.
+    """
+    proto = export_model(name, opset=opset, batch=batch)
+    onnx.save(proto, path)
+    reloaded = onnx.load(path)
+    onnx.checker.check_model(reloaded)
+    return reloaded
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m tidal.export", description=__doc__.split("\n")[0])
+    parser.add_argument("name", choices=zoo.names(), help="zoo model")
+    parser.add_argument("out", help="output .onnx path")
+    parser.add_argument("--opset", type=int, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET})")
+    parser.add_argument("--batch", type=int, default=None, help="static batch size (default: symbolic 'N')")
+    args = parser.parse_args(argv)
+    try:
+        export(args.name, args.out, opset=args.opset, batch=args.batch)
+    except (ValueError, onnx.checker.ValidationError) as err:
+        print(f"{args.out}: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The ONNX op types tidal imports, as the Python tests see them.
+
+Keep in step with the importer (lib/Importer): a test fails when a zoo
+export steps outside these sets, and the ONNX node-test sweep uses them to
+decide which official test models tidalc must accept.
+"""
+
+# Ops with a tidal lowering.
+SUPPORTED_OPS = frozenset(
+    """
+    Conv Gemm MatMul Add Sub Mul Div Relu LeakyRelu Sigmoid Tanh MaxPool
+    AveragePool GlobalAveragePool BatchNormalization Flatten Reshape Transpose
+    Concat Softmax LogSoftmax SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss
+    ReduceMean ReduceSum Identity Constant Dropout Pow Sqrt Erf Exp Log Neg
+    Gather Slice Split Squeeze Unsqueeze LayerNormalization
+    """.split()
+)
+
+# Shape computations that tidal evaluates at compile time once the batch
+# size is bound; they never reach the runtime.
+FOLDED_SHAPE_OPS = frozenset("Shape Cast ConstantOfShape Range Expand Equal Where".split())
+
+# What the ONNX node-test sweep counts as "in set": the supported ops plus
+# Shape (a Shape-rooted subgraph folds away).
+NODE_TEST_OPS = SUPPORTED_OPS | {"Shape"}
+
+
+def op_types(graph):
+    """The op types used by `graph` (an onnx.GraphProto), subgraphs included."""
+    found = set()
+    for node in graph.node:
+        found.add(node.op_type)
+        for attr in node.attribute:
+            if attr.g is not None and attr.HasField("g"):
+                found |= op_types(attr.g)
+            for sub in attr.graphs:
+                found |= op_types(sub)
+    return found

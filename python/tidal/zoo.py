@@ -1,0 +1,240 @@
+"""The model zoo: small, deterministic PyTorch models that tidal compiles.
+
+Every constructor seeds torch before building its parameters, so two calls
+give bit-identical weights and therefore bit-identical ONNX files.
+`MODELS[name]` maps a zoo name to a `ZooEntry` holding the constructor, the
+example inputs (with their ONNX names) and the output names.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SEED = 0
+
+
+class MLP(nn.Module):
+    """scikit-learn digits classifier: 64 -> 128 -> 64 -> 10 with ReLU."""
+
+    def __init__(self, in_features=64, hidden=(128, 64), classes=10):
+        super().__init__()
+        self.fc1 = nn.Linear(in_features, hidden[0])
+        self.fc2 = nn.Linear(hidden[0], hidden[1])
+        self.fc3 = nn.Linear(hidden[1], classes)
+
+    def forward(self, x):
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class LeNet5(nn.Module):
+    """LeNet-5 on 1x28x28 (the first conv pads by 2, as for MNIST)."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, kernel_size=5, padding=2)
+        self.conv2 = nn.Conv2d(6, 16, kernel_size=5)
+        self.fc1 = nn.Linear(16 * 5 * 5, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+def _conv_bn_relu(cin, cout):
+    return [
+        nn.Conv2d(cin, cout, kernel_size=3, padding=1, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=False),
+    ]
+
+
+class VGGBN(nn.Module):
+    """A small VGG-style net on 3x32x32: conv3x3+BN+ReLU blocks, maxpools."""
+
+    # Channels per conv layer; "M" is a 2x2 max pool.
+    CONFIG = (16, 16, "M", 32, 32, "M", 64, "M")
+
+    def __init__(self, classes=10):
+        super().__init__()
+        layers, cin = [], 3
+        for item in self.CONFIG:
+            if item == "M":
+                layers.append(nn.MaxPool2d(2))
+            else:
+                layers += _conv_bn_relu(cin, item)
+                cin = item
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(cin * 4 * 4, classes))
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+class BasicBlock(nn.Module):
+    """ResNet basic block; option-B (1x1 conv + BN) shortcut when reshaping."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, stride=1, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride=stride, bias=False),
+                nn.BatchNorm2d(cout),
+            )
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + self.shortcut(x))
+
+
+class ResNet20(nn.Module):
+    """CIFAR ResNet-20 (He et al. 2016): 3 stages x 3 blocks, 16/32/64."""
+
+    def __init__(self, classes=10, blocks_per_stage=3):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        stages, cin = [], 16
+        for i, cout in enumerate((16, 32, 64)):
+            for j in range(blocks_per_stage):
+                stride = 2 if (i > 0 and j == 0) else 1
+                stages.append(BasicBlock(cin, cout, stride))
+                cin = cout
+        self.layers = nn.Sequential(*stages)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(64, classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = self.layers(x)
+        x = torch.flatten(self.pool(x), 1)
+        return self.fc(x)
+
+
+class TransformerBlock(nn.Module):
+    """One pre-norm encoder block with explicitly written attention.
+
+    The reshapes take the batch (and sequence) size from `x.shape`, so the
+    export carries a Shape -> Gather -> Unsqueeze -> Concat -> Reshape
+    subgraph that the compiler must fold once the batch size is bound.
+    """
+
+    def __init__(self, d_model=64, heads=4, mlp_ratio=4):
+        super().__init__()
+        assert d_model % heads == 0
+        self.heads = heads
+        self.d_head = d_model // heads
+        self.ln1 = nn.LayerNorm(d_model)
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.fc1 = nn.Linear(d_model, mlp_ratio * d_model)
+        self.gelu = nn.GELU(approximate="none")  # the exact erf form
+        self.fc2 = nn.Linear(mlp_ratio * d_model, d_model)
+
+    def _split_heads(self, t, n, s):
+        return t.reshape(n, s, self.heads, self.d_head).transpose(1, 2)
+
+    def attention(self, x):
+        n, s, d = x.shape
+        q = self._split_heads(self.q(x), n, s)
+        k = self._split_heads(self.k(x), n, s)
+        v = self._split_heads(self.v(x), n, s)
+        scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(self.d_head))
+        weights = torch.softmax(scores, dim=-1)
+        out = torch.matmul(weights, v).transpose(1, 2).reshape(n, s, d)
+        return self.proj(out)
+
+    def forward(self, x):
+        x = x + self.attention(self.ln1(x))
+        return x + self.fc2(self.gelu(self.fc1(self.ln2(x))))
+
+
+class MLPWithLoss(nn.Module):
+    """The digits MLP with its loss inside: forward(x, target) -> (loss, logits)."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = MLP()
+
+    def forward(self, x, target):
+        logits = self.net(x)
+        return F.cross_entropy(logits, target), logits
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    build: Callable[[], nn.Module]
+    # (ONNX input name, shape without the batch dimension, dtype); every
+    # input's dim 0 is the batch.
+    inputs: Tuple[Tuple[str, Tuple[int, ...], torch.dtype], ...]
+    outputs: Tuple[str, ...]
+    # Outputs without a batch dimension (a scalar loss).
+    scalar_outputs: Tuple[str, ...] = ()
+    # Classes for integer "target" inputs.
+    classes: int = 10
+
+
+MODELS: Dict[str, ZooEntry] = {
+    "mlp": ZooEntry(MLP, (("input", (64,), torch.float32),), ("output",)),
+    "lenet": ZooEntry(LeNet5, (("input", (1, 28, 28), torch.float32),), ("output",)),
+    "vgg_bn": ZooEntry(VGGBN, (("input", (3, 32, 32), torch.float32),), ("output",)),
+    "resnet20": ZooEntry(ResNet20, (("input", (3, 32, 32), torch.float32),), ("output",)),
+    "transformer_block": ZooEntry(
+        TransformerBlock, (("input", (16, 64), torch.float32),), ("output",)
+    ),
+    "mlp_with_loss": ZooEntry(
+        MLPWithLoss,
+        (("input", (64,), torch.float32), ("target", (), torch.int64)),
+        ("loss", "output"),
+        scalar_outputs=("loss",),
+    ),
+}
+
+
+def names() -> List[str]:
+    return list(MODELS)
+
+
+def build(name: str) -> nn.Module:
+    """A freshly seeded instance of zoo model `name`, in train mode."""
+    if name not in MODELS:
+        raise KeyError(f"unknown zoo model '{name}' (have: {', '.join(MODELS)})")
+    torch.manual_seed(SEED)
+    model = MODELS[name].build()
+    model.train()
+    return model
+
+
+def example_inputs(name: str, batch: int = 2) -> Tuple[torch.Tensor, ...]:
+    """Deterministic example inputs for tracing `name` with batch `batch`."""
+    entry = MODELS[name]
+    gen = torch.Generator().manual_seed(SEED + 1)
+    tensors = []
+    for _, shape, dtype in entry.inputs:
+        if dtype.is_floating_point:
+            tensors.append(torch.randn((batch,) + shape, generator=gen, dtype=dtype))
+        else:
+            tensors.append(
+                torch.randint(0, entry.classes, (batch,) + shape, generator=gen, dtype=dtype)
+            )
+    return tuple(tensors)
