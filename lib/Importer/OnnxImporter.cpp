@@ -396,6 +396,19 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       for (int i : {3, 4})
         if (i < node.input_size() && initNames.contains(node.input(i)))
           stateNames.insert(node.input(i));
+  // Initializers read at compile time (a Reshape shape, a Dropout ratio...)
+  // are constants whatever their type, never parameters.
+  static const llvm::StringMap<std::vector<int>> compileTimeOperands = {
+      {"Reshape", {1}},   {"Slice", {1, 2, 3, 4}}, {"Squeeze", {1}},
+      {"Unsqueeze", {1}}, {"ReduceSum", {1}},      {"Split", {1}},
+      {"Dropout", {1, 2}}};
+  llvm::StringSet<> compileTime;
+  for (const auto &node : g.node())
+    if (auto it = compileTimeOperands.find(node.op_type());
+        it != compileTimeOperands.end())
+      for (int i : it->second)
+        if (i < node.input_size() && initNames.contains(node.input(i)))
+          compileTime.insert(node.input(i));
   for (const std::string &f : options.freeze) {
     if (!initNames.contains(f)) {
       error = "--freeze names '" + f + "', which is not an initializer";
@@ -444,7 +457,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     DenseElementsAttr value = decodeTensor(&ctx, init, baseDir, error);
     if (!value)
       return nullptr;
-    if (isa<FloatType>(value.getElementType())) {
+    if (isa<FloatType>(value.getElementType()) &&
+        !compileTime.contains(init.name())) {
       ArgRole role = frozen.contains(init.name())       ? ArgRole::constant
                      : stateNames.contains(init.name()) ? ArgRole::state
                                                         : ArgRole::param;
