@@ -22,11 +22,6 @@
 
 namespace mlir::tidal::importer {
 
-/// A recoverable import error: the message has already been formatted.
-struct ImportError {
-  std::string message;
-};
-
 /// MLIR element type of an ONNX TensorProto data type, or null.
 Type elementTypeFor(MLIRContext *ctx, int32_t onnxType);
 /// ONNX's name for a data type ("float", "int64", ...).
@@ -69,15 +64,12 @@ LogicalResult convertNode(GraphImporter &g, const onnx::NodeProto &node,
 /// The state of importing one graph into one function.
 class GraphImporter {
 public:
-  GraphImporter(MLIRContext *ctx, OpBuilder &builder, int64_t opset,
-                llvm::StringRef modelPath)
-      : ctx(ctx), builder(builder), opset(opset), modelPath(modelPath),
-        loc(UnknownLoc::get(ctx)) {}
+  GraphImporter(MLIRContext *ctx, OpBuilder &builder, int64_t opset)
+      : ctx(ctx), builder(builder), opset(opset), loc(UnknownLoc::get(ctx)) {}
 
   MLIRContext *ctx;
   OpBuilder &builder;
   int64_t opset;
-  std::string modelPath;
 
   /// SSA values of the tensors produced so far.
   llvm::StringMap<Value> values;

@@ -377,7 +377,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
 
-  GraphImporter gi(&ctx, builder, opset, path);
+  GraphImporter gi(&ctx, builder, opset);
   SmallVector<DictionaryAttr> argAttrs;
   auto addArg = [&](Type type, StringRef name, ArgRole role) {
     Value arg = body->addArgument(type, fileLoc);

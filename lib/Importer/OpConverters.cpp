@@ -12,6 +12,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
@@ -638,74 +640,61 @@ LogicalResult importer::convertNode(GraphImporter &g,
     if (n.has(i) && !g.inputType(node, i))
       return n.fail("input '" + node.input(i) + "' is not defined");
 
-  static const llvm::StringMap<llvm::StringRef> unary = {
-      {"Relu", ReluOp::getOperationName()},
-      {"Sigmoid", SigmoidOp::getOperationName()},
-      {"Tanh", TanhOp::getOperationName()},
-      {"Sqrt", SqrtOp::getOperationName()},
-      {"Erf", ErfOp::getOperationName()},
-      {"Exp", ExpOp::getOperationName()},
-      {"Log", LogOp::getOperationName()},
-      {"Neg", NegOp::getOperationName()},
-      {"Identity", IdentityOp::getOperationName()},
-      {"GlobalAveragePool", GlobalAveragePoolOp::getOperationName()}};
-  static const llvm::StringMap<llvm::StringRef> binary = {
-      {"Add", AddOp::getOperationName()},
-      {"Sub", SubOp::getOperationName()},
-      {"Mul", MulOp::getOperationName()},
-      {"Div", DivOp::getOperationName()},
-      {"Pow", PowOp::getOperationName()},
-      {"MatMul", MatMulOp::getOperationName()}};
-  if (auto it = unary.find(op); it != unary.end())
-    return simple(n, it->second, 1);
-  if (auto it = binary.find(op); it != binary.end())
-    return simple(n, it->second, 2);
-  if (op == "LeakyRelu")
-    return convertLeakyRelu(n);
-  if (op == "Gemm")
-    return convertGemm(n);
-  if (op == "Conv")
-    return convertConv(n);
-  if (op == "MaxPool")
-    return convertPool(n, /*isMax=*/true);
-  if (op == "AveragePool")
-    return convertPool(n, /*isMax=*/false);
-  if (op == "BatchNormalization")
-    return convertBatchNorm(n);
-  if (op == "LayerNormalization")
-    return convertLayerNorm(n);
-  if (op == "Dropout")
-    return convertDropout(n);
-  if (op == "Softmax")
-    return convertSoftmax(n, SoftmaxOp::getOperationName());
-  if (op == "LogSoftmax")
-    return convertSoftmax(n, LogSoftmaxOp::getOperationName());
-  if (op == "SoftmaxCrossEntropyLoss")
-    return convertClassLoss(n, /*softmax=*/true);
-  if (op == "NegativeLogLikelihoodLoss")
-    return convertClassLoss(n, /*softmax=*/false);
-  if (op == "ReduceMean")
-    return convertReduce(n, ReduceMeanOp::getOperationName());
-  if (op == "ReduceSum")
-    return convertReduce(n, ReduceSumOp::getOperationName());
-  if (op == "Reshape")
-    return convertReshape(n);
-  if (op == "Flatten")
-    return convertFlatten(n);
-  if (op == "Squeeze")
-    return convertSqueezeLike(n, /*squeeze=*/true);
-  if (op == "Unsqueeze")
-    return convertSqueezeLike(n, /*squeeze=*/false);
-  if (op == "Transpose")
-    return convertTranspose(n);
-  if (op == "Concat")
-    return convertConcat(n);
-  if (op == "Split")
-    return convertSplit(n);
-  if (op == "Slice")
-    return convertSlice(n);
-  if (op == "Gather")
-    return convertGather(n);
+  using Converter = std::function<LogicalResult(Node &)>;
+  auto unary = [](llvm::StringRef name) -> Converter {
+    return [name](Node &n) { return simple(n, name, 1); };
+  };
+  auto binary = [](llvm::StringRef name) -> Converter {
+    return [name](Node &n) { return simple(n, name, 2); };
+  };
+  auto named = [](LogicalResult (*f)(Node &, llvm::StringRef),
+                  llvm::StringRef name) -> Converter {
+    return [f, name](Node &n) { return f(n, name); };
+  };
+  static const llvm::StringMap<Converter> converters = {
+      {"Relu", unary(ReluOp::getOperationName())},
+      {"Sigmoid", unary(SigmoidOp::getOperationName())},
+      {"Tanh", unary(TanhOp::getOperationName())},
+      {"Sqrt", unary(SqrtOp::getOperationName())},
+      {"Erf", unary(ErfOp::getOperationName())},
+      {"Exp", unary(ExpOp::getOperationName())},
+      {"Log", unary(LogOp::getOperationName())},
+      {"Neg", unary(NegOp::getOperationName())},
+      {"Identity", unary(IdentityOp::getOperationName())},
+      {"GlobalAveragePool", unary(GlobalAveragePoolOp::getOperationName())},
+      {"Add", binary(AddOp::getOperationName())},
+      {"Sub", binary(SubOp::getOperationName())},
+      {"Mul", binary(MulOp::getOperationName())},
+      {"Div", binary(DivOp::getOperationName())},
+      {"Pow", binary(PowOp::getOperationName())},
+      {"MatMul", binary(MatMulOp::getOperationName())},
+      {"LeakyRelu", convertLeakyRelu},
+      {"Gemm", convertGemm},
+      {"Conv", convertConv},
+      {"MaxPool", [](Node &n) { return convertPool(n, /*isMax=*/true); }},
+      {"AveragePool", [](Node &n) { return convertPool(n, /*isMax=*/false); }},
+      {"BatchNormalization", convertBatchNorm},
+      {"LayerNormalization", convertLayerNorm},
+      {"Dropout", convertDropout},
+      {"Softmax", named(convertSoftmax, SoftmaxOp::getOperationName())},
+      {"LogSoftmax", named(convertSoftmax, LogSoftmaxOp::getOperationName())},
+      {"SoftmaxCrossEntropyLoss",
+       [](Node &n) { return convertClassLoss(n, /*softmax=*/true); }},
+      {"NegativeLogLikelihoodLoss",
+       [](Node &n) { return convertClassLoss(n, /*softmax=*/false); }},
+      {"ReduceMean", named(convertReduce, ReduceMeanOp::getOperationName())},
+      {"ReduceSum", named(convertReduce, ReduceSumOp::getOperationName())},
+      {"Reshape", convertReshape},
+      {"Flatten", convertFlatten},
+      {"Squeeze", [](Node &n) { return convertSqueezeLike(n, true); }},
+      {"Unsqueeze", [](Node &n) { return convertSqueezeLike(n, false); }},
+      {"Transpose", convertTranspose},
+      {"Concat", convertConcat},
+      {"Split", convertSplit},
+      {"Slice", convertSlice},
+      {"Gather", convertGather}};
+  if (auto it = converters.find(op); it != converters.end())
+    return it->second(n);
   return n.fail("operator " + op + " (opset " + llvm::Twine(g.opset) +
                 ") is not supported by tidal");
 }

@@ -82,6 +82,26 @@ DenseElementsAttr gatherElements(const Vals &v, llvm::ArrayRef<int64_t> shape,
   return makeConstant(type, out);
 }
 
+/// One element of a folded binary op, in integer or floating-point
+/// arithmetic.
+template <typename T> T apply(llvm::StringRef op, T x, T y) {
+  if (op == "Add")
+    return x + y;
+  if (op == "Sub")
+    return x - y;
+  if (op == "Mul")
+    return x * y;
+  if (op == "Div")
+    return x / y;
+  if (op == "Equal")
+    return T(x == y);
+  if (op == "Less")
+    return T(x < y);
+  if (op == "Greater")
+    return T(x > y);
+  return T(std::pow(double(x), double(y)));
+}
+
 /// Element-wise binary op with broadcasting over two constants.
 DenseElementsAttr binary(const Vals &a, const Vals &b, llvm::StringRef op,
                          std::string &error) {
@@ -113,34 +133,16 @@ DenseElementsAttr binary(const Vals &a, const Vals &b, llvm::StringRef op,
   for (int64_t k = 0; k < n; ++k) {
     int64_t ia = index(a, k), ib = index(b, k);
     if (useFloat) {
-      double x = a.at(ia), y = b.at(ib);
-      double r = op == "Add"       ? x + y
-                 : op == "Sub"     ? x - y
-                 : op == "Mul"     ? x * y
-                 : op == "Div"     ? x / y
-                 : op == "Equal"   ? double(x == y)
-                 : op == "Less"    ? double(x < y)
-                 : op == "Greater" ? double(x > y)
-                                   : std::pow(x, y);
-      fo[k] = r;
-      io[k] = int64_t(r);
-    } else {
-      int64_t x = a.iat(ia), y = b.iat(ib);
-      if (op == "Div" && y == 0) {
-        error = "integer division by zero in a shape computation";
-        return {};
-      }
-      int64_t r = op == "Add"       ? x + y
-                  : op == "Sub"     ? x - y
-                  : op == "Mul"     ? x * y
-                  : op == "Div"     ? x / y
-                  : op == "Equal"   ? int64_t(x == y)
-                  : op == "Less"    ? int64_t(x < y)
-                  : op == "Greater" ? int64_t(x > y)
-                                    : int64_t(std::pow(double(x), double(y)));
-      io[k] = r;
-      fo[k] = double(r);
+      fo[k] = apply(op, a.at(ia), b.at(ib));
+      io[k] = int64_t(fo[k]);
+      continue;
     }
+    if (op == "Div" && b.iat(ib) == 0) {
+      error = "integer division by zero in a shape computation";
+      return {};
+    }
+    io[k] = apply(op, a.iat(ia), b.iat(ib));
+    fo[k] = double(io[k]);
   }
   return isa<FloatType>(elt) ? makeConstant(type, fo) : makeConstant(type, io);
 }
