@@ -6,12 +6,20 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "tidal/Dialect/Tidal/IR/TidalDialect.h"
+#include "tidal/Dialect/Tidal/Transforms/Passes.h"
+#include "tidal/Pipelines/Pipelines.h"
 
 namespace mlir::tidal {
 
 /// The dialects that tidal's IR uses at any stage.
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<TidalDialect, func::FuncDialect>();
+}
+
+/// Every tidal pass and named pipeline, for tidal-opt.
+inline void registerAllPasses() {
+  registerTidalPasses();
+  registerPipelines();
 }
 
 } // namespace mlir::tidal

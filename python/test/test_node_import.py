@@ -207,7 +207,7 @@ def run_one(args):
     tidalc, path = args
     try:
         return subprocess.run(
-            [tidalc, path, "--emit", "mlir"],
+            [tidalc, path, "--emit", "mlir", "--stop-after", "import"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

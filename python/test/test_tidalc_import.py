@@ -91,7 +91,7 @@ class ValidModelsTest(unittest.TestCase):
         cls.results = {}
         for name in gen.valid_models():
             path = support.model_path(name)
-            cls.results[name] = support.run_tidalc([path, "--emit", "mlir", "--batch-size", str(BATCH)])
+            cls.results[name] = support.run_tidalc([path, "--emit", "mlir", "--stop-after", "import", "--batch-size", str(BATCH)])
 
     @classmethod
     def tearDownClass(cls):
@@ -172,7 +172,7 @@ class ValidModelsTest(unittest.TestCase):
     def test_output_file_matches_stdout(self):
         out = os.path.join(self.tmp.name, "mlp_o.mlir")
         proc = support.run_tidalc(
-            [support.model_path("mlp.onnx"), "--emit", "mlir", "--batch-size", str(BATCH), "-o", out]
+            [support.model_path("mlp.onnx"), "--emit", "mlir", "--stop-after", "import", "--batch-size", str(BATCH), "-o", out]
         )
         self.assertEqual(proc.returncode, 0, support.describe(proc))
         self.assertEqual(proc.stdout, "")
@@ -181,32 +181,32 @@ class ValidModelsTest(unittest.TestCase):
 
     def test_freeze(self):
         path = support.model_path("mlp.onnx")
-        proc = support.run_tidalc([path, "--emit", "mlir", "--batch-size", str(BATCH), "--freeze", "fc1.weight,fc1.bias"])
+        proc = support.run_tidalc([path, "--emit", "mlir", "--stop-after", "import", "--batch-size", str(BATCH), "--freeze", "fc1.weight,fc1.bias"])
         self.assertEqual(proc.returncode, 0, support.describe(proc))
         roles = main_roles(proc.stdout)
         self.assertEqual(roles["fc1.weight"][0], "constant")
         self.assertEqual(roles["fc1.bias"][0], "constant")
         self.assertEqual(roles["fc2.weight"][0], "param")
-        bad = support.run_tidalc([path, "--emit", "mlir", "--batch-size", str(BATCH), "--freeze", "no.such.tensor"])
+        bad = support.run_tidalc([path, "--emit", "mlir", "--stop-after", "import", "--batch-size", str(BATCH), "--freeze", "no.such.tensor"])
         problem = support.one_line_error_problem(bad, path)
         self.assertIsNone(problem, f"--freeze of an unknown name: {problem}\n{support.describe(bad)}")
 
     def test_static_batch_model(self):
         path = os.path.join(self.tmp.name, "lenet_b4.onnx")
         export.export("lenet", path, opset=13, batch=4)
-        proc = support.run_tidalc([path, "--emit", "mlir"])
+        proc = support.run_tidalc([path, "--emit", "mlir", "--stop-after", "import"])
         self.assertEqual(proc.returncode, 0, support.describe(proc))
         self.assertEqual(main_roles(proc.stdout)["input"][1], "tensor<4x1x28x28xf32>")
-        same = support.run_tidalc([path, "--emit", "mlir", "--batch-size", "4"])
+        same = support.run_tidalc([path, "--emit", "mlir", "--stop-after", "import", "--batch-size", "4"])
         self.assertEqual(same.returncode, 0, support.describe(same))
-        clash = support.run_tidalc([path, "--emit", "mlir", "--batch-size", str(BATCH)])
+        clash = support.run_tidalc([path, "--emit", "mlir", "--stop-after", "import", "--batch-size", str(BATCH)])
         problem = support.one_line_error_problem(clash, path)
         self.assertIsNone(problem, f"rebinding a static batch: {problem}\n{support.describe(clash)}")
 
     def test_symbolic_batch_without_batch_size(self):
         # Either a default binding or a clean error; never a crash.
         path = support.model_path("mlp.onnx")
-        proc = support.run_tidalc([path, "--emit", "mlir"])
+        proc = support.run_tidalc([path, "--emit", "mlir", "--stop-after", "import"])
         if proc.returncode != 0:
             problem = support.one_line_error_problem(proc, path)
             self.assertIsNone(problem, f"{problem}\n{support.describe(proc)}")
@@ -223,7 +223,7 @@ class MalformedModelsTest(unittest.TestCase):
         for name in gen.malformed_models():
             path = support.model_path(name)
             with self.subTest(model=name), tempfile.TemporaryDirectory() as tmp:
-                args = [path, "--emit", "mlir", "--batch-size", str(BATCH)]
+                args = [path, "--emit", "mlir", "--stop-after", "import", "--batch-size", str(BATCH)]
                 proc = support.run_tidalc(args, timeout=60)
                 self.check_clean_failure(name, path, proc)
                 for alternatives in gen.MODELS[name].expect:
@@ -249,12 +249,12 @@ class MalformedModelsTest(unittest.TestCase):
     def test_missing_file(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "does_not_exist.onnx")
-            proc = support.run_tidalc([path, "--emit", "mlir"])
+            proc = support.run_tidalc([path, "--emit", "mlir", "--stop-after", "import"])
             self.check_clean_failure("missing file", path, proc)
 
     def test_directory_as_model(self):
         with tempfile.TemporaryDirectory() as tmp:
-            proc = support.run_tidalc([tmp, "--emit", "mlir"])
+            proc = support.run_tidalc([tmp, "--emit", "mlir", "--stop-after", "import"])
             self.check_clean_failure("directory", tmp, proc)
 
 

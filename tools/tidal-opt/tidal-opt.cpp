@@ -6,6 +6,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::tidal::registerAllDialects(registry);
+  mlir::tidal::registerAllPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tidal optimizer driver\n", registry));
 }

@@ -8,36 +8,6 @@
 using namespace mlir;
 using namespace mlir::tidal;
 
-/// Checks window attributes against `spatial` dims and computes the output
-/// spatial extents.
-static LogicalResult
-inferWindow(std::optional<Location> loc, ArrayRef<int64_t> inShape,
-            ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-            ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations, bool ceilMode,
-            SmallVectorImpl<int64_t> &outSpatial) {
-  size_t k = inShape.size() - 2;
-  if (kernel.size() != k)
-    return emitOptionalError(loc, "expects ", k, " kernel dims, got ",
-                             kernel.size());
-  if (strides.size() != k || dilations.size() != k || pads.size() != 2 * k)
-    return emitOptionalError(loc, "expects ", k, " strides and dilations and ",
-                             2 * k, " pads for a ", inShape.size(), "-D input");
-  for (size_t i = 0; i < k; ++i) {
-    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 || pads[i] < 0 ||
-        pads[k + i] < 0)
-      return emitOptionalError(loc, "kernel, strides and dilations must be "
-                                    "positive and pads non-negative");
-    auto o = windowOutputSize(inShape[2 + i], kernel[i], strides[i], pads[i],
-                              pads[k + i], dilations[i], ceilMode);
-    if (!o)
-      return emitOptionalError(loc, "window of size ", kernel[i],
-                               " does not fit spatial dim ", i, " of size ",
-                               inShape[2 + i], " with its padding");
-    outSpatial.push_back(*o);
-  }
-  return success();
-}
-
 static LogicalResult requireRankAtLeast(std::optional<Location> loc,
                                         RankedTensorType t, int64_t rank,
                                         StringRef what) {

@@ -249,28 +249,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                                         SliceOp::Adaptor adaptor,
                                         SmallVectorImpl<Type> &out) {
   auto x = inputType(adaptor.getInput());
-  ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
-                    steps = adaptor.getSteps();
-  int64_t rank = x.getRank();
-  if ((int64_t)starts.size() != rank || (int64_t)ends.size() != rank ||
-      (int64_t)steps.size() != rank)
-    return emitOptionalError(loc,
-                             "expects one start, end and step per "
-                             "dimension (",
-                             rank, ")");
   SmallVector<int64_t> shape;
-  for (int64_t i = 0; i < rank; ++i) {
-    int64_t dim = x.getDimSize(i), s = starts[i], e = ends[i], st = steps[i];
-    if (st == 0)
-      return emitOptionalError(loc, "step of dim ", i, " is zero");
-    bool ok = st > 0 ? (s >= 0 && s <= dim && e >= 0 && e <= dim)
-                     : (s >= -1 && s < dim && e >= -1 && e < dim);
-    if (!ok)
-      return emitOptionalError(loc, "slice bounds [", s, ", ", e,
-                               ") not clamped to dim ", i, " of size ", dim);
-    int64_t n = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
-    shape.push_back(std::max<int64_t>(n, 0));
-  }
+  if (failed(inferSliceShape(loc, x.getShape(), adaptor.getStarts(),
+                             adaptor.getEnds(), adaptor.getSteps(), shape)))
+    return failure();
   out.push_back(RankedTensorType::get(shape, x.getElementType()));
   return success();
 }

@@ -63,3 +63,61 @@ int64_t tidal::numElements(llvm::ArrayRef<int64_t> shape) {
     n *= d;
   return n;
 }
+
+/// Checks window attributes against `spatial` dims and computes the output
+/// spatial extents.
+LogicalResult
+tidal::inferWindow(std::optional<Location> loc, ArrayRef<int64_t> inShape,
+                   ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                   ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
+                   bool ceilMode, SmallVectorImpl<int64_t> &outSpatial) {
+  size_t k = inShape.size() - 2;
+  if (kernel.size() != k)
+    return emitOptionalError(loc, "expects ", k, " kernel dims, got ",
+                             kernel.size());
+  if (strides.size() != k || dilations.size() != k || pads.size() != 2 * k)
+    return emitOptionalError(loc, "expects ", k, " strides and dilations and ",
+                             2 * k, " pads for a ", inShape.size(), "-D input");
+  for (size_t i = 0; i < k; ++i) {
+    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 || pads[i] < 0 ||
+        pads[k + i] < 0)
+      return emitOptionalError(loc, "kernel, strides and dilations must be "
+                                    "positive and pads non-negative");
+    auto o = windowOutputSize(inShape[2 + i], kernel[i], strides[i], pads[i],
+                              pads[k + i], dilations[i], ceilMode);
+    if (!o)
+      return emitOptionalError(loc, "window of size ", kernel[i],
+                               " does not fit spatial dim ", i, " of size ",
+                               inShape[2 + i], " with its padding");
+    outSpatial.push_back(*o);
+  }
+  return success();
+}
+
+LogicalResult tidal::inferSliceShape(std::optional<Location> loc,
+                                     ArrayRef<int64_t> inShape,
+                                     ArrayRef<int64_t> starts,
+                                     ArrayRef<int64_t> ends,
+                                     ArrayRef<int64_t> steps,
+                                     SmallVectorImpl<int64_t> &shape) {
+  int64_t rank = inShape.size();
+  if ((int64_t)starts.size() != rank || (int64_t)ends.size() != rank ||
+      (int64_t)steps.size() != rank)
+    return emitOptionalError(loc,
+                             "expects one start, end and step per "
+                             "dimension (",
+                             rank, ")");
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t dim = inShape[i], s = starts[i], e = ends[i], st = steps[i];
+    if (st == 0)
+      return emitOptionalError(loc, "step of dim ", i, " is zero");
+    bool ok = st > 0 ? (s >= 0 && s <= dim && e >= 0 && e <= dim)
+                     : (s >= -1 && s < dim && e >= -1 && e < dim);
+    if (!ok)
+      return emitOptionalError(loc, "slice bounds [", s, ", ", e,
+                               ") not clamped to dim ", i, " of size ", dim);
+    int64_t n = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
+    shape.push_back(std::max<int64_t>(n, 0));
+  }
+  return success();
+}

@@ -26,6 +26,23 @@ std::optional<int64_t> windowOutputSize(int64_t in, int64_t kernel,
                                         int64_t padEnd, int64_t dilation,
                                         bool ceilMode);
 
+/// Checks window attributes (kernel, strides, 2k pads, dilations) against
+/// the spatial dims of `inShape` ([N, C, D1..Dk]) and appends the output
+/// spatial extents to `outSpatial`.
+LogicalResult
+inferWindow(std::optional<Location> loc, llvm::ArrayRef<int64_t> inShape,
+            llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> strides,
+            llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> dilations,
+            bool ceilMode, llvm::SmallVectorImpl<int64_t> &outSpatial);
+
+/// Shape of a clamped strided slice of `inShape` (see tidal.slice).
+LogicalResult inferSliceShape(std::optional<Location> loc,
+                              llvm::ArrayRef<int64_t> inShape,
+                              llvm::ArrayRef<int64_t> starts,
+                              llvm::ArrayRef<int64_t> ends,
+                              llvm::ArrayRef<int64_t> steps,
+                              llvm::SmallVectorImpl<int64_t> &shape);
+
 /// Renders a shape as `2x3x4` for diagnostics.
 std::string shapeToString(llvm::ArrayRef<int64_t> shape);
 

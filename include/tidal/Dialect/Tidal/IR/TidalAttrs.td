@@ -7,12 +7,18 @@ include "tidal/Dialect/Tidal/IR/TidalDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 
-// What a function argument of an imported graph is (SPEC section 1).
-def Tidal_ArgRole : I32EnumAttr<"ArgRole", "role of a graph argument", [
-    I32EnumAttrCase<"input", 0>,    // data fed per step (images, labels)
-    I32EnumAttrCase<"param", 1>,    // trainable floating-point initializer
-    I32EnumAttrCase<"state", 2>,    // BatchNormalization running mean/var
-    I32EnumAttrCase<"constant", 3>  // frozen or integer initializer
+// What a function argument or result is (SPEC section 1). A result with
+// role param, state or optimizer_state is the new value of the argument of
+// the same tidal.name.
+def Tidal_ArgRole : I32EnumAttr<"ArgRole", "role of a graph value", [
+    I32EnumAttrCase<"input", 0>,     // data fed per step (images, labels)
+    I32EnumAttrCase<"param", 1>,     // trainable floating-point initializer
+    I32EnumAttrCase<"state", 2>,     // BatchNormalization running mean/var
+    I32EnumAttrCase<"constant", 3>,  // frozen or integer initializer
+    I32EnumAttrCase<"optimizer_state", 4>, // momentum buffers, moments, step
+    I32EnumAttrCase<"loss", 5>,      // the scalar being minimized
+    I32EnumAttrCase<"gradient", 6>,  // d(loss)/d(param of the same name)
+    I32EnumAttrCase<"output", 7>     // any other graph output
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tidal";

@@ -416,4 +416,7 @@ def Tidal_GatherOp : Tidal_InferOp<"gather", [Pure]> {
   let results = (outs Tidal_Tensor:$output);
 }
 
+include "tidal/Dialect/Tidal/IR/TidalGradOps.td"
+include "tidal/Dialect/Tidal/IR/TidalOptimizerOps.td"
+
 #endif // TIDAL_DIALECT_TIDAL_IR_TIDALOPS_TD

@@ -1,0 +1,89 @@
+//===- Passes.td - tidal dialect passes -----------------------*- tablegen -*-===//
+//
+// The passes that turn an imported forward graph into a training step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TIDAL_DIALECT_TIDAL_TRANSFORMS_PASSES_TD
+#define TIDAL_DIALECT_TIDAL_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TidalAddLossPass : Pass<"tidal-add-loss", "mlir::ModuleOp"> {
+  let summary = "append a loss to a forward model's first output";
+  let description = [{
+    For a model whose first output is a prediction (SPEC section 1): adds a
+    graph input `label` and makes the loss the function's first result, with
+    role `loss`. `cross-entropy` takes int64 class indices `[N]` and averages
+    over the batch (tidal.softmax_cross_entropy_loss); `mse` takes a target
+    of the prediction's type and averages over all elements. Other outputs
+    remain as results with role `output`.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", "\"cross-entropy\"",
+           "cross-entropy or mse">,
+    Option<"funcName", "func-name", "std::string", "\"main\"",
+           "the forward function">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
+def TidalAutodiffPass : Pass<"tidal-autodiff", "mlir::ModuleOp"> {
+  let summary = "build the backward graph (reverse-mode automatic differentiation)";
+  let description = [{
+    Expands every `tidal.gradient` op into the backward graph of its scalar
+    `y` for its `xs`. When the function has none (a forward model with a
+    loss), differentiates its first result, which must be a scalar, for every
+    argument of role `param`, and returns the gradients as results of role
+    `gradient` named after their parameters. Running statistics that
+    `tidal.batch_norm_training` updates are returned as results of role
+    `state`; other non-loss results are dropped. The function is renamed
+    `train_step`.
+
+    Gradients of values used more than once are summed; operands that are
+    not differentiable (labels, indices, masks) or do not depend on a
+    parameter get none.
+  }];
+  let options = [
+    Option<"funcName", "func-name", "std::string", "\"main\"",
+           "the function to differentiate">,
+  ];
+  let statistics = [
+    Statistic<"numBackwardOps", "backward-ops", "ops added for the backward pass">,
+    Statistic<"numGradients", "gradients", "parameters that get a gradient">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
+def TidalInsertOptimizerPass : Pass<"tidal-insert-optimizer", "mlir::ModuleOp"> {
+  let summary = "replace gradient results by optimizer updates";
+  let description = [{
+    For every result of role `gradient` of `train_step`, adds the update of
+    the parameter of the same name with torch.optim's semantics
+    (docs/optimizers.md) and returns the new parameter (role `param`) in
+    place of the gradient. Optimizer state becomes arguments and results of
+    role `optimizer_state`, named `<param>.momentum_buffer` (SGD with
+    momentum), `<param>.exp_avg` and `<param>.exp_avg_sq` (Adam, AdamW) and
+    `optimizer.step` (Adam, AdamW; int64, the number of steps taken).
+    A negative `lr` or `weight-decay` selects the optimizer's default.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"lr", "lr", "double", "-1.0",
+           "learning rate (default: 0.01 for sgd, 0.001 for adam/adamw)">,
+    Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
+    Option<"dampening", "dampening", "double", "0.0", "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", "false", "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", "-1.0",
+           "L2 penalty (adam, sgd) or decoupled decay (adamw; default 0.01)">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", "1.0e-8", "Adam epsilon">,
+    Option<"funcName", "func-name", "std::string", "\"train_step\"",
+           "the training-step function">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
+#endif // TIDAL_DIALECT_TIDAL_TRANSFORMS_PASSES_TD

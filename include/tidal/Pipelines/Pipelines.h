@@ -1,0 +1,60 @@
+//===- Pipelines.h - named tidal pass pipelines -----------------*- C++ -*-===//
+//
+// tidalc builds exactly these pipelines, so that `tidal-opt
+// --tidal-training-pipeline="..."` reproduces any stage of a compile.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TIDAL_PIPELINES_PIPELINES_H
+#define TIDAL_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::tidal {
+
+/// Options of the pipeline from an imported graph to a training step.
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> loss{*this, "loss",
+                           llvm::cl::desc("cross-entropy or mse to add a "
+                                          "loss; empty if the model's first "
+                                          "output is the loss"),
+                           llvm::cl::init("")};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, adam or adamw"),
+                                llvm::cl::init("sgd")};
+  Option<double> lr{*this, "lr", llvm::cl::desc("learning rate"),
+                    llvm::cl::init(-1.0)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"),
+                          llvm::cl::init(0.0)};
+  Option<double> dampening{*this, "dampening", llvm::cl::desc("SGD dampening"),
+                           llvm::cl::init(0.0)};
+  Option<bool> nesterov{*this, "nesterov", llvm::cl::desc("SGD Nesterov"),
+                        llvm::cl::init(false)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("weight decay"),
+                             llvm::cl::init(-1.0)};
+  Option<double> beta1{*this, "beta1", llvm::cl::desc("Adam beta1"),
+                       llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::desc("Adam beta2"),
+                       llvm::cl::init(0.999)};
+  Option<double> eps{*this, "eps", llvm::cl::desc("Adam epsilon"),
+                     llvm::cl::init(1e-8)};
+};
+
+/// The pass arguments of the training pipeline, in order.
+llvm::ArrayRef<llvm::StringRef> trainingPipelineStages();
+
+/// Adds the training pipeline to `pm`, stopping after the pass whose
+/// argument is `stopAfter` when it is not empty.
+void buildTrainingPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options,
+                           llvm::StringRef stopAfter = "");
+
+/// Registers `tidal-training-pipeline`.
+void registerPipelines();
+
+} // namespace mlir::tidal
+
+#endif // TIDAL_PIPELINES_PIPELINES_H

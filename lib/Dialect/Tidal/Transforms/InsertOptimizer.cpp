@@ -1,0 +1,21 @@
+//===- InsertOptimizer.cpp
+//---------------------------------------------------------===//
+
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+#include "tidal/Dialect/Tidal/Transforms/Passes.h"
+
+namespace mlir::tidal {
+#define GEN_PASS_DEF_TIDALINSERTOPTIMIZERPASS
+#include "tidal/Dialect/Tidal/Transforms/Passes.h.inc"
+} // namespace mlir::tidal
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+namespace {
+struct InsertOptimizerPass
+    : tidal::impl::TidalInsertOptimizerPassBase<InsertOptimizerPass> {
+  using Base::Base;
+  void runOnOperation() override {}
+};
+} // namespace

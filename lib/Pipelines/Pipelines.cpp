@@ -1,0 +1,51 @@
+//===- Pipelines.cpp - named tidal pass pipelines -------------------------===//
+
+#include "tidal/Pipelines/Pipelines.h"
+#include "tidal/Dialect/Tidal/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+ArrayRef<StringRef> tidal::trainingPipelineStages() {
+  static const StringRef stages[] = {"tidal-add-loss", "tidal-autodiff",
+                                     "tidal-insert-optimizer"};
+  return stages;
+}
+
+void tidal::buildTrainingPipeline(OpPassManager &pm,
+                                  const TrainingPipelineOptions &options,
+                                  StringRef stopAfter) {
+  if (!options.loss.empty()) {
+    TidalAddLossPassOptions o;
+    o.loss = options.loss;
+    pm.addPass(createTidalAddLossPass(o));
+  }
+  if (stopAfter == "tidal-add-loss")
+    return;
+  pm.addPass(createTidalAutodiffPass());
+  if (stopAfter == "tidal-autodiff")
+    return;
+  TidalInsertOptimizerPassOptions o;
+  o.optimizer = options.optimizer;
+  o.lr = options.lr;
+  o.momentum = options.momentum;
+  o.dampening = options.dampening;
+  o.nesterov = options.nesterov;
+  o.weightDecay = options.weightDecay;
+  o.beta1 = options.beta1;
+  o.beta2 = options.beta2;
+  o.eps = options.eps;
+  pm.addPass(createTidalInsertOptimizerPass(o));
+}
+
+void tidal::registerPipelines() {
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "tidal-training-pipeline",
+      "From an imported graph to the training step: loss, autodiff, "
+      "optimizer",
+      [](OpPassManager &pm, const TrainingPipelineOptions &options) {
+        buildTrainingPipeline(pm, options);
+      });
+}
