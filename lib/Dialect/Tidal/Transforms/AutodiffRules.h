@@ -1,0 +1,30 @@
+//===- AutodiffRules.h - vector-Jacobian products of tidal ops --*- C++ -*-===//
+
+#ifndef TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_AUTODIFFRULES_H
+#define TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_AUTODIFFRULES_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::tidal {
+
+/// Builds, at `b`'s insertion point, the gradients of `op`'s operands given
+/// the gradients of its results (`resultGrads[i]` is null when result `i`
+/// has none). `operandGrads` gets one entry per operand, null for operands
+/// that get no gradient; rules only build gradients for operands with
+/// `wanted[i]` set. Fails with an error on `op` when it cannot be
+/// differentiated.
+LogicalResult buildOperandGradients(OpBuilder &b, Operation *op,
+                                    ArrayRef<Value> resultGrads,
+                                    ArrayRef<bool> wanted,
+                                    SmallVectorImpl<Value> &operandGrads);
+
+/// Sums `grad` down to `type`'s shape, undoing NumPy broadcasting.
+Value sumToType(OpBuilder &b, Location loc, Value grad, Type type);
+
+/// A splat constant of `type` (a float tensor type) holding `value`.
+Value splatConstant(OpBuilder &b, Location loc, Type type, double value);
+
+} // namespace mlir::tidal
+
+#endif // TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_AUTODIFFRULES_H
