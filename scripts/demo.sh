@@ -8,5 +8,6 @@ BUILD_DIR="${TIDAL_BUILD_DIR:-build}"
 out="$BUILD_DIR/demo"
 mkdir -p "$out"
 PYTHONPATH=python /usr/bin/python3 -m tidal.export mlp "$out/mlp.onnx"
-echo "== tidalc $out/mlp.onnx --emit mlir --batch-size 32 -v"
-"$BUILD_DIR/bin/tidalc" "$out/mlp.onnx" --emit mlir --batch-size 32 -v
+echo "== tidalc $out/mlp.onnx --emit mlir --batch-size 32 --loss cross-entropy --optimizer sgd --momentum 0.9 -v"
+"$BUILD_DIR/bin/tidalc" "$out/mlp.onnx" --emit mlir --batch-size 32 \
+  --loss cross-entropy --optimizer sgd --momentum 0.9 -v
