@@ -61,6 +61,55 @@ bool tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
 LogicalResult convertNode(GraphImporter &g, const onnx::NodeProto &node,
                           std::string &error);
 
+/// The domain of ONNX's training operators, and the one version tidal reads.
+inline constexpr llvm::StringLiteral kTrainingDomain =
+    "ai.onnx.preview.training";
+inline constexpr int64_t kTrainingOpset = 1;
+
+/// Converts a node of the ai.onnx.preview.training domain: Momentum, Adagrad
+/// and Adam anywhere, Gradient only in a training_info algorithm graph
+/// (`inAlgorithm`). Returns failure with `error` set.
+LogicalResult convertTrainingNode(GraphImporter &g, const onnx::NodeProto &node,
+                                  bool inAlgorithm, std::string &error);
+
+/// Formats `node 'name' (Op)`, or `node #i (Op)` for an unnamed node
+/// (`algorithm node #i` in a training_info algorithm graph).
+std::string describeNode(const onnx::NodeProto &node, int index,
+                         bool inAlgorithm = false);
+
+/// What a model's single TrainingInfoProto asks for (SPEC section 1),
+/// checked on the protobuf before anything is imported.
+struct TrainingInfo {
+  /// The algorithm graph; null when the model has no training_info.
+  const onnx::GraphProto *algorithm = nullptr;
+  /// The loss: the `y` of the algorithm's Gradient ops.
+  std::string loss;
+  /// Every name in the Gradient ops' `xs`.
+  llvm::StringSet<> differentiated;
+  /// update_binding as (initializer, algorithm value) pairs, in file order.
+  std::vector<std::pair<std::string, std::string>> bindings;
+  llvm::StringSet<> updated;
+
+  explicit operator bool() const { return algorithm != nullptr; }
+};
+
+/// Reads and checks `model.training_info`: at most one entry, no
+/// initialization graph, a Gradient op whose xs name initializers or graph
+/// inputs, and update_binding keys and values that exist. Leaves `info`
+/// empty when the model has no training_info.
+LogicalResult analyzeTrainingInfo(const onnx::ModelProto &model,
+                                  TrainingInfo &info, std::string &error);
+
+/// The results of a training_info model's @main: the loss, then each
+/// update_binding's new value, with their tidal.name and tidal.role (the
+/// role of the argument of the same name, from `argRoles`).
+LogicalResult
+buildTrainingResults(GraphImporter &g, const TrainingInfo &info,
+                     const llvm::StringMap<ArgRole> &argRoles,
+                     llvm::SmallVectorImpl<Value> &results,
+                     llvm::SmallVectorImpl<DictionaryAttr> &resultAttrs,
+                     std::string &error);
+
 /// The state of importing one graph into one function.
 class GraphImporter {
 public:

@@ -22,115 +22,19 @@ using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
 
 //===----------------------------------------------------------------------===//
-// GraphImporter helpers used by the converters
-//===----------------------------------------------------------------------===//
-
-RankedTensorType GraphImporter::inputType(const onnx::NodeProto &node, int i) {
-  const std::string &name = node.input(i);
-  auto c = constants.find(name);
-  if (c != constants.end())
-    return cast<RankedTensorType>(c->second.getType());
-  auto v = values.find(name);
-  if (v != values.end())
-    return cast<RankedTensorType>(v->second.getType());
-  if (materializeInitializer)
-    if (Value arg = materializeInitializer(name))
-      return cast<RankedTensorType>(arg.getType());
-  return {};
-}
-
-DenseElementsAttr GraphImporter::constInput(const onnx::NodeProto &node,
-                                            int i) {
-  if (!hasInput(node, i))
-    return {};
-  auto it = constants.find(node.input(i));
-  return it == constants.end() ? DenseElementsAttr() : it->second;
-}
-
-FailureOr<Value> GraphImporter::input(const onnx::NodeProto &node, int i,
-                                      std::string &error) {
-  const std::string &name = node.input(i);
-  if (auto v = values.find(name); v != values.end())
-    return v->second;
-  if (auto m = materialized.find(name); m != materialized.end())
-    return m->second;
-  if (materializeInitializer)
-    if (Value arg = materializeInitializer(name))
-      return arg;
-  auto c = constants.find(name);
-  if (c == constants.end()) {
-    error = "input '" + name + "' is not defined";
-    return failure();
-  }
-  OpBuilder::InsertionGuard guard(builder);
-  Operation *op = create(ConstantOp::getOperationName(), {},
-                         {builder.getNamedAttr("value", c->second)}, 1, error);
-  if (!op)
-    return failure();
-  materialized[name] = op->getResult(0);
-  return op->getResult(0);
-}
-
-Operation *GraphImporter::create(StringRef name, ValueRange operands,
-                                 ArrayRef<NamedAttribute> attrs,
-                                 unsigned numResults, std::string &error) {
-  // Collect the first error that inference or verification reports.
-  std::string diagText;
-  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error && diagText.empty())
-      diagText = diag.str();
-    return success();
-  });
-
-  OperationState state(loc, name);
-  state.addOperands(operands);
-  state.addAttributes(attrs);
-  state.addTypes(SmallVector<Type>(numResults, NoneType::get(ctx)));
-  Operation *op = builder.create(state);
-
-  SmallVector<Type> types;
-  if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
-    if (failed(infer.inferReturnTypes(
-            ctx, op->getLoc(), op->getOperands(), op->getAttrDictionary(),
-            op->getPropertiesStorage(), op->getRegions(), types)) ||
-        types.size() != numResults) {
-      if (diagText.empty())
-        diagText = "cannot infer the result types";
-      op->erase();
-      error = diagText;
-      return nullptr;
-    }
-    for (auto [result, type] : llvm::zip(op->getResults(), types))
-      result.setType(type);
-  }
-  if (failed(mlir::verify(op))) {
-    op->erase();
-    error = diagText.empty() ? "the op does not verify" : diagText;
-    return nullptr;
-  }
-  return op;
-}
-
-void GraphImporter::bindOutputs(const onnx::NodeProto &node,
-                                ValueRange results) {
-  for (int i = 0, e = std::min<int>(node.output_size(), results.size()); i < e;
-       ++i)
-    if (!node.output(i).empty())
-      values[node.output(i)] = results[i];
-}
-
-//===----------------------------------------------------------------------===//
 // Model-level checks
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// Formats `node 'name' (Op)` for messages.
-std::string describe(const onnx::NodeProto &node, int index) {
-  std::string who = node.name().empty() ? "node #" + std::to_string(index)
-                                        : "node '" + node.name() + "'";
+std::string importer::describeNode(const onnx::NodeProto &node, int index,
+                                   bool inAlgorithm) {
+  std::string who = node.name().empty()
+                        ? (inAlgorithm ? "algorithm node #" : "node #") +
+                              std::to_string(index)
+                        : "node '" + node.name() + "'";
   return who + " (" + node.op_type() + ")";
 }
+
+namespace {
 
 bool isDefaultDomain(const std::string &d) {
   return d.empty() || d == "ai.onnx";
@@ -140,16 +44,27 @@ bool isDefaultDomain(const std::string &d) {
 class ModelImporter {
 public:
   ModelImporter(MLIRContext &ctx, StringRef path, const ImportOptions &options)
-      : ctx(ctx), path(path), options(options) {}
+      : ctx(ctx), path(path), options(options),
+        fileLoc(FileLineColLoc::get(&ctx, path, 0, 0)) {}
 
   OwningOpRef<ModuleOp> run(std::string &error);
 
 private:
   LogicalResult load(std::string &error);
   LogicalResult checkOpsets(std::string &error);
-  LogicalResult sortNodes(std::vector<int> &order, std::string &error);
+  LogicalResult checkNodeOpsets(const onnx::GraphProto &g, bool inAlgorithm,
+                                int64_t trainingOpset, std::string &error);
   FailureOr<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &vi,
                                             std::string &error);
+  Value addArg(Type type, StringRef name, ArgRole role);
+  LogicalResult addDataInputs(const onnx::GraphProto &g, std::string &error);
+  LogicalResult addInitializers(std::string &error);
+  LogicalResult convertNodes(const onnx::GraphProto &g,
+                             llvm::ArrayRef<int> order, bool inAlgorithm,
+                             std::string &error);
+  LogicalResult buildGraphOutputs(SmallVectorImpl<Value> &results,
+                                  SmallVectorImpl<DictionaryAttr> &resAttrs,
+                                  std::string &error);
 
   MLIRContext &ctx;
   std::string path;
@@ -158,6 +73,16 @@ private:
   int64_t opset = 0;
   /// The symbolic dimension bound to the batch size, once seen.
   std::string batchSymbol;
+  /// The model's training_info, when it has one.
+  TrainingInfo training;
+
+  // The function being built.
+  std::unique_ptr<OpBuilder> builder;
+  std::unique_ptr<GraphImporter> gi;
+  Block *body = nullptr;
+  Location fileLoc;
+  SmallVector<DictionaryAttr> argAttrs;
+  llvm::StringMap<ArgRole> argRoles;
 };
 
 } // namespace
@@ -194,17 +119,53 @@ LogicalResult ModelImporter::load(std::string &error) {
 }
 
 LogicalResult ModelImporter::checkOpsets(std::string &error) {
-  for (const auto &o : model.opset_import())
+  int64_t trainingOpset = 0;
+  for (const auto &o : model.opset_import()) {
     if (isDefaultDomain(o.domain()))
       opset = o.version();
+    else if (o.domain() == kTrainingDomain)
+      trainingOpset = o.version();
+  }
+  if (failed(checkNodeOpsets(model.graph(), false, trainingOpset, error)))
+    return failure();
+  for (const auto &ti : model.training_info())
+    if (failed(checkNodeOpsets(ti.algorithm(), true, trainingOpset, error)))
+      return failure();
+  return success();
+}
+
+LogicalResult ModelImporter::checkNodeOpsets(const onnx::GraphProto &g,
+                                             bool inAlgorithm,
+                                             int64_t trainingOpset,
+                                             std::string &error) {
+  const auto &nodes = g.node();
   // Name the first operator of a foreign domain before anything else.
-  const auto &allNodes = model.graph().node();
-  for (int i = 0; i < allNodes.size(); ++i)
-    if (!isDefaultDomain(allNodes[i].domain())) {
-      error = describe(allNodes[i], i) + ": operator domain '" +
-              allNodes[i].domain() + "' is not supported";
+  bool usesDefault = false;
+  for (int i = 0; i < nodes.size(); ++i) {
+    const std::string &domain = nodes[i].domain();
+    if (isDefaultDomain(domain)) {
+      usesDefault = true;
+      continue;
+    }
+    std::string who = describeNode(nodes[i], i, inAlgorithm);
+    if (domain != kTrainingDomain) {
+      error = who + ": operator domain '" + domain + "' is not supported";
       return failure();
     }
+    if (trainingOpset != kTrainingOpset) {
+      error =
+          who + ": " +
+          (trainingOpset == 0 ? "the model does not import the " +
+                                    kTrainingDomain.str() + " opset"
+                              : kTrainingDomain.str() + " version " +
+                                    std::to_string(trainingOpset) +
+                                    " is not supported (tidal reads version " +
+                                    std::to_string(kTrainingOpset) + ")");
+      return failure();
+    }
+  }
+  if (!usesDefault && opset == 0)
+    return success(); // only ai.onnx.preview.training ops (ONNX node tests)
   if (opset == 0) {
     error = "the model imports no default-domain (ai.onnx) opset";
     return failure();
@@ -217,32 +178,38 @@ LogicalResult ModelImporter::checkOpsets(std::string &error) {
             " or lower";
     return failure();
   }
-  const auto &nodes = model.graph().node();
   for (int i = 0; i < nodes.size(); ++i) {
     const onnx::NodeProto &node = nodes[i];
-    if (opset >= kMinOpset)
+    if (opset >= kMinOpset || !isDefaultDomain(node.domain()))
       continue;
     // An older model is fine when each operator it uses is still defined as
     // at kMinOpset.
     int64_t have = resolveOpVersion(node.op_type(), opset);
     int64_t want = resolveOpVersion(node.op_type(), kMinOpset);
     if (have != want) {
-      error = describe(node, i) + ": opset " + std::to_string(opset) +
-              " is outside the supported range " + std::to_string(kMinOpset) +
-              "-" + std::to_string(kMaxOpset) + " and " + node.op_type() + "-" +
-              std::to_string(have) + " differs from its opset-" +
-              std::to_string(kMinOpset) + " definition";
+      error = describeNode(node, i, inAlgorithm) + ": opset " +
+              std::to_string(opset) + " is outside the supported range " +
+              std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset) +
+              " and " + node.op_type() + "-" + std::to_string(have) +
+              " differs from its opset-" + std::to_string(kMinOpset) +
+              " definition";
       return failure();
     }
   }
   return success();
 }
 
-LogicalResult ModelImporter::sortNodes(std::vector<int> &order,
-                                       std::string &error) {
-  const onnx::GraphProto &g = model.graph();
+/// Orders the nodes of `g` so that each follows its producers, keeping the
+/// file order among ready ones. `available` holds the tensors defined outside
+/// the nodes (for an algorithm graph, everything the inference graph
+/// defines); a Gradient also waits for the node computing its `y`.
+static LogicalResult sortNodes(const onnx::GraphProto &g,
+                               llvm::StringSet<> available, bool inAlgorithm,
+                               std::vector<int> &order, std::string &error) {
+  auto describe = [&](int i) {
+    return describeNode(g.node(i), i, inAlgorithm);
+  };
   llvm::StringMap<int> producer;
-  llvm::StringSet<> available;
   for (const auto &in : g.input())
     available.insert(in.name());
   for (const auto &init : g.initializer())
@@ -252,7 +219,7 @@ LogicalResult ModelImporter::sortNodes(std::vector<int> &order,
       if (out.empty())
         continue;
       if (available.contains(out) || !producer.try_emplace(out, i).second) {
-        error = describe(g.node(i), i) + ": output '" + out +
+        error = describe(i) + ": output '" + out +
                 "' is already defined elsewhere in the graph";
         return failure();
       }
@@ -267,13 +234,21 @@ LogicalResult ModelImporter::sortNodes(std::vector<int> &order,
         continue;
       auto p = producer.find(in);
       if (p == producer.end()) {
-        error = describe(node, i) + ": input '" + in +
+        error = describe(i) + ": input '" + in +
                 "' is not produced by any node, graph input or initializer";
         return failure();
       }
       ++pending[i];
       users[p->second].push_back(i);
     }
+    // Gradient reads its y by name, not as an input.
+    if (node.domain() == kTrainingDomain && node.op_type() == "Gradient")
+      for (const auto &a : node.attribute())
+        if (a.name() == "y")
+          if (auto p = producer.find(a.s()); p != producer.end()) {
+            ++pending[i];
+            users[p->second].push_back(i);
+          }
   }
   std::deque<int> ready;
   for (int i = 0; i < g.node_size(); ++i)
@@ -290,14 +265,14 @@ LogicalResult ModelImporter::sortNodes(std::vector<int> &order,
   if ((int)order.size() != g.node_size()) {
     for (int i = 0; i < g.node_size(); ++i)
       if (pending[i]) {
-        error = describe(g.node(i), i) + ": the graph has a cycle through "
-                                         "this node";
+        error = describe(i) + ": the graph has a cycle through this node";
         return failure();
       }
   }
   for (const auto &out : g.output())
     if (!available.contains(out.name()) && !producer.count(out.name())) {
-      error = "graph output '" + out.name() + "' is not produced by any node";
+      error = std::string(inAlgorithm ? "algorithm graph" : "graph") +
+              " output '" + out.name() + "' is not produced by any node";
       return failure();
     }
   return success();
@@ -354,48 +329,61 @@ ModelImporter::valueInfoType(const onnx::ValueInfoProto &vi,
   return RankedTensorType::get(shape, elt);
 }
 
-OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
-  if (failed(load(error)) || failed(checkOpsets(error)))
-    return nullptr;
-  if (options.batchSize && *options.batchSize <= 0) {
-    error = "--batch-size must be positive";
-    return nullptr;
+Value ModelImporter::addArg(Type type, StringRef name, ArgRole role) {
+  Value arg = body->addArgument(type, fileLoc);
+  argAttrs.push_back(builder->getDictionaryAttr(
+      {builder->getNamedAttr(kNameAttr, builder->getStringAttr(name)),
+       builder->getNamedAttr(kRoleAttr, ArgRoleAttr::get(&ctx, role))}));
+  argRoles[name] = role;
+  gi->values[name] = arg;
+  return arg;
+}
+
+/// Graph inputs that are not initializers are the data inputs.
+LogicalResult ModelImporter::addDataInputs(const onnx::GraphProto &g,
+                                           std::string &error) {
+  llvm::StringSet<> initNames;
+  for (const auto &init : g.initializer())
+    initNames.insert(init.name());
+  for (const auto &in : g.input()) {
+    if (initNames.contains(in.name()))
+      continue;
+    if (gi->values.count(in.name())) {
+      error = "graph input '" + in.name() + "' is defined twice";
+      return failure();
+    }
+    auto type = valueInfoType(in, error);
+    if (failed(type))
+      return failure();
+    addArg(*type, in.name(), ArgRole::input);
   }
+  return success();
+}
+
+/// Floating-point initializers are parameters (or state, or frozen
+/// constants) and become arguments now; integer ones are compile-time
+/// constants and become arguments only when an op needs them as a tensor.
+/// With a training_info, what the algorithm differentiates is a parameter,
+/// what it updates otherwise is optimizer state (an argument whatever its
+/// type), and what it neither differentiates nor updates in its own graph is
+/// a constant.
+LogicalResult ModelImporter::addInitializers(std::string &error) {
   const onnx::GraphProto &g = model.graph();
-  std::vector<int> order;
-  if (failed(sortNodes(order, error)))
-    return nullptr;
-
-  std::string baseDir = llvm::sys::path::parent_path(path).str();
-  ctx.loadDialect<TidalDialect, func::FuncDialect>();
-  OpBuilder builder(&ctx);
-  Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  auto func =
-      func::FuncOp::create(fileLoc, "main", builder.getFunctionType({}, {}));
-  module->push_back(func);
-  Block *body = func.addEntryBlock();
-  builder.setInsertionPointToStart(body);
-
-  GraphImporter gi(&ctx, builder, opset);
-  SmallVector<DictionaryAttr> argAttrs;
-  auto addArg = [&](Type type, StringRef name, ArgRole role) {
-    Value arg = body->addArgument(type, fileLoc);
-    argAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(kNameAttr, builder.getStringAttr(name)),
-         builder.getNamedAttr(kRoleAttr, ArgRoleAttr::get(&ctx, role))}));
-    return arg;
-  };
+  llvm::SmallVector<const onnx::GraphProto *, 2> graphs{&g};
+  if (training)
+    graphs.push_back(training.algorithm);
 
   // Initializers: which are BatchNormalization running statistics?
   llvm::StringSet<> initNames, stateNames, frozen;
-  for (const auto &init : g.initializer())
-    initNames.insert(init.name());
-  for (const auto &node : g.node())
-    if (node.op_type() == "BatchNormalization")
-      for (int i : {3, 4})
-        if (i < node.input_size() && initNames.contains(node.input(i)))
-          stateNames.insert(node.input(i));
+  for (const auto *graph : graphs)
+    for (const auto &init : graph->initializer())
+      initNames.insert(init.name());
+  for (const auto *graph : graphs)
+    for (const auto &node : graph->node())
+      if (node.op_type() == "BatchNormalization")
+        for (int i : {3, 4})
+          if (i < node.input_size() && initNames.contains(node.input(i)))
+            stateNames.insert(node.input(i));
   // Initializers read at compile time (a Reshape shape, a Dropout ratio...)
   // are constants whatever their type, never parameters.
   static const llvm::StringMap<std::vector<int>> compileTimeOperands = {
@@ -403,39 +391,181 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       {"Unsqueeze", {1}}, {"ReduceSum", {1}},      {"Split", {1}},
       {"Dropout", {1, 2}}};
   llvm::StringSet<> compileTime;
-  for (const auto &node : g.node())
-    if (auto it = compileTimeOperands.find(node.op_type());
-        it != compileTimeOperands.end())
-      for (int i : it->second)
-        if (i < node.input_size() && initNames.contains(node.input(i)))
-          compileTime.insert(node.input(i));
+  for (const auto *graph : graphs)
+    for (const auto &node : graph->node())
+      if (auto it = compileTimeOperands.find(node.op_type());
+          it != compileTimeOperands.end())
+        for (int i : it->second)
+          if (i < node.input_size() && initNames.contains(node.input(i)))
+            compileTime.insert(node.input(i));
   for (const std::string &f : options.freeze) {
     if (!initNames.contains(f)) {
       error = "--freeze names '" + f + "', which is not an initializer";
-      return nullptr;
+      return failure();
+    }
+    if (training.updated.contains(f)) {
+      error = "--freeze names '" + f +
+              "', which the training_info's update_binding updates";
+      return failure();
     }
     frozen.insert(f);
   }
 
-  // Graph inputs that are not initializers are the data inputs.
-  for (const auto &in : g.input()) {
-    if (initNames.contains(in.name()))
+  std::string baseDir = llvm::sys::path::parent_path(path).str();
+  llvm::StringSet<> seen;
+  for (const auto *graph : graphs)
+    for (const auto &init : graph->initializer()) {
+      if (!seen.insert(init.name()).second || gi->values.count(init.name())) {
+        error = "initializer '" + init.name() + "' is defined twice";
+        return failure();
+      }
+      DenseElementsAttr value = decodeTensor(&ctx, init, baseDir, error);
+      if (!value)
+        return failure();
+      StringRef name = init.name();
+      bool isFloat = isa<FloatType>(value.getElementType());
+      std::optional<ArgRole> role;
+      if (frozen.contains(name))
+        role = isFloat && !compileTime.contains(name)
+                   ? std::optional(ArgRole::constant)
+                   : std::nullopt;
+      else if (stateNames.contains(name) &&
+               (isFloat || training.updated.contains(name)))
+        role = ArgRole::state;
+      else if (training.differentiated.contains(name))
+        role = ArgRole::param;
+      else if (training.updated.contains(name))
+        role = ArgRole::optimizer_state;
+      else if (isFloat && !compileTime.contains(name))
+        // With a training_info, the algorithm says what is trained: a float
+        // initializer that no Gradient differentiates is a constant.
+        role = training ? ArgRole::constant : ArgRole::param;
+      if (role) {
+        addArg(value.getType(), name, *role);
+      } else {
+        gi->constants[name] = value;
+        gi->pendingInitializers[name] = &init;
+      }
+    }
+  gi->materializeInitializer = [this](StringRef name) -> Value {
+    auto it = gi->pendingInitializers.find(name);
+    if (it == gi->pendingInitializers.end())
+      return {};
+    gi->pendingInitializers.erase(it);
+    return addArg(gi->constants[name].getType(), name, ArgRole::constant);
+  };
+  return success();
+}
+
+LogicalResult ModelImporter::convertNodes(const onnx::GraphProto &g,
+                                          llvm::ArrayRef<int> order,
+                                          bool inAlgorithm,
+                                          std::string &error) {
+  for (int index : order) {
+    const onnx::NodeProto &node = g.node(index);
+    std::string nodeName =
+        node.name().empty() ? (inAlgorithm ? "algorithm_" : "") +
+                                  node.op_type() + "_" + std::to_string(index)
+                            : node.name();
+    // Algorithm nodes are numbered after the inference graph's.
+    int line = index + 1 + (inAlgorithm ? model.graph().node_size() : 0);
+    gi->loc = NameLoc::get(builder->getStringAttr(nodeName),
+                           FileLineColLoc::get(&ctx, path, line, 0));
+    std::string why;
+    SmallVector<DenseElementsAttr> folded;
+    bool isTrainingOp = node.domain() == kTrainingDomain;
+    if (!isTrainingOp && tryFoldNode(*gi, node, folded, why)) {
+      for (auto [i, attr] : llvm::enumerate(folded))
+        if (i < (size_t)node.output_size() && !node.output(i).empty())
+          gi->constants[node.output(i)] = attr;
       continue;
-    auto type = valueInfoType(in, error);
-    if (failed(type))
+    }
+    if (!why.empty() ||
+        failed(isTrainingOp ? convertTrainingNode(*gi, node, inAlgorithm, why)
+                            : convertNode(*gi, node, why))) {
+      error = describeNode(node, index, inAlgorithm) + ": " + why;
+      return failure();
+    }
+  }
+  return success();
+}
+
+LogicalResult
+ModelImporter::buildGraphOutputs(SmallVectorImpl<Value> &results,
+                                 SmallVectorImpl<DictionaryAttr> &resAttrs,
+                                 std::string &error) {
+  for (const auto &out : model.graph().output()) {
+    onnx::NodeProto ref;
+    ref.add_input(out.name());
+    std::string why;
+    auto v = gi->input(ref, 0, why);
+    if (failed(v)) {
+      error = "graph output '" + out.name() + "': " + why;
+      return failure();
+    }
+    const auto &tt = out.type().tensor_type();
+    if (out.type().has_tensor_type() && tt.elem_type() != 0 &&
+        elementTypeFor(&ctx, tt.elem_type()) !=
+            cast<RankedTensorType>(v->getType()).getElementType()) {
+      error = "graph output '" + out.name() + "' is declared " +
+              onnxTypeName(tt.elem_type()) + " but computed as another type";
+      return failure();
+    }
+    results.push_back(*v);
+    resAttrs.push_back(builder->getDictionaryAttr(
+        builder->getNamedAttr(kNameAttr, builder->getStringAttr(out.name()))));
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
+  if (failed(load(error)) || failed(checkOpsets(error)) ||
+      failed(analyzeTrainingInfo(model, training, error)))
+    return nullptr;
+  if (options.batchSize && *options.batchSize <= 0) {
+    error = "--batch-size must be positive";
+    return nullptr;
+  }
+  const onnx::GraphProto &g = model.graph();
+  std::vector<int> order, algorithmOrder;
+  if (failed(sortNodes(g, {}, /*inAlgorithm=*/false, order, error)))
+    return nullptr;
+  if (training) {
+    // The algorithm sees everything the inference graph defines.
+    llvm::StringSet<> defined;
+    for (const auto &in : g.input())
+      defined.insert(in.name());
+    for (const auto &init : g.initializer())
+      defined.insert(init.name());
+    for (const auto &node : g.node())
+      for (const std::string &out : node.output())
+        if (!out.empty())
+          defined.insert(out);
+    if (failed(sortNodes(*training.algorithm, std::move(defined),
+                         /*inAlgorithm=*/true, algorithmOrder, error)))
       return nullptr;
-    gi.values[in.name()] = addArg(*type, in.name(), ArgRole::input);
   }
 
+  ctx.loadDialect<TidalDialect, func::FuncDialect>();
+  builder = std::make_unique<OpBuilder>(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  auto func =
+      func::FuncOp::create(fileLoc, "main", builder->getFunctionType({}, {}));
+  module->push_back(func);
+  body = func.addEntryBlock();
+  builder->setInsertionPointToStart(body);
+  gi = std::make_unique<GraphImporter>(&ctx, *builder, opset);
+
+  if (failed(addDataInputs(g, error)))
+    return nullptr;
   // A model exported with a static batch cannot be rebound: its Reshape
   // targets and the like were computed for that batch.
   if (options.batchSize && batchSymbol.empty()) {
-    for (const auto &in : g.input()) {
-      if (initNames.contains(in.name()))
-        continue;
-      auto t = cast<RankedTensorType>(gi.values[in.name()].getType());
+    for (unsigned i = 0; i < body->getNumArguments(); ++i) {
+      auto t = cast<RankedTensorType>(body->getArgument(i).getType());
       if (t.getRank() > 0 && t.getDimSize(0) != *options.batchSize) {
-        error = "graph input '" + in.name() + "' has a static batch of " +
+        StringRef name = cast<StringAttr>(argAttrs[i].get(kNameAttr));
+        error = "graph input '" + name.str() + "' has a static batch of " +
                 std::to_string(t.getDimSize(0)) + "; --batch-size " +
                 std::to_string(*options.batchSize) +
                 " cannot rebind it (export with a dynamic batch axis)";
@@ -444,93 +574,30 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       break;
     }
   }
+  if ((training && failed(addDataInputs(*training.algorithm, error))) ||
+      failed(addInitializers(error)) ||
+      failed(convertNodes(g, order, /*inAlgorithm=*/false, error)) ||
+      (training && failed(convertNodes(*training.algorithm, algorithmOrder,
+                                       /*inAlgorithm=*/true, error))))
+    return nullptr;
 
-  // Floating-point initializers are parameters (or state, or frozen
-  // constants) and become arguments now; integer ones are compile-time
-  // constants and become arguments only when an op needs them as a tensor.
-  llvm::StringMap<const onnx::TensorProto *> initByName;
-  for (const auto &init : g.initializer()) {
-    if (!initByName.try_emplace(init.name(), &init).second) {
-      error = "initializer '" + init.name() + "' is defined twice";
-      return nullptr;
-    }
-    DenseElementsAttr value = decodeTensor(&ctx, init, baseDir, error);
-    if (!value)
-      return nullptr;
-    if (isa<FloatType>(value.getElementType()) &&
-        !compileTime.contains(init.name())) {
-      ArgRole role = frozen.contains(init.name())       ? ArgRole::constant
-                     : stateNames.contains(init.name()) ? ArgRole::state
-                                                        : ArgRole::param;
-      gi.values[init.name()] = addArg(value.getType(), init.name(), role);
-    } else {
-      gi.constants[init.name()] = value;
-      gi.pendingInitializers[init.name()] = &init;
-    }
-  }
-  gi.materializeInitializer = [&](StringRef name) -> Value {
-    auto it = gi.pendingInitializers.find(name);
-    if (it == gi.pendingInitializers.end())
-      return {};
-    Value arg = addArg(gi.constants[name].getType(), name, ArgRole::constant);
-    gi.pendingInitializers.erase(it);
-    gi.values[name] = arg;
-    return arg;
-  };
-
-  // Nodes.
-  for (int index : order) {
-    const onnx::NodeProto &node = g.node(index);
-    std::string nodeName = node.name().empty()
-                               ? node.op_type() + "_" + std::to_string(index)
-                               : node.name();
-    gi.loc = NameLoc::get(builder.getStringAttr(nodeName),
-                          FileLineColLoc::get(&ctx, path, index + 1, 0));
-    std::string why;
-    SmallVector<DenseElementsAttr> folded;
-    if (tryFoldNode(gi, node, folded, why)) {
-      for (auto [i, attr] : llvm::enumerate(folded))
-        if (i < (size_t)node.output_size() && !node.output(i).empty())
-          gi.constants[node.output(i)] = attr;
-      continue;
-    }
-    if (!why.empty() || failed(convertNode(gi, node, why))) {
-      error = describe(node, index) + ": " + why;
-      return nullptr;
-    }
-  }
-
-  // Outputs.
+  // Outputs: the graph's, or with a training_info the loss and the updated
+  // initializers.
   SmallVector<Value> results;
   SmallVector<DictionaryAttr> resAttrs;
-  builder.setInsertionPointToEnd(body);
-  gi.loc = fileLoc;
-  for (const auto &out : g.output()) {
-    onnx::NodeProto ref;
-    ref.add_input(out.name());
-    std::string why;
-    auto v = gi.input(ref, 0, why);
-    if (failed(v)) {
-      error = "graph output '" + out.name() + "': " + why;
-      return nullptr;
-    }
-    const auto &tt = out.type().tensor_type();
-    if (out.type().has_tensor_type() && tt.elem_type() != 0 &&
-        elementTypeFor(&ctx, tt.elem_type()) !=
-            cast<RankedTensorType>(v->getType()).getElementType()) {
-      error = "graph output '" + out.name() + "' is declared " +
-              onnxTypeName(tt.elem_type()) + " but computed as another type";
-      return nullptr;
-    }
-    results.push_back(*v);
-    resAttrs.push_back(builder.getDictionaryAttr(
-        builder.getNamedAttr(kNameAttr, builder.getStringAttr(out.name()))));
-  }
-  builder.create<func::ReturnOp>(fileLoc, results);
+  builder->setInsertionPointToEnd(body);
+  gi->loc = fileLoc;
+  if (failed(training ? buildTrainingResults(*gi, training, argRoles, results,
+                                             resAttrs, error)
+                      : buildGraphOutputs(results, resAttrs, error)))
+    return nullptr;
+  builder->create<func::ReturnOp>(fileLoc, results);
   func.setFunctionType(
-      builder.getFunctionType(body->getArgumentTypes(), TypeRange(results)));
+      builder->getFunctionType(body->getArgumentTypes(), TypeRange(results)));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resAttrs);
+  if (training)
+    func->setAttr(kTrainingInfoAttr, builder->getUnitAttr());
 
   std::string verifyText;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {

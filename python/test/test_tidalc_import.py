@@ -39,6 +39,10 @@ EXPECTED_OPS = {
     "transformer17.onnx": ["layer_norm", "matmul", "add", "softmax", "erf", "transpose", "reshape"],
     "mlp_with_loss.onnx": ["gemm", "relu", "softmax_cross_entropy_loss"],
     "shape_subgraph.onnx": ["reshape"],
+    "ti_momentum.onnx": ["gemm", "softmax_cross_entropy_loss", "gradient", "onnx_momentum"],
+    "ti_nesterov.onnx": ["gemm", "reduce_mean", "gradient", "onnx_momentum"],
+    "ti_adam.onnx": ["gemm", "gradient", "onnx_adam"],
+    "ti_adagrad.onnx": ["gemm", "gradient", "onnx_adagrad"],
 }
 
 # Result types that some tidal.reshape must have once the batch is bound.
@@ -55,17 +59,34 @@ _SKIP = support.skip_reason("tidalc", "tidal-opt")
 
 
 def expected_roles(model):
-    """{name: role} that @main's arguments must carry for `model`."""
-    inits = {i.name: i for i in model.graph.initializer}
+    """{name: role} that @main's arguments must carry for `model`. With a
+    training_info (docs/training-info.md), its algorithm graph's inputs and
+    initializers count too: what Gradient differentiates is a param, what
+    update_binding updates otherwise is optimizer_state, and the algorithm's
+    other float initializers are constants."""
+    graphs = [model.graph] + [ti.algorithm for ti in model.training_info]
+    inits = {i.name: i for g in graphs for i in g.initializer}
+    algorithm_inits = {i.name for g in graphs[1:] for i in g.initializer}
+    differentiated, updated = set(), set()
+    for ti in model.training_info:
+        updated.update(b.key for b in ti.update_binding)
+        for node in ti.algorithm.node:
+            if node.op_type == "Gradient":
+                differentiated.update(s.decode() for a in node.attribute if a.name == "xs" for s in a.strings)
     state = set()
-    for node in model.graph.node:
-        if node.op_type == "BatchNormalization":
-            state.update(node.input[3:5])
-    roles = {i.name: "input" for i in model.graph.input if i.name not in inits}
+    for g in graphs:
+        for node in g.node:
+            if node.op_type == "BatchNormalization":
+                state.update(node.input[3:5])
+    roles = {i.name: "input" for g in graphs for i in g.input if i.name not in inits}
     for name, init in inits.items():
         if name in state:
             roles[name] = "state"
-        elif init.data_type in FLOAT_TYPES:
+        elif name in differentiated:
+            roles[name] = "param"
+        elif name in updated:
+            roles[name] = "optimizer_state"
+        elif init.data_type in FLOAT_TYPES and name not in algorithm_inits:
             roles[name] = "param"
         else:
             roles[name] = "constant"

@@ -20,9 +20,15 @@ SUPPORTED_OPS = frozenset(
 # size is bound; they never reach the runtime.
 FOLDED_SHAPE_OPS = frozenset("Shape Cast ConstantOfShape Range Expand Equal Where".split())
 
+# The ai.onnx.preview.training optimizers, imported one tidal.onnx_* op per
+# tensor wherever they appear. Gradient is imported only inside a
+# training_info algorithm graph (docs/training-info.md).
+TRAINING_OPTIMIZER_OPS = frozenset("Momentum Adagrad Adam".split())
+
 # What the ONNX node-test sweep counts as "in set": the supported ops plus
-# Shape (a Shape-rooted subgraph folds away).
-NODE_TEST_OPS = SUPPORTED_OPS | {"Shape"}
+# Shape (a Shape-rooted subgraph folds away) and the training optimizers
+# (test_adam, test_momentum, ... are plain graphs of one optimizer node).
+NODE_TEST_OPS = SUPPORTED_OPS | {"Shape"} | TRAINING_OPTIMIZER_OPS
 
 
 def op_types(graph):

@@ -24,6 +24,10 @@ namespace mlir::tidal {
 /// graph function (SPEC section 1).
 inline constexpr llvm::StringLiteral kNameAttr = "tidal.name";
 inline constexpr llvm::StringLiteral kRoleAttr = "tidal.role";
+/// A unit attribute on @main: the model carried an ONNX training_info, so
+/// @main already computes the loss, its gradients and the optimizer's
+/// updates, and the pipeline must not add a loss or an optimizer of its own.
+inline constexpr llvm::StringLiteral kTrainingInfoAttr = "tidal.training_info";
 } // namespace mlir::tidal
 
 #endif // TIDAL_DIALECT_TIDAL_IR_TIDALOPS_H

@@ -73,9 +73,9 @@ def Tidal_AdamUpdateOp : Tidal_UpdateOp<"adam_update"> {
 def Tidal_OnnxMomentumOp : Tidal_UpdateOp<"onnx_momentum"> {
   let summary = "ONNX Momentum (ai.onnx.preview.training, version 1)";
   let description = [{
-    `g = norm_coefficient * x + grad`; when the iteration count `t` is 0,
-    `v' = g`, else `v' = alpha * v + beta * g`; `x' = x - r * v'`, or with
-    `nesterov` `x' = x - r * (g + alpha * v')`.
+    `g = norm_coefficient * x + grad`; `v' = alpha * v + b * g` where `b`
+    is `beta`, or 1 when the iteration count `t` is 0; `x' = x - r * v'`,
+    or with `nesterov` `x' = x - r * (g + alpha * v')`.
   }];
   let arguments = (ins Tidal_FloatTensor:$r, Tidal_IndexTensor:$t,
                        Tidal_FloatTensor:$x, Tidal_FloatTensor:$grad,
