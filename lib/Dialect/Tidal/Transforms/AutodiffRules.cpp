@@ -37,6 +37,27 @@ static Value scalarLike(OpBuilder &b, Location loc, Value like, double value) {
       value);
 }
 
+/// The integer constant `v` as a constant of `like`'s element type, or null
+/// when `v` is not a constant.
+static Value floatConstantLike(OpBuilder &b, Location loc, Value v,
+                               RankedTensorType like) {
+  auto cst = v.getDefiningOp<ConstantOp>();
+  auto ints = cst ? dyn_cast<DenseIntElementsAttr>(cst.getValue())
+                  : DenseIntElementsAttr();
+  if (!ints)
+    return {};
+  SmallVector<APFloat> values;
+  auto ft = cast<FloatType>(like.getElementType());
+  for (const APInt &i : ints.getValues<APInt>()) {
+    APFloat f(ft.getFloatSemantics());
+    f.convertFromAPInt(i, /*isSigned=*/true, APFloat::rmNearestTiesToEven);
+    values.push_back(f);
+  }
+  auto type = RankedTensorType::get(tensorType(v).getShape(), ft);
+  return b.create<ConstantOp>(
+      loc, cast<ElementsAttr>(DenseElementsAttr::get(type, values)));
+}
+
 static Value reshapeTo(OpBuilder &b, Location loc, Value v,
                        ArrayRef<int64_t> shape) {
   if (tensorType(v).getShape() == shape)
@@ -163,11 +184,18 @@ static LogicalResult binaryRule(Rule &r) {
           sumB(r.mul(r.mul(g, out), b.create<LogOp>(loc, a)));
         if (!r.want(0))
           return success();
-        if (!isa<FloatType>(tensorType(bv).getElementType()))
-          return r.unsupported("an integer exponent");
+        Value exponent = bv;
+        if (!isa<FloatType>(tensorType(bv).getElementType())) {
+          // An integer exponent (ONNX allows one) is known at compile time
+          // in every exported model: convert it to the base's float type.
+          exponent = floatConstantLike(b, loc, bv, tensorType(a));
+          if (!exponent)
+            return r.unsupported("an integer exponent that is not a constant");
+        }
         // d(a^b)/da = b * a^(b-1)
-        Value bm1 = b.create<SubOp>(loc, bv, scalarLike(b, loc, bv, 1.0));
-        Value d = r.mul(b.create<PowOp>(loc, a, bm1), bv);
+        Value bm1 =
+            b.create<SubOp>(loc, exponent, scalarLike(b, loc, exponent, 1.0));
+        Value d = r.mul(b.create<PowOp>(loc, a, bm1), exponent);
         sumA(r.mul(g, d));
         return success();
       })

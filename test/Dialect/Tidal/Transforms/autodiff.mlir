@@ -162,3 +162,20 @@ func.func @main(%w: tensor<3xf32> {tidal.name = "w", tidal.role = #tidal<role pa
   %nw:2 = tidal.onnx_momentum %r, %t, %w, %g, %v {alpha = 0.9, beta = 1.0, norm_coefficient = 0.0} : (tensor<f32>, tensor<i64>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
   return %l, %nw#0 : tensor<f32>, tensor<3xf32>
 }
+
+// -----
+
+// Pow with an integer constant exponent (valid ONNX): the exponent becomes a
+// float constant for d(a^b)/da = b * a^(b-1).
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[E:.*]] = tidal.constant dense<3.000000e+00> : tensor<f32>
+// CHECK: %[[ONE:.*]] = tidal.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[EM1:.*]] = tidal.sub %[[E]], %[[ONE]]
+// CHECK: %[[P:.*]] = tidal.pow %arg0, %[[EM1]]
+// CHECK: tidal.mul %[[P]], %[[E]]
+func.func @main(%w: tensor<3xf32> {tidal.name = "w", tidal.role = #tidal<role param>}) -> tensor<f32> {
+  %e = tidal.constant dense<3> : tensor<i64>
+  %p = tidal.pow %w, %e : (tensor<3xf32>, tensor<i64>) -> tensor<3xf32>
+  %l = tidal.reduce_sum %p {axes = array<i64: 0>, keepdims = false} : (tensor<3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

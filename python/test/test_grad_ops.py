@@ -1,0 +1,951 @@
+"""Per-op gradient checks: tidal's automatic differentiation vs PyTorch.
+
+Each case is a tiny ONNX graph (onnx.helper, opset 13-17) computing
+loss = sum_k ReduceSum(out_k * C_k) with a fixed random C_k per output, the
+op's float operands as initializers (trainable parameters). It is compiled
+with `tidalc --emit mlir --stop-after tidal-autodiff`, evaluated with
+`tidal-eval`, and every gradient (and every new BatchNorm running statistic)
+is compared with torch.autograd of the same computation in float64 to 1e-4
+relative (SPEC section 5). Exactly the expected set of gradient results must
+exist: one per trainable initializer, none for graph inputs, integer
+operands, frozen initializers or running statistics.
+
+The cases of one test (one op family) are batched into one model per opset;
+a batch that fails to compile or evaluate is re-run case by case, so that a
+failure names its op, attributes and shapes.
+
+Needs TIDAL_BUILD_DIR with bin/tidalc and bin/tidal-eval; skips otherwise.
+"""
+
+import math
+import unittest
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import support  # noqa: F401  (sys.path set-up)
+import gradcheck_support as gs
+from gradcheck_support import Case, Node
+
+_SKIP = gs.skip_reason()
+INT64_MAX = np.iinfo(np.int64).max
+
+
+def random_shape(rng, rank, lo=1, hi=5):
+    return tuple(int(d) for d in rng.integers(lo, hi + 1, rank))
+
+
+def simple(name, nodes, ref, **kw):
+    """A case whose one weighed output is the value "y"."""
+    return Case(name, nodes, ["y"], ref, **kw)
+
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+
+def i64(a):
+    return np.asarray(a, dtype=np.int64)
+
+
+def randn(rng, *shape, scale=1.0, shift=0.0):
+    return f32(rng.standard_normal(shape) * scale + shift)
+
+
+def positive(rng, *shape, lo=0.5, hi=2.0):
+    return f32(rng.uniform(lo, hi, shape))
+
+
+def away_from_zero(rng, *shape, lo=0.5, hi=2.0):
+    return f32(rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape))
+
+
+def torch_pads(pads, nd):
+    """ONNX pads [b1..bn, e1..en] -> F.pad's (last-dim-first) tuple."""
+    out = []
+    for i in reversed(range(nd)):
+        out += [pads[i], pads[i + nd]]
+    return out
+
+
+# --- Conv ------------------------------------------------------------------------
+
+
+def conv_case(name, rng, n, cin, cout, spatial, kernel, strides, pads, dilations, group, bias=True, frozen=()):
+    nd = len(spatial)
+    x = randn(rng, n, cin, *spatial)
+    w = randn(rng, cout, cin // group, *kernel, scale=1.0 / math.sqrt(cin // group * np.prod(kernel)))
+    params = {"x": x, "w": w}
+    if bias:
+        params["b"] = randn(rng, cout)
+    frozen_vals = {k: params.pop(k) for k in frozen}
+    attrs = dict(kernel_shape=list(kernel), strides=list(strides), pads=list(pads), dilations=list(dilations), group=group)
+    ins = ["x", "w"] + (["b"] if bias else [])
+
+    def ref(T):
+        xp = F.pad(T["x"], torch_pads(pads, nd))
+        conv = F.conv1d if nd == 1 else F.conv2d
+        return [conv(xp, T["w"], T["b"] if bias else None, stride=list(strides), dilation=list(dilations), groups=group)]
+
+    return Case(name, [Node("Conv", ins, ["y"], attrs)], ["y"], ref, params=params, frozen=frozen_vals)
+
+
+def conv_cases():
+    rng = gs.rng_for("conv")
+    cases = []
+    # Random 2-D and 1-D configurations.
+    for i in range(10):
+        nd = 2 if i < 6 else 1
+        group = int(rng.choice([1, 1, 2, 3]))
+        cin, cout = group * int(rng.integers(1, 3)), group * int(rng.integers(1, 3))
+        kernel = [int(rng.integers(1, 4)) for _ in range(nd)]
+        strides = [int(rng.integers(1, 3)) for _ in range(nd)]
+        dil = [int(rng.integers(1, 3)) for _ in range(nd)]
+        pads = [int(rng.integers(0, 3)) for _ in range(2 * nd)]
+        spatial = [(k - 1) * d + 1 + int(rng.integers(0, 5)) for k, d in zip(kernel, dil)]
+        n = int(rng.integers(1, 3))
+        cases.append(conv_case(f"conv{nd}d_r{i}", rng, n, cin, cout, spatial, kernel, strides, pads, dil, group, bias=bool(i % 3)))
+    # Fixed configurations for the features named in the contract.
+    cases += [
+        conv_case("conv2d_plain", rng, 2, 3, 4, [6, 5], [3, 3], [1, 1], [0, 0, 0, 0], [1, 1], 1),
+        conv_case("conv2d_s2_p1", rng, 2, 3, 4, [7, 8], [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 1),
+        conv_case("conv2d_asym_pads", rng, 1, 2, 3, [5, 6], [3, 2], [1, 2], [0, 2, 1, 0], [1, 1], 1),
+        conv_case("conv2d_dilated", rng, 2, 2, 2, [7, 7], [3, 3], [1, 1], [2, 2, 2, 2], [2, 2], 1),
+        conv_case("conv2d_depthwise", rng, 2, 4, 4, [5, 5], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 4),
+        conv_case("conv2d_depthwise_mult2", rng, 1, 3, 6, [6, 5], [3, 3], [2, 1], [1, 0, 1, 0], [1, 1], 3),
+        conv_case("conv2d_groups2_nobias", rng, 2, 4, 6, [5, 5], [2, 2], [1, 1], [0, 0, 0, 0], [1, 1], 2, bias=False),
+        conv_case("conv2d_1x1_s2", rng, 2, 3, 5, [6, 6], [1, 1], [2, 2], [0, 0, 0, 0], [1, 1], 1),
+        conv_case("conv2d_pad_gt_kernel", rng, 1, 2, 2, [3, 4], [2, 2], [1, 1], [3, 2, 1, 3], [1, 1], 1),
+        conv_case("conv1d_s2_asym", rng, 2, 3, 4, [9], [3], [2], [2, 1], [1], 1),
+        conv_case("conv1d_depthwise_dil", rng, 2, 3, 3, [10], [3], [1], [2, 2], [2], 3, bias=False),
+        conv_case("conv2d_larger", rng, 3, 8, 6, [12, 11], [3, 3], [2, 1], [1, 1, 1, 1], [1, 1], 2),
+        conv_case("conv2d_5x5_p2", rng, 2, 1, 4, [9, 9], [5, 5], [1, 1], [2, 2, 2, 2], [1, 1], 1),
+    ]
+    return cases
+
+
+# --- pooling ---------------------------------------------------------------------
+
+
+def pool_out(size, k, s, pb, pe, d, ceil):
+    eff = (k - 1) * d + 1
+    num = size + pb + pe - eff
+    return (-(-num // s) if ceil else num // s) + 1
+
+
+def windows_ok(size, k, s, pb, pe, d, ceil):
+    """Every window intersects the input and starts before the right
+    padding (where ONNX's and PyTorch's ceil_mode agree)."""
+    out = pool_out(size, k, s, pb, pe, d, ceil)
+    if out < 1:
+        return False
+    for i in range(out):
+        start = i * s
+        if start >= pb + size:
+            return False
+        if not any(pb <= start + j * d < pb + size for j in range(k)):
+            return False
+    return True
+
+
+def maxpool_case(name, rng, n, c, spatial, kernel, strides, pads, ceil, dil=None):
+    nd = len(spatial)
+    dil = dil or [1] * nd
+    x = randn(rng, n, c, *spatial)
+    attrs = dict(kernel_shape=list(kernel), strides=list(strides), pads=list(pads), ceil_mode=int(ceil))
+    if any(d != 1 for d in dil):
+        attrs["dilations"] = list(dil)
+
+    def ref(T):
+        xp = F.pad(T["x"], torch_pads(pads, nd), value=-math.inf)
+        pool = F.max_pool1d if nd == 1 else F.max_pool2d
+        return [pool(xp, list(kernel), list(strides), 0, list(dil), ceil_mode=bool(ceil))]
+
+    return Case(name, [Node("MaxPool", ["x"], ["y"], attrs)], ["y"], ref, params={"x": x})
+
+
+def avgpool_case(name, rng, n, c, spatial, kernel, strides, pads, ceil, include):
+    nd = len(spatial)
+    x = randn(rng, n, c, *spatial)
+    attrs = dict(kernel_shape=list(kernel), strides=list(strides), pads=list(pads), ceil_mode=int(ceil), count_include_pad=int(include))
+    symmetric = pads[:nd] == pads[nd:] and all(p <= k // 2 for p, k in zip(pads[:nd], kernel))
+
+    def ref(T):
+        x = T["x"]
+        if symmetric:  # PyTorch's own padding and divisor rules
+            pool = F.avg_pool1d if nd == 1 else F.avg_pool2d
+            return [pool(x, list(kernel), list(strides), list(pads[:nd]), ceil_mode=bool(ceil), count_include_pad=bool(include))]
+        assert not ceil
+        x2 = x if nd == 2 else x.unsqueeze(2)
+        k2, s2 = ([1] if nd == 1 else []) + list(kernel), ([1] if nd == 1 else []) + list(strides)
+        padarg = torch_pads(pads, nd)
+        total = F.avg_pool2d(F.pad(x2, padarg), k2, s2, divisor_override=1)
+        if include:
+            y = total / float(np.prod(kernel))
+        else:
+            ones = torch.ones_like(x2)
+            y = total / F.avg_pool2d(F.pad(ones, padarg), k2, s2, divisor_override=1)
+        return [y if nd == 2 else y.squeeze(2)]
+
+    return Case(name, [Node("AveragePool", ["x"], ["y"], attrs)], ["y"], ref, params={"x": x})
+
+
+def random_pool_config(rng, nd, symmetric):
+    while True:
+        kernel = [int(rng.integers(1, 4)) for _ in range(nd)]
+        strides = [int(rng.integers(1, k + 1)) for k in kernel]
+        if symmetric:
+            p = [int(rng.integers(0, k // 2 + 1)) for k in kernel]
+            pads = p + p
+        else:
+            pads = [int(rng.integers(0, k)) for k in kernel] + [int(rng.integers(0, k)) for k in kernel]
+        spatial = [k + int(rng.integers(0, 5)) for k in kernel]
+        ceil = int(rng.integers(0, 2))
+        if all(windows_ok(spatial[i], kernel[i], strides[i], pads[i], pads[i + nd], 1, ceil) for i in range(nd)):
+            return kernel, strides, pads, spatial, ceil
+
+
+def pool_cases():
+    rng = gs.rng_for("pool")
+    cases = []
+    for i in range(6):
+        nd = 2 if i < 4 else 1
+        kernel, strides, pads, spatial, ceil = random_pool_config(rng, nd, symmetric=False)
+        cases.append(maxpool_case(f"maxpool{nd}d_r{i}", rng, 2, 2, spatial, kernel, strides, pads, ceil))
+    cases += [
+        maxpool_case("maxpool2d_2x2", rng, 2, 3, [6, 6], [2, 2], [2, 2], [0, 0, 0, 0], 0),
+        maxpool_case("maxpool2d_3x3_s2_p1", rng, 2, 2, [7, 6], [3, 3], [2, 2], [1, 1, 1, 1], 0),
+        maxpool_case("maxpool2d_overlap_ceil", rng, 1, 2, [7, 8], [3, 3], [2, 2], [0, 0, 0, 0], 1),
+        maxpool_case("maxpool2d_asym_pads_ceil", rng, 1, 2, [6, 7], [3, 2], [2, 2], [1, 0, 0, 1], 1),
+        maxpool_case("maxpool2d_dilated", rng, 1, 2, [7, 7], [2, 2], [1, 1], [0, 0, 0, 0], 0, dil=[2, 2]),
+        maxpool_case("maxpool1d_s1", rng, 2, 3, [8], [3], [1], [1, 1], 0),
+        maxpool_case("maxpool2d_larger", rng, 3, 4, [11, 13], [3, 3], [2, 2], [1, 1, 1, 1], 1),
+        maxpool_case("maxpool2d_stride_gt_kernel", rng, 2, 2, [8, 7], [2, 2], [3, 3], [0, 0, 0, 0], 0),
+    ]
+    for i in range(8):
+        nd = 2 if i < 6 else 1
+        symmetric = i % 2 == 0
+        while True:
+            kernel, strides, pads, spatial, ceil = random_pool_config(rng, nd, symmetric)
+            if symmetric:
+                # PyTorch's ceil_mode rule (the last window starts inside
+                # the input or the left padding) must give the ONNX size.
+                break
+            if not ceil:
+                break
+        include = int(rng.integers(0, 2))
+        cases.append(avgpool_case(f"avgpool{nd}d_r{i}", rng, 2, 2, spatial, kernel, strides, pads, ceil, include))
+    cases += [
+        avgpool_case("avgpool2d_2x2", rng, 2, 3, [6, 6], [2, 2], [2, 2], [0, 0, 0, 0], 0, 0),
+        avgpool_case("avgpool2d_p1_include", rng, 2, 2, [5, 6], [3, 3], [2, 2], [1, 1, 1, 1], 0, 1),
+        avgpool_case("avgpool2d_p1_exclude", rng, 2, 2, [5, 6], [3, 3], [2, 2], [1, 1, 1, 1], 0, 0),
+        avgpool_case("avgpool2d_ceil_exclude", rng, 1, 2, [6, 7], [3, 3], [2, 2], [1, 1, 1, 1], 1, 0),
+        avgpool_case("avgpool2d_ceil_include", rng, 1, 2, [6, 7], [3, 3], [2, 2], [1, 1, 1, 1], 1, 1),
+        avgpool_case("avgpool2d_ceil_nopad", rng, 1, 2, [7, 5], [2, 2], [2, 2], [0, 0, 0, 0], 1, 0),
+        avgpool_case("avgpool2d_asym_exclude", rng, 1, 2, [5, 6], [3, 2], [1, 2], [2, 0, 0, 1], 0, 0),
+        avgpool_case("avgpool2d_asym_include", rng, 1, 2, [5, 6], [3, 2], [1, 2], [2, 0, 0, 1], 0, 1),
+        avgpool_case("avgpool1d_p1", rng, 2, 3, [7], [3], [2], [1, 1], 0, 0),
+        avgpool_case("avgpool2d_stride_gt_kernel", rng, 2, 2, [8, 7], [2, 2], [3, 3], [0, 0, 0, 0], 0, 0),
+    ]
+    for shape in ([2, 3, 4, 5], [2, 3, 7], [1, 4, 1, 1], [3, 2, 2, 3]):
+        x = randn(rng, *shape)
+        cases.append(
+            Case(
+                f"gap_{'x'.join(map(str, shape))}",
+                [Node("GlobalAveragePool", ["x"], ["y"])],
+                ["y"],
+                lambda T: [T["x"].mean(dim=tuple(range(2, T["x"].dim())), keepdim=True)],
+                params={"x": x},
+            )
+        )
+    # Drop cases whose ONNX output size PyTorch does not reproduce.
+    kept = []
+    for c in cases:
+        node = c.nodes[0]
+        if node.op in ("MaxPool", "AveragePool"):
+            nd = len(node.attrs["kernel_shape"])
+            pads = node.attrs["pads"]
+            expect = [
+                pool_out(
+                    c.params["x"].shape[2 + i],
+                    node.attrs["kernel_shape"][i],
+                    node.attrs["strides"][i],
+                    pads[i],
+                    pads[i + nd],
+                    node.attrs.get("dilations", [1] * nd)[i],
+                    node.attrs["ceil_mode"],
+                )
+                for i in range(nd)
+            ]
+            if list(c.output_shapes()[0][2:]) != expect:
+                continue
+        kept.append(c)
+    return kept
+
+
+# --- normalisation ---------------------------------------------------------------
+
+
+def batchnorm_case(name, rng, shape, momentum, eps, opset):
+    c = shape[1]
+    x = randn(rng, *shape, scale=1.5, shift=0.7)
+    params = {"x": x, "scale": randn(rng, c, shift=1.0), "bias": randn(rng, c)}
+    state = {"mean": randn(rng, c, scale=0.3), "var": positive(rng, c)}
+    if opset >= 15:
+        outs, attrs = ["y", "new_mean", "new_var"], dict(epsilon=eps, momentum=momentum, training_mode=1)
+    else:  # the opset-9 five-output form: training mode
+        outs, attrs = ["y", "new_mean", "new_var", "saved_mean", "saved_var"], dict(epsilon=eps, momentum=momentum)
+    node = Node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], outs, attrs)
+
+    def ref(T):
+        y = F.batch_norm(T["x"], T["mean"], T["var"], T["scale"], T["bias"], training=True, momentum=1.0 - float(np.float32(momentum)), eps=eps)
+        return [y]
+
+    # Running statistics are initializers too, but state, not parameters.
+    case = Case(name, [node], ["y"], ref, params=params, opset=opset, state=["mean", "var"])
+    case.consts.update(state)
+    return case
+
+
+def layernorm_case(name, rng, shape, axis, eps, bias=True, shift=0.5):
+    x = randn(rng, *shape, scale=2.0, shift=shift)
+    norm_shape = list(shape[axis:])
+    params = {"x": x, "scale": randn(rng, *norm_shape, shift=1.0)}
+    ins = ["x", "scale"]
+    if bias:
+        params["b"] = randn(rng, *norm_shape)
+        ins.append("b")
+
+    def ref(T):
+        return [F.layer_norm(T["x"], norm_shape, T["scale"], T["b"] if bias else None, eps)]
+
+    return Case(name, [Node("LayerNormalization", ins, ["y"], dict(axis=axis, epsilon=eps))], ["y"], ref, params=params, opset=17)
+
+
+def const_node(out, value):
+    from onnx import numpy_helper
+
+    return Node("Constant", [], [out], dict(value=numpy_helper.from_array(f32(value))))
+
+
+def layernorm13_case(name, rng, shape, eps):
+    """LayerNorm as torch 1.13 exports it at opset 13."""
+    x = randn(rng, *shape, scale=2.0, shift=0.5)
+    d = shape[-1]
+    params = {"x": x, "scale": randn(rng, d, shift=1.0), "b": randn(rng, d)}
+    nodes = [
+        Node("ReduceMean", ["x"], ["mean"], dict(axes=[-1])),
+        Node("Sub", ["x", "mean"], ["centred"]),
+        const_node("two", 2.0),
+        Node("Pow", ["centred", "two"], ["sq"]),
+        Node("ReduceMean", ["sq"], ["var"], dict(axes=[-1])),
+        const_node("eps", eps),
+        Node("Add", ["var", "eps"], ["var_eps"]),
+        Node("Sqrt", ["var_eps"], ["std"]),
+        Node("Div", ["centred", "std"], ["normed"]),
+        Node("Mul", ["normed", "scale"], ["scaled"]),
+        Node("Add", ["scaled", "b"], ["y"]),
+    ]
+    return Case(name, nodes, ["y"], lambda T: [F.layer_norm(T["x"], [d], T["scale"], T["b"], eps)], params=params, opset=13)
+
+
+# --- linear algebra --------------------------------------------------------------
+
+
+def gemm_case(name, rng, m, k, n, trans_a=0, trans_b=0, alpha=1.0, beta=1.0, c_shape="N"):
+    a = randn(rng, *((k, m) if trans_a else (m, k)))
+    b = randn(rng, *((n, k) if trans_b else (k, n)))
+    params = {"a": a, "b": b}
+    cshape = {"N": (n,), "1N": (1, n), "M1": (m, 1), "MN": (m, n), "scalar": (), "1": (1,), None: None}[c_shape]
+    ins = ["a", "b"]
+    if cshape is not None:
+        params["c"] = randn(rng, *cshape)
+        ins.append("c")
+    attrs = {}
+    if trans_a:
+        attrs["transA"] = 1
+    if trans_b:
+        attrs["transB"] = 1
+    if alpha != 1.0:
+        attrs["alpha"] = alpha
+    if beta != 1.0:
+        attrs["beta"] = beta
+    al, be = float(np.float32(alpha)), float(np.float32(beta))
+
+    def ref(T):
+        A = T["a"].t() if trans_a else T["a"]
+        B = T["b"].t() if trans_b else T["b"]
+        y = al * (A @ B)
+        if cshape is not None:
+            y = y + be * T["c"]
+        return [y]
+
+    return Case(name, [Node("Gemm", ins, ["y"], attrs)], ["y"], ref, params=params)
+
+
+def matmul_case(name, rng, sa, sb):
+    params = {"a": randn(rng, *sa), "b": randn(rng, *sb)}
+    return Case(name, [Node("MatMul", ["a", "b"], ["y"])], ["y"], lambda T: [torch.matmul(T["a"], T["b"])], params=params)
+
+
+def linalg_cases():
+    rng = gs.rng_for("linalg")
+    cases = []
+    for i in range(6):
+        m, k, n = (int(v) for v in rng.integers(1, 6, 3))
+        cases.append(
+            gemm_case(
+                f"gemm_r{i}",
+                rng,
+                m,
+                k,
+                n,
+                trans_a=i % 2,
+                trans_b=(i // 2) % 2,
+                alpha=[1.0, 0.5, -1.25][i % 3],
+                beta=[1.0, 2.0, 0.75][(i + 1) % 3],
+                c_shape=["N", "1N", "M1", "MN", "scalar", "1"][i],
+            )
+        )
+    cases += [
+        gemm_case("gemm_transB_bias", rng, 4, 6, 3, trans_b=1, c_shape="N"),
+        gemm_case("gemm_transA_transB_1N", rng, 3, 5, 4, trans_a=1, trans_b=1, alpha=0.5, beta=-2.0, c_shape="1N"),
+        gemm_case("gemm_M1_beta", rng, 4, 2, 5, beta=3.0, c_shape="M1"),
+        gemm_case("gemm_no_c", rng, 3, 4, 2, alpha=2.0, c_shape=None),
+        gemm_case("gemm_transA_transB_MN", rng, 5, 3, 4, trans_a=1, trans_b=1, alpha=-0.5, beta=0.25, c_shape="MN"),
+    ]
+    shapes = [
+        ((3, 4), (4, 5)),
+        ((2, 3, 4), (2, 4, 5)),
+        ((2, 1, 3, 4), (3, 4, 2)),
+        ((3, 4), (2, 4, 5)),
+        ((2, 3, 4), (4, 2)),
+        ((4,), (4, 3)),
+        ((3, 4), (4,)),
+        ((4,), (4,)),
+        ((4,), (2, 4, 3)),
+        ((2, 3, 4), (4,)),
+        ((1, 3, 4), (2, 4, 1)),
+        ((2, 3, 5, 7), (7, 4)),
+    ]
+    for sa, sb in shapes:
+        cases.append(matmul_case(f"matmul_{'x'.join(map(str, sa))}_{'x'.join(map(str, sb))}", rng, sa, sb))
+    return cases
+
+
+# --- element-wise ------------------------------------------------------------------
+
+BINARY = {
+    "Add": lambda a, b: a + b,
+    "Sub": lambda a, b: a - b,
+    "Mul": lambda a, b: a * b,
+    "Div": lambda a, b: a / b,
+    "Pow": lambda a, b: torch.pow(a, b),
+}
+
+BROADCAST_SHAPES = [
+    ((3, 4), (3, 4)),
+    ((2, 3, 4), (4,)),
+    ((2, 3, 4), (3, 1)),
+    ((1, 4), (3, 1)),
+    ((2, 3, 4), ()),
+    ((), (3,)),
+    ((2, 1, 4), (1, 3, 1)),
+    ((5,), (2, 1, 5)),
+]
+
+
+def binary_case(name, rng, op, sa, sb):
+    if op == "Pow":
+        a, b = positive(rng, *sa), f32(rng.uniform(-2.0, 2.0, sb))
+    elif op == "Div":
+        a, b = randn(rng, *sa), away_from_zero(rng, *sb)
+    else:
+        a, b = randn(rng, *sa), randn(rng, *sb)
+    fn = BINARY[op]
+    return Case(name, [Node(op, ["a", "b"], ["y"])], ["y"], lambda T: [fn(T["a"], T["b"])], params={"a": a, "b": b})
+
+
+UNARY = {
+    "Relu": (lambda x: F.relu(x), "normal", {}),
+    "LeakyRelu": (lambda x: F.leaky_relu(x, float(np.float32(0.1))), "normal", {"alpha": 0.1}),
+    "LeakyRelu_default": (lambda x: F.leaky_relu(x, float(np.float32(0.01))), "normal", {}),
+    "Sigmoid": (torch.sigmoid, "normal", {}),
+    "Tanh": (torch.tanh, "normal", {}),
+    "Erf": (torch.erf, "normal", {}),
+    "Exp": (torch.exp, "normal", {}),
+    "Log": (torch.log, "positive", {}),
+    "Sqrt": (torch.sqrt, "positive", {}),
+    "Neg": (torch.neg, "normal", {}),
+    "Identity": (lambda x: x, "normal", {}),
+}
+
+
+def unary_case(name, rng, key, shape):
+    fn, dist, attrs = UNARY[key]
+    op = key.split("_")[0]
+    x = positive(rng, *shape, lo=0.2, hi=3.0) if dist == "positive" else randn(rng, *shape, scale=1.5)
+    return Case(name, [Node(op, ["x"], ["y"], dict(attrs))], ["y"], lambda T: [fn(T["x"])], params={"x": x})
+
+
+def softmax_case(name, rng, op, shape, axis, shift=0.0):
+    x = randn(rng, *shape, scale=2.0, shift=shift)
+    attrs = {} if axis is None else {"axis": axis}
+    dim = -1 if axis is None else axis
+    fn = F.softmax if op == "Softmax" else F.log_softmax
+    return Case(name, [Node(op, ["x"], ["y"], attrs)], ["y"], lambda T: [fn(T["x"], dim=dim)], params={"x": x})
+
+
+# --- losses -----------------------------------------------------------------------
+
+
+def loss_case(name, rng, op, shape, reduction, weight=None, ignore_index=None, log_prob=False, direct=False, shift=0.0):
+    """SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss.
+
+    weight: None, "frozen" (a frozen initializer) or "input" (a graph input).
+    Labels are always a graph input (int64, no gradient)."""
+    n, c = shape[0], shape[1]
+    x = randn(rng, *shape, scale=2.0, shift=shift)
+    labels = i64(rng.integers(0, c, (n,) + tuple(shape[2:])))
+    if ignore_index is not None:
+        flat = labels.reshape(-1)
+        flat[:: 3] = ignore_index  # some targets ignored, not all
+    case = Case(name, [], ["loss"], None, params={"x": x}, inputs={"labels": labels}, direct=direct)
+    ins = ["x", "labels"]
+    if weight is not None:
+        w = positive(rng, c, lo=0.2, hi=2.0)
+        (case.frozen if weight == "frozen" else case.inputs)["w"] = w
+        ins.append("w")
+    attrs = {"reduction": reduction}
+    if ignore_index is not None:
+        attrs["ignore_index"] = ignore_index
+    outs = ["loss"] + (["log_prob"] if log_prob else [])
+    case.nodes = [Node(op, ins, outs, attrs)]
+    case.outputs = outs if not direct else ["loss"]
+
+    def ref(T):
+        kw = dict(weight=T.get("w"), reduction=reduction)
+        if ignore_index is not None:
+            kw["ignore_index"] = ignore_index
+        if op == "SoftmaxCrossEntropyLoss":
+            loss = F.cross_entropy(T["x"], T["labels"], **kw)
+            return [loss] + ([F.log_softmax(T["x"], dim=1)] if log_prob else [])
+        return [F.nll_loss(T["x"], T["labels"], **kw)]
+
+    case.ref = ref
+    return case
+
+
+# --- reductions and shape ops -------------------------------------------------------
+
+
+def reduce_case(name, rng, op, shape, axes, keepdims):
+    x = randn(rng, *shape)
+    case = Case(name, [], ["y"], None, params={"x": x})
+    attrs = {"keepdims": keepdims}
+    if op == "ReduceSum":  # opset 13: axes is an input
+        ins = ["x"]
+        if axes is not None:
+            case.consts["axes"] = i64(axes)
+            ins.append("axes")
+    else:
+        ins = ["x"]
+        if axes is not None:
+            attrs["axes"] = list(axes)
+    case.nodes = [Node(op, ins, ["y"], attrs)]
+    dims = tuple(range(len(shape))) if not axes else tuple(a % len(shape) for a in axes)
+
+    def ref(T):
+        fn = torch.sum if op == "ReduceSum" else torch.mean
+        return [fn(T["x"], dim=dims, keepdim=bool(keepdims))]
+
+    case.ref = ref
+    return case
+
+
+def reshape_case(name, rng, shape, target):
+    x = randn(rng, *shape)
+    out = [shape[i] if t == 0 else t for i, t in enumerate(target)]
+    return simple(name, [Node("Reshape", ["x", "shape"], ["y"])], lambda T: [T["x"].reshape(out)], params={"x": x}, consts={"shape": i64(target)})
+
+
+def flatten_case(name, rng, shape, axis):
+    x = randn(rng, *shape)
+    a = axis % len(shape) if axis < 0 else axis
+    outer = int(np.prod(shape[:a]))
+    return Case(name, [Node("Flatten", ["x"], ["y"], dict(axis=axis))], ["y"], lambda T: [T["x"].reshape(outer, -1)], params={"x": x})
+
+
+def transpose_case(name, rng, shape, perm):
+    x = randn(rng, *shape)
+    attrs = {} if perm is None else {"perm": list(perm)}
+    p = list(reversed(range(len(shape)))) if perm is None else list(perm)
+    return Case(name, [Node("Transpose", ["x"], ["y"], attrs)], ["y"], lambda T: [T["x"].permute(p)], params={"x": x})
+
+
+def squeeze_case(name, rng, shape, axes):
+    x = randn(rng, *shape)
+    case = Case(name, [], ["y"], None, params={"x": x})
+    ins = ["x"]
+    if axes is not None:
+        case.consts["axes"] = i64(axes)
+        ins.append("axes")
+    case.nodes = [Node("Squeeze", ins, ["y"])]
+    out = [d for i, d in enumerate(shape) if not (d == 1 and (axes is None or i in [a % len(shape) for a in axes]))]
+    case.ref = lambda T: [T["x"].reshape(out)]
+    return case
+
+
+def unsqueeze_case(name, rng, shape, axes):
+    x = randn(rng, *shape)
+    rank = len(shape) + len(axes)
+    norm = sorted(a % rank for a in axes)
+    out = list(shape)
+    for a in norm:
+        out.insert(a, 1)
+    return simple(name, [Node("Unsqueeze", ["x", "axes"], ["y"])], lambda T: [T["x"].reshape(out)], params={"x": x}, consts={"axes": i64(axes)})
+
+
+def concat_case(name, rng, shapes, axis):
+    params = {f"x{i}": randn(rng, *s) for i, s in enumerate(shapes)}
+    names = list(params)
+    return Case(name, [Node("Concat", names, ["y"], dict(axis=axis))], ["y"], lambda T: [torch.cat([T[n] for n in names], dim=axis)], params=params)
+
+
+def split_case(name, rng, shape, axis, split=None, parts=None):
+    x = randn(rng, *shape)
+    case = Case(name, [], [], None, params={"x": x})
+    ins = ["x"]
+    if split is not None:
+        case.consts["split"] = i64(split)
+        ins.append("split")
+        sizes = list(split)
+    else:
+        sizes = [shape[axis] // parts] * parts
+    outs = [f"y{i}" for i in range(len(sizes))]
+    case.nodes = [Node("Split", ins, outs, dict(axis=axis))]
+    case.outputs = outs
+    case.ref = lambda T: list(torch.split(T["x"], sizes, dim=axis))
+    return case
+
+
+def slice_case(name, rng, shape, starts, ends, axes=None, steps=None):
+    x = randn(rng, *shape)
+    case = Case(name, [], ["y"], None, params={"x": x}, consts={"starts": i64(starts), "ends": i64(ends)})
+    ins = ["x", "starts", "ends"]
+    if axes is not None:
+        case.consts["axes"] = i64(axes)
+        ins.append("axes")
+    if steps is not None:
+        if axes is None:
+            case.consts["axes"] = i64(list(range(len(starts))))
+            ins.append("axes")
+        case.consts["steps"] = i64(steps)
+        ins.append("steps")
+    case.nodes = [Node("Slice", ins, ["y"])]
+    ax = list(range(len(starts))) if axes is None else [a % len(shape) for a in axes]
+    st = [1] * len(starts) if steps is None else list(steps)
+
+    def ref(T):
+        y = T["x"]
+        for a, s, e, k in zip(ax, starts, ends, st):
+            s = max(min(s, 2**62), -(2**62))
+            e = max(min(e, 2**62), -(2**62))
+            idx = list(range(*slice(s, e, k).indices(shape[a])))
+            y = y.index_select(a, torch.tensor(idx, dtype=torch.int64))
+        return [y]
+
+    case.ref = ref
+    return case
+
+
+def gather_case(name, rng, shape, axis, indices, as_input=False):
+    x = randn(rng, *shape)
+    idx = i64(indices)
+    case = Case(name, [Node("Gather", ["x", "idx"], ["y"], dict(axis=axis))], ["y"], None, params={"x": x})
+    (case.inputs if as_input else case.consts)["idx"] = idx
+    a = axis % len(shape)
+    out_shape = list(shape[:a]) + list(idx.shape) + list(shape[a + 1 :])
+
+    def ref(T):
+        flat = torch.tensor((idx % shape[a]).reshape(-1), dtype=torch.int64)
+        return [T["x"].index_select(a, flat).reshape(out_shape)]
+
+    case.ref = ref
+    return case
+
+
+# --- the tests ---------------------------------------------------------------------
+
+
+@unittest.skipIf(_SKIP, _SKIP)
+class GradOpsTest(unittest.TestCase):
+    def check(self, family, cases):
+        names = [c.name for c in cases]
+        self.assertEqual(len(names), len(set(names)), "case names must be unique")
+        outcomes = gs.run_cases(cases, family)
+        worst = max((o.max_err for o in outcomes if not o.error and not o.problems), default=0.0)
+        bad = [o for o in outcomes if o.error or o.problems]
+        print(f"\n  {family}: {len(outcomes)} cases, {len(outcomes) - len(bad)} pass, max relative error {worst:.2e}", end="")
+        for o in outcomes:
+            with self.subTest(case=o.case.name):
+                if o.error:
+                    self.fail(f"{o.case.describe()}\n{o.error}")
+                if o.problems:
+                    self.fail(f"{o.case.describe()}\n" + "\n".join(o.problems))
+
+    def test_grad_conv(self):
+        self.check("conv", conv_cases())
+
+    def test_grad_pool(self):
+        self.check("pool", pool_cases())
+
+    def test_grad_batchnorm(self):
+        rng = gs.rng_for("batchnorm")
+        cases = [
+            batchnorm_case("bn15_nchw", rng, (2, 3, 4, 5), 0.9, 1e-5, 15),
+            batchnorm_case("bn15_nc", rng, (6, 4), 0.9, 1e-5, 15),
+            batchnorm_case("bn15_ncl_m08", rng, (3, 2, 5), 0.8, 1e-3, 15),
+            batchnorm_case("bn15_n1", rng, (1, 3, 3, 2), 0.9, 1e-5, 15),
+            batchnorm_case("bn13_nchw", rng, (2, 3, 3, 4), 0.9, 1e-5, 13),
+            batchnorm_case("bn13_nc", rng, (5, 3), 0.7, 1e-4, 13),
+            batchnorm_case("bn17_ncl", rng, (4, 3, 3), 0.9, 1e-5, 17),
+        ]
+        self.check("batchnorm", cases)
+
+    def test_grad_layernorm(self):
+        rng = gs.rng_for("layernorm")
+        cases = [
+            layernorm_case("ln17_last", rng, (2, 3, 5), -1, 1e-5),
+            layernorm_case("ln17_axis1", rng, (2, 3, 4), 1, 1e-5),
+            layernorm_case("ln17_2d_nobias", rng, (4, 6), -1, 1e-3, bias=False),
+            layernorm_case("ln17_axis_m2", rng, (2, 2, 3, 4), -2, 1e-5),
+            layernorm13_case("ln13_decomposed", rng, (2, 3, 8), 1e-5),
+            layernorm13_case("ln13_decomposed_2d", rng, (4, 5), 1e-5),
+            layernorm_case("ln17_offset", rng, (3, 16), -1, 1e-5, shift=30.0),
+        ]
+        self.check("layernorm", cases)
+
+    def test_grad_linalg(self):
+        self.check("linalg", linalg_cases())
+
+    def test_grad_binary(self):
+        rng = gs.rng_for("binary")
+        cases = []
+        for op in BINARY:
+            for i, (sa, sb) in enumerate(BROADCAST_SHAPES):
+                cases.append(binary_case(f"{op.lower()}_{i}", rng, op, sa, sb))
+        # Pow with a constant exponent, as exported for x**2.
+        x = randn(rng, 3, 4)
+        cases.append(simple("pow_const2", [const_node("two", 2.0), Node("Pow", ["x", "two"], ["y"])], lambda T: [T["x"] ** 2], params={"x": x}))
+        x = randn(rng, 2, 5)
+        pow3 = [const_node("e", 3.0), Node("Pow", ["x", "e"], ["y"])]
+        cases.append(simple("pow_const3_negative_base", pow3, lambda T: [T["x"] ** 3], params={"x": x}))
+        x = positive(rng, 4)
+        cases.append(simple("pow_const_half", [const_node("e", 0.5), Node("Pow", ["x", "e"], ["y"])], lambda T: [T["x"] ** 0.5], params={"x": x}))
+        from onnx import numpy_helper
+
+        x = randn(rng, 3, 2)
+        cases.append(
+            Case(
+                "pow_int64_exponent",
+                [Node("Constant", [], ["e"], dict(value=numpy_helper.from_array(np.array(3, dtype=np.int64)))), Node("Pow", ["x", "e"], ["y"])],
+                ["y"],
+                lambda T: [T["x"] ** 3],
+                params={"x": x},
+            )
+        )
+        self.check("binary", cases)
+
+    def test_grad_unary(self):
+        rng = gs.rng_for("unary")
+        cases = []
+        for key in UNARY:
+            for j in range(3):
+                shape = random_shape(rng, 1 + j)
+                cases.append(unary_case(f"{key.lower()}_{j}", rng, key, shape))
+        self.check("unary", cases)
+
+    def test_grad_softmax(self):
+        rng = gs.rng_for("softmax")
+        cases = []
+        for op in ("Softmax", "LogSoftmax"):
+            for axis in (0, 1, 2, -1, None):
+                cases.append(softmax_case(f"{op.lower()}_axis{axis}", rng, op, random_shape(rng, 3), axis))
+            cases.append(softmax_case(f"{op.lower()}_2d", rng, op, (4, 5), None))
+            cases.append(softmax_case(f"{op.lower()}_4d_axis1", rng, op, (2, 3, 2, 2), 1))
+            # Logits far beyond exp's float32 range (but not saturated):
+            # needs the max shift.
+            cases.append(softmax_case(f"{op.lower()}_large_logits", rng, op, (3, 6), -1, shift=100.0))
+        self.check("softmax", cases)
+
+    def test_grad_losses(self):
+        rng = gs.rng_for("losses")
+        cases = []
+        i = 0
+        for op in ("SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"):
+            tag = "sce" if op.startswith("Softmax") else "nll"
+            for reduction in ("none", "sum", "mean"):
+                for shape, weight, ignore in (
+                    ((4, 5), None, None),
+                    ((4, 5), "frozen", None),
+                    ((3, 4, 2), None, 2),
+                    ((5, 3), "input", -1),
+                ):
+                    i += 1
+                    cases.append(loss_case(f"{tag}_{reduction}_{i}", rng, op, shape, reduction, weight, ignore))
+        cases.append(loss_case("sce_logprob_mean", rng, "SoftmaxCrossEntropyLoss", (3, 4), "mean", log_prob=True))
+        cases.append(loss_case("sce_logprob_none_w", rng, "SoftmaxCrossEntropyLoss", (3, 4, 2), "none", weight="frozen", log_prob=True))
+        cases.append(loss_case("sce_large_logits", rng, "SoftmaxCrossEntropyLoss", (4, 5), "mean", log_prob=True, shift=100.0))
+        self.check("losses", cases)
+
+    def test_grad_losses_direct(self):
+        """The loss op's output is the graph's output: no --loss, no C."""
+        rng = gs.rng_for("losses_direct")
+        cases = [
+            loss_case("sce_mean_direct", rng, "SoftmaxCrossEntropyLoss", (4, 6), "mean", direct=True),
+            loss_case("sce_sum_direct_w", rng, "SoftmaxCrossEntropyLoss", (4, 6), "sum", weight="frozen", direct=True),
+            loss_case("sce_mean_direct_w_ignore", rng, "SoftmaxCrossEntropyLoss", (5, 3, 2), "mean", weight="input", ignore_index=1, direct=True),
+            loss_case("nll_mean_direct", rng, "NegativeLogLikelihoodLoss", (4, 5), "mean", direct=True),
+            loss_case("nll_sum_direct_ignore", rng, "NegativeLogLikelihoodLoss", (6, 3), "sum", ignore_index=0, direct=True),
+            loss_case("nll_mean_direct_w", rng, "NegativeLogLikelihoodLoss", (4, 5, 3), "mean", weight="frozen", direct=True),
+        ]
+        self.check("losses_direct", cases)
+
+    def test_grad_reduce(self):
+        rng = gs.rng_for("reduce")
+        cases = []
+        for op in ("ReduceSum", "ReduceMean"):
+            for j, (rank, axes) in enumerate(((3, [1]), (3, [0, 2]), (3, [-1]), (2, None), (4, [1, -1]), (1, [0]))):
+                shape = random_shape(rng, rank, 2)
+                for keep in (0, 1):
+                    cases.append(reduce_case(f"{op.lower()}_{j}_k{keep}", rng, op, shape, axes, keep))
+        x = randn(rng, 2, 3)
+        noop = Node("ReduceSum", ["x"], ["y"], dict(keepdims=1, noop_with_empty_axes=1))
+        cases.append(simple("reducesum_noop_empty_axes", [noop], lambda T: [T["x"]], params={"x": x}))
+        self.check("reduce", cases)
+
+    def test_grad_shape_ops(self):
+        rng = gs.rng_for("shape_ops")
+        cases = [
+            reshape_case("reshape_flat", rng, (2, 3, 4), [6, -1]),
+            reshape_case("reshape_zero", rng, (2, 3, 4), [0, 4, 3]),
+            reshape_case("reshape_expand", rng, (6, 4), [2, 3, 2, 2]),
+            flatten_case("flatten_axis1", rng, (2, 3, 4), 1),
+            flatten_case("flatten_axis0", rng, (2, 3, 4), 0),
+            flatten_case("flatten_axis2", rng, (2, 3, 2, 2), 2),
+            flatten_case("flatten_axis_m1", rng, (2, 3, 4), -1),
+            transpose_case("transpose_default", rng, (2, 3, 4), None),
+            transpose_case("transpose_021", rng, (2, 3, 4), (0, 2, 1)),
+            transpose_case("transpose_4d", rng, (2, 3, 2, 4), (2, 0, 3, 1)),
+            squeeze_case("squeeze_axes", rng, (2, 1, 3, 1), [1]),
+            squeeze_case("squeeze_neg", rng, (1, 3, 1, 2), [0, -2]),
+            squeeze_case("squeeze_all", rng, (1, 3, 1, 2), None),
+            unsqueeze_case("unsqueeze_0", rng, (3, 4), [0]),
+            unsqueeze_case("unsqueeze_multi", rng, (3, 4), [1, -1]),
+            concat_case("concat_0", rng, [(2, 3), (1, 3), (3, 3)], 0),
+            concat_case("concat_1", rng, [(2, 2, 4), (2, 3, 4)], 1),
+            concat_case("concat_neg", rng, [(2, 3, 1), (2, 3, 2), (2, 3, 3)], -1),
+            split_case("split_equal", rng, (2, 6), 1, parts=2),
+            split_case("split_sizes", rng, (2, 3, 6), -1, split=[1, 3, 2]),
+            split_case("split_axis0", rng, (5, 2), 0, split=[2, 3]),
+            slice_case("slice_basic", rng, (6, 4), [1], [5], [0]),
+            slice_case("slice_reverse", rng, (5, 4), [-1], [-(2**63)], [0], [-1]),
+            slice_case("slice_neg_step2", rng, (3, 7), [5], [0], [1], [-2]),
+            slice_case("slice_multi", rng, (4, 5, 6), [0, 1, -2], [4, INT64_MAX, -7], [0, 1, -1], [2, 1, -1]),
+            slice_case("slice_clamp", rng, (4, 6), [-10, 2], [10, 100], None, None),
+            slice_case("slice_neg_step3", rng, (8,), [7], [-9], [0], [-3]),
+            gather_case("gather_axis0_repeat", rng, (5, 3), 0, [0, 2, 2, 4, 0]),
+            gather_case("gather_axis1_2d", rng, (3, 4), 1, [[0, 3], [3, 3], [1, 0]]),
+            gather_case("gather_negative", rng, (5, 2, 3), 0, [-1, 0, -1, 2]),
+            gather_case("gather_scalar_idx", rng, (4, 3), 1, 2),
+            gather_case("gather_input_idx", rng, (6, 2), 0, [[1, 1], [5, 0]], as_input=True),
+            gather_case("gather_axis_m1_2d", rng, (2, 3, 4), -1, [[3, 0, 3], [1, 1, 2]]),
+        ]
+        x = randn(rng, 3, 4)
+        cases.append(Case("identity", [Node("Identity", ["x"], ["y"])], ["y"], lambda T: [T["x"]], params={"x": x}))
+        x = randn(rng, 3, 4)
+        cases.append(Case("dropout_inference", [Node("Dropout", ["x"], ["y"])], ["y"], lambda T: [T["x"]], params={"x": x}))
+        # Training-mode Dropout with ratio 0 (Constant operands, as exported)
+        # is the identity; its mask output is not differentiable.
+        from onnx import numpy_helper
+
+        x = randn(rng, 4, 3)
+        cases.append(
+            Case(
+                "dropout_training_ratio0",
+                [
+                    const_node("ratio", 0.0),
+                    Node("Constant", [], ["training"], dict(value=numpy_helper.from_array(np.array(True)))),
+                    Node("Dropout", ["x", "ratio", "training"], ["y", "mask"], dict(seed=7)),
+                ],
+                ["y"],
+                lambda T: [T["x"]],
+                params={"x": x},
+            )
+        )
+        x = randn(rng, 2, 3)
+        twice = [Node("Concat", ["x", "x"], ["y"], dict(axis=1))]
+        cases.append(simple("concat_same_twice", twice, lambda T: [torch.cat([T["x"], T["x"]], 1)], params={"x": x}))
+        x = randn(rng, 2, 3)
+        cases.append(Case("add_same_twice", [Node("Add", ["x", "x"], ["y"])], ["y"], lambda T: [T["x"] + T["x"]], params={"x": x}))
+        self.check("shape_ops", cases)
+
+    def test_grad_graph_structure(self):
+        rng = gs.rng_for("graph_structure")
+        cases = []
+        # Fan-out: x feeds three ops; w feeds two; gradients must be summed.
+        x, w = randn(rng, 3, 4), randn(rng, 4)
+        cases.append(
+            Case(
+                "fanout",
+                [
+                    Node("Relu", ["x"], ["r"]),
+                    Node("Sigmoid", ["x"], ["s"]),
+                    Node("Mul", ["x", "x"], ["sq"]),
+                    Node("Add", ["r", "s"], ["rs"]),
+                    Node("Mul", ["rs", "w"], ["y0"]),
+                    Node("Add", ["sq", "w"], ["y1"]),
+                ],
+                ["y0", "y1", "x"],
+                lambda T: [(F.relu(T["x"]) + torch.sigmoid(T["x"])) * T["w"], T["x"] * T["x"] + T["w"], T["x"]],
+                params={"x": x, "w": w},
+            )
+        )
+        # A chain where one intermediate feeds two later ops.
+        a, b = randn(rng, 2, 3), randn(rng, 3, 3)
+        cases.append(
+            Case(
+                "fanout_chain",
+                [Node("MatMul", ["a", "b"], ["h"]), Node("Tanh", ["h"], ["t"]), Node("MatMul", ["t", "b"], ["u"]), Node("Add", ["u", "h"], ["y"])],
+                ["y"],
+                lambda T: [torch.tanh(T["a"] @ T["b"]) @ T["b"] + T["a"] @ T["b"]],
+                params={"a": a, "b": b},
+            )
+        )
+        # Frozen initializers: no gradient for them, correct ones for the rest.
+        cases.append(conv_case("frozen_conv_weight", rng, 2, 2, 3, [5, 5], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1, frozen=("w",)))
+        g = gemm_case("frozen_gemm_bias", rng, 3, 4, 2, trans_b=1, c_shape="N")
+        g.frozen["c"] = g.params.pop("c")
+        cases.append(g)
+        # A float graph input (not an initializer): gradients flow through
+        # it to the parameters, but it gets none.
+        xin, w2 = randn(rng, 3, 4), randn(rng, 4, 2)
+        cases.append(
+            simple(
+                "float_input",
+                [Node("MatMul", ["xin", "w"], ["h"]), Node("Mul", ["h", "h"], ["y"])],
+                lambda T: [(T["xin"] @ T["w"]) ** 2],
+                params={"w": w2},
+                inputs={"xin": xin},
+            )
+        )
+        # Integer inputs (indices, labels): no gradient.
+        cases.append(gather_case("int_input_gather", rng, (4, 3), 0, [3, 1, 3], as_input=True))
+        cases.append(loss_case("int_input_labels", rng, "SoftmaxCrossEntropyLoss", (3, 4), "mean"))
+        self.check("graph_structure", cases)
+
+
+if __name__ == "__main__":
+    unittest.main()
