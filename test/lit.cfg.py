@@ -23,5 +23,6 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tools = [
     ToolSubst("tidal-opt", unresolved="fatal"),
     ToolSubst("tidalc", unresolved="fatal"),
+    ToolSubst("tidal-eval", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.tidal_tools_dir])

@@ -41,112 +41,16 @@ from multiprocessing.pool import ThreadPool
 import support
 
 import onnx
-from onnx import defs
 
-from tidal.ops import NODE_TEST_OPS, op_types
+from onnx_node_tests import (
+    EXPECTED_UNSUPPORTED,
+    NODE_DIR,
+    bind_runtime_operands,
+    classify,
+)
 
-NODE_DIR = "/usr/share/libonnx-testdata/data/node"
 TIMEOUT_S = 30
 THREADS = 2
-MIN_OPSET = 13
-
-# In-set models that tidalc rejects on purpose: {name: reason}. Keep short;
-# every entry needs a reason a user would accept.
-EXPECTED_UNSUPPORTED = {
-    "test_identity_opt": "an optional-typed graph input; tidal handles tensors only",
-    "test_identity_sequence": "a sequence-typed graph input; tidal handles tensors only",
-    "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool's Indices output (PyTorch never exports it)",
-    "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's Indices output (PyTorch never exports it)",
-}
-
-# Operand positions whose values tidal must know at compile time.
-COMPILE_TIME_OPERANDS = {
-    "Reshape": (1,),
-    "Squeeze": (1,),
-    "Unsqueeze": (1,),
-    "ReduceSum": (1,),
-    "ReduceMean": (1,),
-    "Slice": (1, 2, 3, 4),
-    "Split": (1,),
-    "Dropout": (1, 2),
-    "Expand": (1,),
-    "ConstantOfShape": (0,),
-    "Range": (0, 1, 2),
-}
-
-
-def default_opset(model):
-    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    return max(versions) if versions else 0
-
-
-def changed_since_min_opset(model, ops):
-    """Ops (default domain) whose definition at the model's opset differs
-    from their definition at MIN_OPSET."""
-    opset = default_opset(model)
-    if opset == 0 or opset >= MIN_OPSET:  # 0: no ai.onnx import at all
-        return []
-    changed = []
-    for op in sorted(ops):
-        try:
-            old = defs.get_schema(op, opset).since_version
-            new = defs.get_schema(op, MIN_OPSET).since_version
-        except Exception:  # SchemaError: not an ai.onnx op (Adam, ...)
-            continue
-        if old != new:
-            changed.append(op)
-    return changed
-
-
-def runtime_operands(model):
-    """'Op.input[i]' entries whose value is needed at compile time but only
-    flows from graph inputs (not initializers/Constants/Shape)."""
-    graph = model.graph
-    known = {i.name for i in graph.initializer}
-    for node in graph.node:  # nodes are topologically sorted in these models
-        if node.op_type in ("Constant", "Shape") or (
-            node.input and all((not x) or x in known for x in node.input)
-        ):
-            known.update(node.output)
-    found = []
-    for node in graph.node:
-        for pos in COMPILE_TIME_OPERANDS.get(node.op_type, ()):
-            if pos < len(node.input) and node.input[pos] and node.input[pos] not in known:
-                found.append(f"{node.op_type}.input[{pos}]")
-    return found
-
-
-def untyped_inputs(model):
-    """Quoted names of graph inputs that no tensor compiler can take:
-    sequences, optionals, maps and string tensors."""
-    names = []
-    for vi in model.graph.input:
-        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
-        if tt is None or tt.elem_type == onnx.TensorProto.STRING:
-            names.append(f"'{vi.name}'")
-    return names
-
-
-def classify(name, model):
-    """(category, detail) for one node-test model. For "out_of_set", detail
-    lists what the error may name: an unsupported op type, or another defect
-    the importer may meet first (an old opset, a non-tensor or string input)."""
-    ops = op_types(model.graph)
-    outside = sorted(ops - NODE_TEST_OPS)
-    if outside:
-        other = untyped_inputs(model)
-        if changed_since_min_opset(model, ops):
-            other.append("opset")
-        return "out_of_set", outside + other
-    changed = changed_since_min_opset(model, ops)
-    if changed:
-        return "old_opset", changed
-    runtime = runtime_operands(model)
-    if runtime:
-        return "runtime_operand", runtime
-    if name in EXPECTED_UNSUPPORTED:
-        return "expected_unsupported", EXPECTED_UNSUPPORTED[name]
-    return "in_set", []
 
 
 def judge(path, category, detail, proc):
@@ -172,35 +76,6 @@ def judge(path, category, detail, proc):
     if category == "old_opset" and "opset" not in line:
         return f"error does not mention the opset: {line.strip()!r}"
     return None
-
-
-FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
-               onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
-
-
-def bind_runtime_operands(path, out_path):
-    """Writes a copy of the model at `path` whose integer and scalar graph
-    inputs (shapes, axes, starts, split sizes, dropout ratio) are
-    initializers holding the values of the test's own test_data_set_0, as a
-    user would bind them. Returns the bound input names."""
-    model = onnx.load(path)
-    data_dir = os.path.join(os.path.dirname(path), "test_data_set_0")
-    bound = []
-    for k, vi in enumerate(model.graph.input):
-        tt = vi.type.tensor_type
-        if tt.elem_type in FLOAT_TYPES and len(tt.shape.dim) > 0:
-            continue
-        pb = os.path.join(data_dir, f"input_{k}.pb")
-        if not os.path.isfile(pb):
-            continue
-        tensor = onnx.TensorProto()
-        with open(pb, "rb") as f:
-            tensor.ParseFromString(f.read())
-        tensor.name = vi.name
-        model.graph.initializer.append(tensor)
-        bound.append(vi.name)
-    onnx.save(model, out_path)
-    return bound
 
 
 def run_one(args):

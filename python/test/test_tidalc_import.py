@@ -62,11 +62,10 @@ def expected_roles(model):
     """{name: role} that @main's arguments must carry for `model`. With a
     training_info (docs/training-info.md), its algorithm graph's inputs and
     initializers count too: what Gradient differentiates is a param, what
-    update_binding updates otherwise is optimizer_state, and the algorithm's
-    other float initializers are constants."""
+    update_binding updates otherwise is optimizer_state, and every other float
+    initializer is a constant (the algorithm says what is trained)."""
     graphs = [model.graph] + [ti.algorithm for ti in model.training_info]
     inits = {i.name: i for g in graphs for i in g.initializer}
-    algorithm_inits = {i.name for g in graphs[1:] for i in g.initializer}
     differentiated, updated = set(), set()
     for ti in model.training_info:
         updated.update(b.key for b in ti.update_binding)
@@ -86,7 +85,7 @@ def expected_roles(model):
             roles[name] = "param"
         elif name in updated:
             roles[name] = "optimizer_state"
-        elif init.data_type in FLOAT_TYPES and name not in algorithm_inits:
+        elif init.data_type in FLOAT_TYPES and not model.training_info:
             roles[name] = "param"
         else:
             roles[name] = "constant"
