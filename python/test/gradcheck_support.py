@@ -63,31 +63,8 @@ def rel_err(ours, ref) -> float:
 
 def function_arguments(mlir: str, func: str = "train_step") -> List[Tuple[str, Optional[str], Optional[str]]]:
     """[(type, tidal.name, role)] of `func.func @func`'s arguments."""
-    m = re.search(r"func\.func\s+(?:public\s+|private\s+)?@" + re.escape(func) + r"\(", mlir)
-    if not m:
-        raise ValueError(f"no func.func @{func} in tidalc's output")
-    start = m.end()
-    depth, i, in_str = 1, start, False
-    while depth:
-        c = mlir[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        i += 1
     args = []
-    for arg in support.split_top_level(mlir[start : i - 1]):
-        _, _, rest = arg.partition(":")
-        rest = rest.strip()
-        brace = rest.find("{")
-        ty, attrs = (rest[:brace].strip(), rest[brace:]) if brace >= 0 else (rest, "")
+    for ty, attrs in support.main_arguments(mlir, func):
         role = support.arg_attr(attrs, "tidal.role")
         rm = re.fullmatch(r"#tidal<role (\w+)>", role or "")
         args.append((ty, support.arg_attr(attrs, "tidal.name"), rm.group(1) if rm else role))

@@ -140,11 +140,11 @@ def split_top_level(text, sep=","):
     return parts
 
 
-def main_arguments(mlir):
-    """The argument list of `func.func @main` as [(type, attr-dict text)]."""
-    m = re.search(r"func\.func\s+(?:public\s+|private\s+)?@main\(", mlir)
+def main_arguments(mlir, func="main"):
+    """The argument list of `func.func @func` as [(type, attr-dict text)]."""
+    m = re.search(r"func\.func\s+(?:public\s+|private\s+)?@" + re.escape(func) + r"\(", mlir)
     if not m:
-        raise ValueError("no func.func @main in the output")
+        raise ValueError(f"no func.func @{func} in the output")
     start = m.end()
     depth, i, in_str = 1, start, False
     while depth:
