@@ -114,3 +114,22 @@ void GraphImporter::bindOutputs(const onnx::NodeProto &node,
     if (!node.output(i).empty())
       values[node.output(i)] = results[i];
 }
+
+//===----------------------------------------------------------------------===//
+// Small helpers shared by the converters
+//===----------------------------------------------------------------------===//
+
+const onnx::AttributeProto *importer::findAttribute(const onnx::NodeProto &node,
+                                                    llvm::StringRef name) {
+  for (const auto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+std::string importer::typeToString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}

@@ -72,6 +72,13 @@ inline constexpr int64_t kTrainingOpset = 1;
 LogicalResult convertTrainingNode(GraphImporter &g, const onnx::NodeProto &node,
                                   bool inAlgorithm, std::string &error);
 
+/// The attribute `name` of `node`, or null.
+const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
+                                          llvm::StringRef name);
+
+/// `t` as MLIR prints it, for messages.
+std::string typeToString(Type t);
+
 /// Formats `node 'name' (Op)`, or `node #i (Op)` for an unnamed node
 /// (`algorithm node #i` in a training_info algorithm graph).
 std::string describeNode(const onnx::NodeProto &node, int index,

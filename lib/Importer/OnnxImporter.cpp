@@ -243,12 +243,11 @@ static LogicalResult sortNodes(const onnx::GraphProto &g,
     }
     // Gradient reads its y by name, not as an input.
     if (node.domain() == kTrainingDomain && node.op_type() == "Gradient")
-      for (const auto &a : node.attribute())
-        if (a.name() == "y")
-          if (auto p = producer.find(a.s()); p != producer.end()) {
-            ++pending[i];
-            users[p->second].push_back(i);
-          }
+      if (const auto *y = findAttribute(node, "y"))
+        if (auto p = producer.find(y->s()); p != producer.end()) {
+          ++pending[i];
+          users[p->second].push_back(i);
+        }
   }
   std::deque<int> ready;
   for (int i = 0; i < g.node_size(); ++i)

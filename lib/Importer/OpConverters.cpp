@@ -29,10 +29,7 @@ struct Node {
   OpBuilder &b() { return g.builder; }
 
   const onnx::AttributeProto *attr(llvm::StringRef name) const {
-    for (const auto &a : proto.attribute())
-      if (a.name() == name)
-        return &a;
-    return nullptr;
+    return findAttribute(proto, name);
   }
   int64_t i(llvm::StringRef name, int64_t def) const {
     const auto *a = attr(name);

@@ -24,17 +24,9 @@ namespace {
 /// Largest constant the folder materializes (shape tensors are tiny).
 constexpr int64_t kMaxFoldElements = 1 << 16;
 
-const onnx::AttributeProto *findAttr(const onnx::NodeProto &node,
-                                     llvm::StringRef name) {
-  for (const auto &a : node.attribute())
-    if (a.name() == name)
-      return &a;
-  return nullptr;
-}
-
 int64_t intAttr(const onnx::NodeProto &node, llvm::StringRef name,
                 int64_t def) {
-  const auto *a = findAttr(node, name);
+  const auto *a = findAttribute(node, name);
   return a ? a->i() : def;
 }
 
@@ -333,7 +325,7 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     llvm::SmallVector<int64_t> axes;
     if (in.size() > 1 && in[1])
       axes = intValues(in[1]);
-    else if (const auto *a = findAttr(node, "axes"))
+    else if (const auto *a = findAttribute(node, "axes"))
       axes.assign(a->ints().begin(), a->ints().end());
     llvm::SmallVector<int64_t> outShape;
     if (op == "Unsqueeze") {
@@ -485,7 +477,7 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     if (llvm::any_of(outShape, [](int64_t d) { return d < 0; }))
       return false;
     DenseElementsAttr value;
-    if (const auto *a = findAttr(node, "value")) {
+    if (const auto *a = findAttribute(node, "value")) {
       value = decodeTensor(ctx, a->t(), "", error);
       if (!value)
         return true;
@@ -558,7 +550,7 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     results.push_back(r);
   } else if (op == "Transpose") {
     llvm::SmallVector<int64_t> perm;
-    if (const auto *a = findAttr(node, "perm"))
+    if (const auto *a = findAttribute(node, "perm"))
       perm.assign(a->ints().begin(), a->ints().end());
     else
       for (int64_t d = rank - 1; d >= 0; --d)

@@ -18,21 +18,6 @@ using namespace mlir::tidal::importer;
 
 namespace {
 
-const onnx::AttributeProto *findAttr(const onnx::NodeProto &node,
-                                     llvm::StringRef name) {
-  for (const auto &a : node.attribute())
-    if (a.name() == name)
-      return &a;
-  return nullptr;
-}
-
-std::string typeStr(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return s;
-}
-
 bool isFloatType(int32_t onnxType) {
   return onnxType == onnx::TensorProto::FLOAT ||
          onnxType == onnx::TensorProto::DOUBLE ||
@@ -47,9 +32,9 @@ LogicalResult checkGradient(const onnx::NodeProto &node, int index,
                             const llvm::StringMap<int32_t> &tensorTypes,
                             TrainingInfo &info, std::string &error) {
   std::string who = describeNode(node, index, /*inAlgorithm=*/true) + ": ";
-  const onnx::AttributeProto *xs = findAttr(node, "xs");
-  const onnx::AttributeProto *y = findAttr(node, "y");
-  const onnx::AttributeProto *zs = findAttr(node, "zs");
+  const onnx::AttributeProto *xs = findAttribute(node, "xs");
+  const onnx::AttributeProto *y = findAttribute(node, "y");
+  const onnx::AttributeProto *zs = findAttribute(node, "zs");
   if (!xs || xs->type() != onnx::AttributeProto::STRINGS ||
       xs->strings_size() == 0) {
     error = who + "required attribute 'xs' (a list of tensor names) is "
@@ -217,8 +202,8 @@ LogicalResult importer::buildTrainingResults(
       return failure();
     }
     if (v->getType() != arg.getType()) {
-      error = what + "the value has type " + typeStr(v->getType()) +
-              " but the initializer has type " + typeStr(arg.getType());
+      error = what + "the value has type " + typeToString(v->getType()) +
+              " but the initializer has type " + typeToString(arg.getType());
       return failure();
     }
     results.push_back(*v);

@@ -20,14 +20,6 @@ using namespace mlir::tidal::importer;
 
 namespace {
 
-const onnx::AttributeProto *findAttr(const onnx::NodeProto &node,
-                                     llvm::StringRef name) {
-  for (const auto &a : node.attribute())
-    if (a.name() == name)
-      return &a;
-  return nullptr;
-}
-
 /// An ONNX float attribute as the double a Python user wrote: the shortest
 /// decimal that round-trips through float32 (0.95f becomes 0.95, not
 /// 0.949999988), as the optimizer ops hold Python-float hyper-parameters.
@@ -52,7 +44,7 @@ struct Optimizer {
   /// Float attribute `name`; `def` null means the attribute is required.
   FailureOr<NamedAttribute> floatAttr(llvm::StringRef name,
                                       std::optional<float> def) {
-    const onnx::AttributeProto *a = findAttr(node, name);
+    const onnx::AttributeProto *a = findAttribute(node, name);
     if (!a && !def)
       return fail("required attribute '" + name + "' is missing");
     if (a && a->type() != onnx::AttributeProto::FLOAT)
@@ -93,18 +85,12 @@ struct Optimizer {
     auto tt = cast<RankedTensorType>(t.getType());
     if (rt.getRank() != 0 || !isa<FloatType>(rt.getElementType()))
       return fail("R ('" + node.input(0) +
-                  "') must be a floating-point scalar, got " + typeStr(rt));
+                  "') must be a floating-point scalar, got " +
+                  typeToString(rt));
     if (tt.getRank() != 0 || !tt.getElementType().isInteger(64))
       return fail("T ('" + node.input(1) + "') must be an int64 scalar, got " +
-                  typeStr(tt));
+                  typeToString(tt));
     return success();
-  }
-
-  static std::string typeStr(Type t) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << t;
-    return s;
   }
 
   /// Creates one `opName` per tensor on (R, T, X_i, G_i, S1_i, ...) and binds
@@ -144,7 +130,7 @@ LogicalResult convertMomentum(Optimizer &o) {
   auto norm = o.floatAttr("norm_coefficient", std::nullopt);
   if (failed(alpha) || failed(beta) || failed(norm))
     return failure();
-  const onnx::AttributeProto *mode = findAttr(o.node, "mode");
+  const onnx::AttributeProto *mode = findAttribute(o.node, "mode");
   if (!mode)
     return o.fail("required attribute 'mode' is missing");
   if (mode->s() != "standard" && mode->s() != "nesterov")
@@ -190,8 +176,8 @@ LogicalResult convertAdam(Optimizer &o) {
 /// tensors named in xs then zs (analyzeTrainingInfo checked the names).
 LogicalResult convertGradient(Optimizer &o) {
   GraphImporter &g = o.g;
-  const onnx::AttributeProto *xsAttr = findAttr(o.node, "xs");
-  const onnx::AttributeProto *yAttr = findAttr(o.node, "y");
+  const onnx::AttributeProto *xsAttr = findAttribute(o.node, "xs");
+  const onnx::AttributeProto *yAttr = findAttribute(o.node, "y");
   if (!xsAttr || !yAttr)
     return o.fail("required attribute 'xs' or 'y' is missing");
   std::string y = yAttr->s();
@@ -202,7 +188,7 @@ LogicalResult convertGradient(Optimizer &o) {
                   "graph");
   auto yt = cast<RankedTensorType>(yv->second.getType());
   if (yt.getRank() != 0 || !isa<FloatType>(yt.getElementType()))
-    return o.fail("y names '" + y + "' of type " + Optimizer::typeStr(yt) +
+    return o.fail("y names '" + y + "' of type " + typeToString(yt) +
                   "; the loss must be a floating-point scalar");
   llvm::SmallVector<Value> operands{yv->second};
   for (const std::string &x : xsAttr->strings()) {
