@@ -16,6 +16,16 @@ using namespace mlir::tidal;
 #define GET_ATTRDEF_CLASSES
 #include "tidal/Dialect/Tidal/IR/TidalAttrs.cpp.inc"
 
+DictionaryAttr tidal::nameAndRoleAttrs(MLIRContext *ctx, StringAttr name,
+                                       ArgRole role) {
+  SmallVector<NamedAttribute, 2> attrs;
+  if (name)
+    attrs.emplace_back(StringAttr::get(ctx, kNameAttr), name);
+  attrs.emplace_back(StringAttr::get(ctx, kRoleAttr),
+                     ArgRoleAttr::get(ctx, role));
+  return DictionaryAttr::get(ctx, attrs);
+}
+
 void TidalDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST

@@ -65,13 +65,10 @@ struct AddLossPass : tidal::impl::TidalAddLossPassBase<AddLossPass> {
     MLIRContext *ctx = &getContext();
     Location loc = NameLoc::get(StringAttr::get(ctx, "loss"));
     unsigned labelIndex = func.getNumArguments();
-    NamedAttribute labelAttrs[] = {
-        NamedAttribute(StringAttr::get(ctx, kNameAttr),
-                       StringAttr::get(ctx, "label")),
-        NamedAttribute(StringAttr::get(ctx, kRoleAttr),
-                       ArgRoleAttr::get(ctx, ArgRole::input))};
-    func.insertArgument(labelIndex, labelType,
-                        DictionaryAttr::get(ctx, labelAttrs), loc);
+    func.insertArgument(
+        labelIndex, labelType,
+        nameAndRoleAttrs(ctx, StringAttr::get(ctx, "label"), ArgRole::input),
+        loc);
     Value label = func.getArgument(labelIndex);
 
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -94,13 +91,9 @@ struct AddLossPass : tidal::impl::TidalAddLossPassBase<AddLossPass> {
     // The loss is result 0; the prediction and any other outputs follow.
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       func.setResultAttr(i, kRoleAttr, ArgRoleAttr::get(ctx, ArgRole::output));
-    NamedAttribute lossAttrs[] = {
-        NamedAttribute(StringAttr::get(ctx, kNameAttr),
-                       StringAttr::get(ctx, "loss")),
-        NamedAttribute(StringAttr::get(ctx, kRoleAttr),
-                       ArgRoleAttr::get(ctx, ArgRole::loss))};
-    func.insertResult(0, lossValue.getType(),
-                      DictionaryAttr::get(ctx, lossAttrs));
+    func.insertResult(
+        0, lossValue.getType(),
+        nameAndRoleAttrs(ctx, StringAttr::get(ctx, "loss"), ArgRole::loss));
     ret->insertOperands(0, lossValue);
     return success();
   }

@@ -123,16 +123,6 @@ struct StepResult {
 struct AutodiffPass : tidal::impl::TidalAutodiffPassBase<AutodiffPass> {
   using Base::Base;
 
-  DictionaryAttr resultAttrs(StringAttr name, ArgRole role) {
-    MLIRContext *ctx = &getContext();
-    SmallVector<NamedAttribute> attrs;
-    if (name)
-      attrs.emplace_back(StringAttr::get(ctx, kNameAttr), name);
-    attrs.emplace_back(StringAttr::get(ctx, kRoleAttr),
-                       ArgRoleAttr::get(ctx, role));
-    return DictionaryAttr::get(ctx, attrs);
-  }
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto func = module.lookupSymbol<func::FuncOp>(funcName);
@@ -221,12 +211,13 @@ struct AutodiffPass : tidal::impl::TidalAutodiffPassBase<AutodiffPass> {
     StringAttr lossName = func.getResultAttrOfType<StringAttr>(0, kNameAttr);
     if (!lossName)
       lossName = b.getStringAttr("loss");
-    results.push_back({loss, resultAttrs(lossName, ArgRole::loss)});
+    results.push_back(
+        {loss, nameAndRoleAttrs(&getContext(), lossName, ArgRole::loss)});
     for (auto [g, index] : llvm::zip(grads, paramIndex)) {
       if (!g) // as in PyTorch, a parameter the loss ignores has no gradient
         continue;
-      results.push_back(
-          {g, resultAttrs(nameOf(func, index), ArgRole::gradient)});
+      results.push_back({g, nameAndRoleAttrs(&getContext(), nameOf(func, index),
+                                             ArgRole::gradient)});
       ++numGradients;
     }
     return success();
@@ -280,7 +271,8 @@ struct AutodiffPass : tidal::impl::TidalAutodiffPassBase<AutodiffPass> {
         }
         if (name && returned.contains(name.getValue()))
           continue;
-        updates.push_back({updated, resultAttrs(name, ArgRole::state)});
+        updates.push_back(
+            {updated, nameAndRoleAttrs(&getContext(), name, ArgRole::state)});
       }
       return WalkResult::advance();
     });

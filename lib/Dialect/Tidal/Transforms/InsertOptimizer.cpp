@@ -29,11 +29,7 @@ struct InsertOptimizerPass
 
   DictionaryAttr attrs(StringRef name, ArgRole role) {
     MLIRContext *ctx = &getContext();
-    NamedAttribute list[] = {NamedAttribute(StringAttr::get(ctx, kNameAttr),
-                                            StringAttr::get(ctx, name)),
-                             NamedAttribute(StringAttr::get(ctx, kRoleAttr),
-                                            ArgRoleAttr::get(ctx, role))};
-    return DictionaryAttr::get(ctx, list);
+    return nameAndRoleAttrs(ctx, StringAttr::get(ctx, name), role);
   }
 
   void runOnOperation() override {

@@ -24,6 +24,11 @@ namespace mlir::tidal {
 /// graph function (SPEC section 1).
 inline constexpr llvm::StringLiteral kNameAttr = "tidal.name";
 inline constexpr llvm::StringLiteral kRoleAttr = "tidal.role";
+
+/// The argument/result attributes `{tidal.name = name, tidal.role = role}`;
+/// without `tidal.name` when `name` is null.
+DictionaryAttr nameAndRoleAttrs(MLIRContext *ctx, StringAttr name,
+                                ArgRole role);
 /// A unit attribute on @main: the model carried an ONNX training_info, so
 /// @main already computes the loss, its gradients and the optimizer's
 /// updates, and the pipeline must not add a loss or an optimizer of its own.
