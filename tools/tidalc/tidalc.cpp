@@ -242,8 +242,6 @@ int main(int argc, char **argv) {
     mlir::tidal::buildTrainingPipeline(pm, pipeline, stopAfter);
     if (timings || verbose)
       pm.enableTiming();
-    if (verbose)
-      pm.enableStatistics();
     std::string firstError;
     mlir::ScopedDiagnosticHandler handler(
         &context, [&](mlir::Diagnostic &diag) {

@@ -48,3 +48,20 @@ func.func @main(%x: tensor<2x3xf32> {tidal.name = "x", tidal.role = #tidal<role 
   %l = tidal.reduce_sum %b#0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// expected-error @+1 {{a function named 'train_step' already exists}}
+func.func @main(%w: tensor<f32> {tidal.name = "w", tidal.role = #tidal<role param>}) -> tensor<f32> {
+  return %w : tensor<f32>
+}
+func.func @train_step() {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the model has no output to train}}
+func.func @main(%w: tensor<f32> {tidal.name = "w", tidal.role = #tidal<role param>}) {
+  return
+}
