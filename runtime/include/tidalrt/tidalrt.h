@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tidalrt/kernel_list.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,7 +38,7 @@ extern "C" {
 /* MINOR grows when functions or enumerators are added; MAJOR grows (and
  * MINOR resets) when anything existing changes meaning, signature or value. */
 #define TIDALRT_ABI_VERSION_MAJOR 0
-#define TIDALRT_ABI_VERSION_MINOR 1
+#define TIDALRT_ABI_VERSION_MINOR 2
 #define TIDALRT_ABI_VERSION                                                    \
   ((uint32_t)(((uint32_t)TIDALRT_ABI_VERSION_MAJOR << 16) |                    \
               (uint32_t)TIDALRT_ABI_VERSION_MINOR))
@@ -219,6 +221,91 @@ tidalrt_status_t tidalrt_npy_write_data(const char *path,
                                         tidalrt_element_type_t type,
                                         size_t rank, const int64_t *dims,
                                         const void *data);
+
+/*===----------------------------------------------------------------------===
+ * Execution context
+ *===----------------------------------------------------------------------===*/
+
+/* What kernels share while a compiled program runs: one state slot per op
+ * (oneDNN primitives and other set-up built once), one scratch buffer sized
+ * during preparation, the random seed and the step counter. */
+typedef struct tidalrt_context_s tidalrt_context_t;
+
+typedef struct tidalrt_context_options_s {
+  /* The number of ops of the program (desc[0] of every kernel call is below
+   * it). */
+  size_t num_ops;
+  /* Seeds random ops (Dropout): their stream depends on (seed, step, op). */
+  uint64_t seed;
+} tidalrt_context_options_t;
+
+tidalrt_status_t tidalrt_context_create(const tidalrt_context_options_t *options,
+                                        tidalrt_context_t **out_context);
+/* Releases the context, every op's state and the scratch buffer. NULL is
+ * allowed. */
+void tidalrt_context_free(tidalrt_context_t *context);
+
+/* While preparing, kernels build their state and reserve scratch memory but
+ * read and write no tensor data. A program is run once in this mode before
+ * its first step, so that no step allocates. Ending preparation allocates
+ * the scratch buffer (OUT_OF_MEMORY on failure). */
+void tidalrt_context_begin_prepare(tidalrt_context_t *context);
+tidalrt_status_t tidalrt_context_end_prepare(tidalrt_context_t *context);
+
+/* The step number that random ops mix into their stream. */
+void tidalrt_context_set_step(tidalrt_context_t *context, uint64_t step);
+
+/* Generated code calls this before returning a kernel's failure, so the
+ * caller can name the failing op; -1 when no op failed. */
+void tidalrt_context_fail_at(tidalrt_context_t *context, int64_t op_index);
+int64_t tidalrt_context_failed_op(const tidalrt_context_t *context);
+
+/* Bytes of scratch memory reserved by the kernels during preparation. */
+size_t tidalrt_context_scratch_bytes(const tidalrt_context_t *context);
+
+/*===----------------------------------------------------------------------===
+ * Kernel call ABI (generated code -> runtime)
+ *===----------------------------------------------------------------------===*/
+
+/* Every tidal op that does work lowers to one call
+ *
+ *   tidalrt_status_t tidalrt_k_<op>(tidalrt_context_t *context,
+ *                                   const int64_t *desc, void *const *buffers);
+ *
+ * `buffers` holds one pointer per tensor: the op's operands in order, then
+ * its results in order (variadic operands/results expand in place; an absent
+ * optional operand has a NULL pointer). Tensors are dense, C order, aligned
+ * to TIDALRT_ARRAY_ALIGNMENT.
+ *
+ * `desc` is a constant array of int64 words that the compiler emits per
+ * call site:
+ *   desc[0]  the op's index in the program (its state slot, its name in
+ *            errors)
+ *   desc[1]  T, the number of tensors (as in `buffers`)
+ *   T times: element type (tidalrt_element_type_t), rank r (-1: an absent
+ *            optional operand, then no dims), r dims
+ *   A, the number of attributes, then A attributes: every inherent
+ *            attribute the op declares, in alphabetical order of name, with
+ *            default values filled in; each is a tag word then its payload:
+ *              TIDALRT_ATTR_ABSENT  (no payload; an unset optional attribute)
+ *              TIDALRT_ATTR_INT     1 word (integers, booleans 0/1, enums)
+ *              TIDALRT_ATTR_FLOAT   1 word holding an IEEE double's bits
+ *              TIDALRT_ATTR_INTS    a count n then n words
+ * Enum values: #tidal<reduction none|sum|mean> = 0|1|2. */
+#define TIDALRT_ATTR_ABSENT 0
+#define TIDALRT_ATTR_INT 1
+#define TIDALRT_ATTR_FLOAT 2
+#define TIDALRT_ATTR_INTS 3
+
+typedef tidalrt_status_t (*tidalrt_kernel_fn_t)(tidalrt_context_t *context,
+                                                const int64_t *desc,
+                                                void *const *buffers);
+
+#define TIDALRT_DECLARE_KERNEL(name)                                           \
+  tidalrt_status_t tidalrt_k_##name(tidalrt_context_t *context,                \
+                                    const int64_t *desc, void *const *buffers);
+TIDALRT_KERNEL_LIST(TIDALRT_DECLARE_KERNEL)
+#undef TIDALRT_DECLARE_KERNEL
 
 #ifdef __cplusplus
 } /* extern "C" */

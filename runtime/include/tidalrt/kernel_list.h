@@ -1,0 +1,91 @@
+/* kernel_list.h - the kernels that generated code calls, one per tidal op. */
+/*
+ * TIDALRT_KERNEL_LIST(X) expands X(name) once per kernel. The kernel for the
+ * op `tidal.<name>` is `tidalrt_k_<name>`; the compiler lowers exactly the ops
+ * listed here to calls (see tidalrt.h, "Kernel call ABI"). Ops that are not
+ * listed either cost nothing at run time (views: reshape, flatten, squeeze,
+ * unsqueeze, identity alias their operand's bytes; constant lives in the
+ * program's constant arena) or never reach code generation (gradient).
+ */
+#ifndef TIDALRT_KERNEL_LIST_H
+#define TIDALRT_KERNEL_LIST_H
+
+/* oneDNN kernels (runtime/src/cpu/dnnl_*.cpp). */
+#define TIDALRT_DNNL_KERNEL_LIST(X)                                            \
+  X(conv)                                                                      \
+  X(conv_backward_data)                                                        \
+  X(conv_backward_weights)                                                     \
+  X(max_pool)                                                                  \
+  X(max_pool_backward)                                                         \
+  X(average_pool)                                                              \
+  X(average_pool_backward)                                                     \
+  X(global_average_pool)                                                       \
+  X(batch_norm_inference)                                                      \
+  X(batch_norm_training)                                                       \
+  X(batch_norm_backward)                                                       \
+  X(gemm)                                                                      \
+  X(matmul)
+
+/* Element-wise and reduction kernels, AVX2 with a scalar fallback
+ * (runtime/src/cpu/elementwise_*.cpp, activation_backward.cpp, dropout.cpp,
+ * reduce.cpp). */
+#define TIDALRT_ELEMENTWISE_KERNEL_LIST(X)                                     \
+  X(add)                                                                       \
+  X(sub)                                                                       \
+  X(mul)                                                                       \
+  X(div)                                                                       \
+  X(pow)                                                                       \
+  X(neg)                                                                       \
+  X(relu)                                                                      \
+  X(sigmoid)                                                                   \
+  X(tanh)                                                                      \
+  X(sqrt)                                                                      \
+  X(erf)                                                                       \
+  X(exp)                                                                       \
+  X(log)                                                                       \
+  X(leaky_relu)                                                                \
+  X(relu_backward)                                                             \
+  X(leaky_relu_backward)                                                       \
+  X(sigmoid_backward)                                                          \
+  X(tanh_backward)                                                             \
+  X(erf_backward)                                                              \
+  X(dropout)                                                                   \
+  X(dropout_backward)                                                          \
+  X(broadcast_to)                                                              \
+  X(reduce_mean)                                                               \
+  X(reduce_sum)
+
+/* Softmax, losses, normalisation, optimizer updates and data movement
+ * (runtime/src/cpu/softmax.cpp, loss.cpp, layer_norm.cpp, optimizer.cpp,
+ * data_movement.cpp). */
+#define TIDALRT_OTHER_KERNEL_LIST(X)                                           \
+  X(softmax)                                                                   \
+  X(log_softmax)                                                               \
+  X(softmax_backward)                                                          \
+  X(log_softmax_backward)                                                      \
+  X(softmax_cross_entropy_loss)                                                \
+  X(softmax_cross_entropy_loss_backward)                                       \
+  X(nll_loss)                                                                  \
+  X(nll_loss_backward)                                                         \
+  X(layer_norm)                                                                \
+  X(layer_norm_backward)                                                       \
+  X(sgd_update)                                                                \
+  X(sgd_momentum_update)                                                       \
+  X(adam_update)                                                               \
+  X(onnx_momentum)                                                             \
+  X(onnx_adagrad)                                                              \
+  X(onnx_adam)                                                                 \
+  X(transpose)                                                                 \
+  X(concat)                                                                    \
+  X(split)                                                                     \
+  X(slice)                                                                     \
+  X(slice_backward)                                                            \
+  X(gather)                                                                    \
+  X(gather_backward)
+
+#define TIDALRT_KERNEL_LIST(X)                                                 \
+  TIDALRT_DNNL_KERNEL_LIST(X)                                                  \
+  TIDALRT_ELEMENTWISE_KERNEL_LIST(X)                                           \
+  TIDALRT_OTHER_KERNEL_LIST(X)
+
+#endif /* TIDALRT_KERNEL_LIST_H */

@@ -1,0 +1,163 @@
+// context.cpp - the execution context: per-op state, scratch, seed and step.
+#include "kernel.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+struct tidalrt_context_s {
+  size_t numOps = 0;
+  void **states = nullptr;
+  void (**destroyers)(void *) = nullptr;
+  bool preparing = false;
+  size_t scratchReserved = 0;
+  size_t scratchSize = 0;
+  void *scratch = nullptr;
+  uint64_t seed = 0;
+  uint64_t step = 0;
+  int64_t failedOp = -1;
+};
+
+extern "C" tidalrt_status_t
+tidalrt_context_create(const tidalrt_context_options_t *options,
+                       tidalrt_context_t **out_context) {
+  if (out_context)
+    *out_context = nullptr;
+  if (!options || !out_context)
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "tidalrt_context_create: NULL argument");
+  auto *ctx = new (std::nothrow) tidalrt_context_s();
+  if (!ctx)
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "context: out of memory");
+  ctx->numOps = options->num_ops;
+  ctx->seed = options->seed;
+  if (ctx->numOps) {
+    ctx->states = static_cast<void **>(calloc(ctx->numOps, sizeof(void *)));
+    ctx->destroyers = static_cast<void (**)(void *)>(
+        calloc(ctx->numOps, sizeof(void (*)(void *))));
+    if (!ctx->states || !ctx->destroyers) {
+      tidalrt_context_free(ctx);
+      return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                                 "context: out of memory for %zu op states",
+                                 options->num_ops);
+    }
+  }
+  *out_context = ctx;
+  return nullptr;
+}
+
+extern "C" void tidalrt_context_free(tidalrt_context_t *ctx) {
+  if (!ctx)
+    return;
+  for (size_t i = 0; i < ctx->numOps; ++i)
+    if (ctx->states && ctx->states[i] && ctx->destroyers[i])
+      ctx->destroyers[i](ctx->states[i]);
+  free(ctx->states);
+  free(ctx->destroyers);
+  free(ctx->scratch);
+  delete ctx;
+}
+
+extern "C" void tidalrt_context_begin_prepare(tidalrt_context_t *ctx) {
+  ctx->preparing = true;
+}
+
+static bool growScratch(tidalrt_context_t *ctx, size_t bytes) {
+  size_t rounded = (bytes + TIDALRT_ARRAY_ALIGNMENT - 1) /
+                   TIDALRT_ARRAY_ALIGNMENT * TIDALRT_ARRAY_ALIGNMENT;
+  void *p = aligned_alloc(TIDALRT_ARRAY_ALIGNMENT, rounded ? rounded : 64);
+  if (!p)
+    return false;
+  free(ctx->scratch);
+  ctx->scratch = p;
+  ctx->scratchSize = bytes;
+  return true;
+}
+
+extern "C" tidalrt_status_t tidalrt_context_end_prepare(tidalrt_context_t *ctx) {
+  ctx->preparing = false;
+  if (ctx->scratchReserved > ctx->scratchSize &&
+      !growScratch(ctx, ctx->scratchReserved))
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                               "cannot allocate %zu bytes of kernel scratch",
+                               ctx->scratchReserved);
+  return nullptr;
+}
+
+extern "C" void tidalrt_context_set_step(tidalrt_context_t *ctx,
+                                         uint64_t step) {
+  ctx->step = step;
+}
+
+extern "C" void tidalrt_context_fail_at(tidalrt_context_t *ctx,
+                                        int64_t op_index) {
+  ctx->failedOp = op_index;
+}
+
+extern "C" int64_t tidalrt_context_failed_op(const tidalrt_context_t *ctx) {
+  return ctx->failedOp;
+}
+
+extern "C" size_t tidalrt_context_scratch_bytes(const tidalrt_context_t *ctx) {
+  return ctx->scratchReserved;
+}
+
+namespace tidalrt {
+
+void fail(tidalrt_status_code_t code, const char *format, ...) {
+  KernelError e;
+  e.code = code;
+  va_list args;
+  va_start(args, format);
+  vsnprintf(e.message, sizeof(e.message), format, args);
+  va_end(args);
+  throw e;
+}
+
+bool preparing(const tidalrt_context_t *ctx) { return ctx->preparing; }
+
+void *getState(tidalrt_context_t *ctx, int64_t opIndex) {
+  if (opIndex < 0 || (size_t)opIndex >= ctx->numOps)
+    fail(TIDALRT_INTERNAL, "op index %lld outside the program's %zu ops",
+         (long long)opIndex, ctx->numOps);
+  return ctx->states[opIndex];
+}
+
+void setState(tidalrt_context_t *ctx, int64_t opIndex, void *state,
+              void (*destroy)(void *)) {
+  if (opIndex < 0 || (size_t)opIndex >= ctx->numOps)
+    fail(TIDALRT_INTERNAL, "op index %lld outside the program's %zu ops",
+         (long long)opIndex, ctx->numOps);
+  if (ctx->states[opIndex] && ctx->destroyers[opIndex])
+    ctx->destroyers[opIndex](ctx->states[opIndex]);
+  ctx->states[opIndex] = state;
+  ctx->destroyers[opIndex] = destroy;
+}
+
+void *scratch(tidalrt_context_t *ctx, size_t bytes) {
+  if (ctx->preparing) {
+    if (bytes > ctx->scratchReserved)
+      ctx->scratchReserved = bytes;
+    return nullptr;
+  }
+  if (bytes > ctx->scratchSize) {
+    // Only a context that skipped preparation may grow here.
+    if (ctx->scratchReserved >= bytes || ctx->scratchSize == 0 ||
+        ctx->scratchReserved == 0) {
+      if (bytes > ctx->scratchReserved)
+        ctx->scratchReserved = bytes;
+      if (!growScratch(ctx, bytes))
+        throw std::bad_alloc();
+    } else {
+      fail(TIDALRT_INTERNAL,
+           "kernel scratch of %zu bytes exceeds the %zu reserved", bytes,
+           ctx->scratchSize);
+    }
+  }
+  return ctx->scratch;
+}
+
+uint64_t seed(const tidalrt_context_t *ctx) { return ctx->seed; }
+uint64_t step(const tidalrt_context_t *ctx) { return ctx->step; }
+
+} // namespace tidalrt

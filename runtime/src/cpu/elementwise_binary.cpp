@@ -1,0 +1,8 @@
+// elementwise_binary.cpp - broadcasting binary arithmetic.
+#include "kernel.h"
+
+TIDALRT_UNIMPLEMENTED_KERNEL(add)
+TIDALRT_UNIMPLEMENTED_KERNEL(sub)
+TIDALRT_UNIMPLEMENTED_KERNEL(mul)
+TIDALRT_UNIMPLEMENTED_KERNEL(div)
+TIDALRT_UNIMPLEMENTED_KERNEL(pow)

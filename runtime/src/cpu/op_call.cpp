@@ -1,0 +1,103 @@
+// op_call.cpp - decoding the compiler's kernel call descriptors.
+#include "kernel.h"
+
+namespace tidalrt {
+
+tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
+                                void *const *buffers, const char *kernelName) {
+  kernel = kernelName;
+  context = ctx;
+  if (!desc)
+    return tidalrt_status_make(TIDALRT_INTERNAL, "%s: NULL descriptor",
+                               kernelName);
+  index = desc[0];
+  int64_t t = desc[1];
+  if (t < 0 || t > kMaxTensors)
+    return tidalrt_status_make(TIDALRT_INTERNAL,
+                               "%s (op %lld): %lld tensors (at most %d)",
+                               kernelName, (long long)index, (long long)t,
+                               kMaxTensors);
+  numTensors = (int)t;
+  const int64_t *p = desc + 2;
+  for (int i = 0; i < numTensors; ++i) {
+    TensorRef &ref = tensors[i];
+    ref.type = (int32_t)p[0];
+    ref.rank = (int32_t)p[1];
+    p += 2;
+    if (ref.rank > TIDALRT_MAX_RANK)
+      return tidalrt_status_make(TIDALRT_INTERNAL,
+                                 "%s (op %lld): tensor %d has rank %d",
+                                 kernelName, (long long)index, i, ref.rank);
+    ref.dims = p;
+    if (ref.rank > 0)
+      p += ref.rank;
+    ref.data = buffers ? buffers[i] : nullptr;
+  }
+  int64_t a = *p++;
+  if (a < 0 || a > kMaxAttrs)
+    return tidalrt_status_make(TIDALRT_INTERNAL,
+                               "%s (op %lld): %lld attributes (at most %d)",
+                               kernelName, (long long)index, (long long)a,
+                               kMaxAttrs);
+  numAttrs = (int)a;
+  for (int i = 0; i < numAttrs; ++i) {
+    AttrRef &attr = attrs[i];
+    attr.tag = *p++;
+    switch (attr.tag) {
+    case TIDALRT_ATTR_ABSENT:
+      attr.count = 0;
+      attr.words = p;
+      break;
+    case TIDALRT_ATTR_INT:
+    case TIDALRT_ATTR_FLOAT:
+      attr.count = 1;
+      attr.words = p++;
+      break;
+    case TIDALRT_ATTR_INTS:
+      attr.count = *p++;
+      attr.words = p;
+      p += attr.count;
+      break;
+    default:
+      return tidalrt_status_make(TIDALRT_INTERNAL,
+                                 "%s (op %lld): attribute %d has tag %lld",
+                                 kernelName, (long long)index, i,
+                                 (long long)attr.tag);
+    }
+  }
+  return nullptr;
+}
+
+static const AttrRef &attrAt(const OpCall &op, int i, int64_t tag) {
+  if (i < 0 || i >= op.numAttrs)
+    fail(TIDALRT_INTERNAL, "attribute %d requested, the call has %d", i,
+         op.numAttrs);
+  const AttrRef &a = op.attrs[i];
+  if (tag >= 0 && a.tag != tag)
+    fail(TIDALRT_INTERNAL, "attribute %d has tag %lld, expected %lld", i,
+         (long long)a.tag, (long long)tag);
+  return a;
+}
+
+bool OpCall::has(int i) const {
+  return attrAt(*this, i, -1).tag != TIDALRT_ATTR_ABSENT;
+}
+
+int64_t OpCall::getInt(int i) const {
+  return attrAt(*this, i, TIDALRT_ATTR_INT).words[0];
+}
+
+double OpCall::getFloat(int i) const {
+  double d;
+  int64_t w = attrAt(*this, i, TIDALRT_ATTR_FLOAT).words[0];
+  memcpy(&d, &w, sizeof d);
+  return d;
+}
+
+int64_t OpCall::getInts(int i, const int64_t **out) const {
+  const AttrRef &a = attrAt(*this, i, TIDALRT_ATTR_INTS);
+  *out = a.words;
+  return a.count;
+}
+
+} // namespace tidalrt

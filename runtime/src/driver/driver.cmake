@@ -1,0 +1,1 @@
+# The driver: main() of generated executables, linked after their object.
