@@ -17,6 +17,8 @@ ArrayRef<StringRef> tidal::trainingPipelineStages() {
 void tidal::buildTrainingPipeline(OpPassManager &pm,
                                   const TrainingPipelineOptions &options,
                                   StringRef stopAfter) {
+  if (options.predict)
+    pm.addPass(createTidalAddPredictPass());
   if (!options.loss.empty()) {
     TidalAddLossPassOptions o;
     o.loss = options.loss;

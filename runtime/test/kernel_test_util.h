@@ -112,9 +112,9 @@ public:
 
 private:
   static std::string consume(tidalrt_status_t s) {
-    std::string m = std::string(tidalrt_status_code_name(
-                        tidalrt_status_code(s))) +
-                    ": " + tidalrt_status_message(s);
+    std::string m =
+        std::string(tidalrt_status_code_name(tidalrt_status_code(s))) + ": " +
+        tidalrt_status_message(s);
     tidalrt_status_free(s);
     return m;
   }

@@ -9,20 +9,28 @@
 
 #include "Statistics.h"
 
+#include "tidal/Conversion/Passes.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+#include "tidal/Dialect/Tidal/Transforms/Passes.h"
 #include "tidal/Importer/OnnxImporter.h"
 #include "tidal/InitAll.h"
 #include "tidal/Pipelines/Pipelines.h"
+#include "tidal/Target/Program.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -40,8 +48,8 @@ cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::cat(category));
 cl::opt<std::string>
     emit("emit",
-         cl::desc("Stop after a stage: mlir (exe, obj, llvm and plan "
-                  "come with code generation)"),
+         cl::desc("Stop after a stage: exe (a training executable), obj, "
+                  "llvm, mlir"),
          cl::init("exe"), cl::cat(category));
 cl::opt<int64_t> batchSize("batch-size",
                            cl::desc("Bind the symbolic batch dimension"),
@@ -77,6 +85,20 @@ cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::init(0.999),
                       cl::cat(category));
 cl::opt<double> eps("eps", cl::desc("Adam epsilon"), cl::init(1e-8),
                     cl::cat(category));
+cl::opt<std::string> mode("mode",
+                          cl::desc("train (the training step, default) or "
+                                   "forward (the model's forward pass as "
+                                   "written, run once over its inputs)"),
+                          cl::init("train"), cl::cat(category));
+cl::opt<std::string> target("target",
+                            cl::desc("cpu (sim and cuda come with the "
+                                     "device planner)"),
+                            cl::init("cpu"), cl::cat(category));
+cl::list<std::string>
+    embedData("embed-data",
+              cl::desc("NAME=FILE.npy: compile example data into the "
+                       "executable (repeatable)"),
+              cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Print statistics to stderr"),
                       cl::cat(category));
 cl::opt<bool> timings("timings", cl::desc("Print stage timings to stderr"),
@@ -172,10 +194,179 @@ std::string writeAtomically(StringRef path, StringRef text) {
   }
   return "";
 }
+
+const char *argv0 = "tidalc";
+
+/// The first error diagnostic of the passes, as one line.
+std::string firstError;
+
+using RunPasses =
+    function_ref<bool(function_ref<void(mlir::PassManager &)>, StringRef)>;
+
+/// The resolved optimizer settings, for the manifest (informational).
+std::string optimizerJson(bool training) {
+  if (!training)
+    return "{}";
+  bool adam = optimizer == "adam" || optimizer == "adamw";
+  double rate = lr >= 0 ? lr.getValue() : (adam ? 1e-3 : 1e-2);
+  double decay = weightDecay >= 0 ? weightDecay.getValue()
+                                  : (optimizer == "adamw" ? 1e-2 : 0.0);
+  json::Object o{
+      {"name", optimizer.getValue()}, {"lr", rate}, {"weight_decay", decay}};
+  if (adam) {
+    o["beta1"] = beta1.getValue();
+    o["beta2"] = beta2.getValue();
+    o["eps"] = eps.getValue();
+  } else {
+    o["momentum"] = momentum.getValue();
+    o["dampening"] = dampening.getValue();
+    o["nesterov"] = nesterov.getValue();
+  }
+  std::string text;
+  raw_string_ostream os(text);
+  os << json::Value(std::move(o));
+  return text;
+}
+
+/// Reads a whole file; "" and an error message on failure.
+bool readFile(StringRef path, std::vector<char> &bytes, std::string &error) {
+  auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                      /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = "cannot read '" + path.str() + "': " + buffer.getError().message();
+    return false;
+  }
+  bytes.assign((*buffer)->getBufferStart(), (*buffer)->getBufferEnd());
+  return true;
+}
+
+/// The default output name: the model's file name without .onnx (plus
+/// `suffix`).
+std::string defaultOutput(StringRef suffix) {
+  return (sys::path::stem(inputPath) + suffix).str();
+}
+
+/// Memory plan, manifest, lowering, LLVM IR, object and link.
+int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training) {
+  if (!runPasses(
+          [](mlir::PassManager &pm) {
+            pm.addPass(mlir::tidal::createTidalPlanMemoryPass());
+          },
+          "memory planning"))
+    return 1;
+
+  mlir::tidal::ProgramInfo info;
+  info.modelName = sys::path::filename(inputPath).str();
+  info.mode = training ? "train" : "forward";
+  info.loss = training ? loss.getValue() : "";
+  info.stepFunc = training ? "train_step" : "main";
+  info.optimizerJson = optimizerJson(training);
+  std::string error;
+  if (!readFile(inputPath, info.modelBytes, error))
+    return fail(error);
+  auto step = module.lookupSymbol<mlir::func::FuncOp>(info.stepFunc);
+  if (!step)
+    return fail("the compiled module has no @" + info.stepFunc);
+  StringSet<> dataInputs;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    auto role = step.getArgAttrOfType<mlir::tidal::ArgRoleAttr>(
+        i, mlir::tidal::kRoleAttr);
+    auto name =
+        step.getArgAttrOfType<mlir::StringAttr>(i, mlir::tidal::kNameAttr);
+    if (!role || role.getValue() != mlir::tidal::ArgRole::input || !name)
+      continue;
+    dataInputs.insert(name.getValue());
+    auto type = cast<mlir::RankedTensorType>(step.getArgument(i).getType());
+    if (!info.batchSize && type.getRank() > 0)
+      info.batchSize = type.getDimSize(0);
+  }
+  if (batchSize.getNumOccurrences())
+    info.batchSize = batchSize;
+  for (StringRef spec : embedData) {
+    auto [name, file] = spec.split('=');
+    if (name.empty() || file.empty())
+      return fail("--embed-data expects NAME=FILE.npy, got '" + spec + "'");
+    if (!dataInputs.contains(name))
+      return fail("--embed-data " + name + ": the model has no data input '" +
+                  name + "'");
+    mlir::tidal::EmbeddedData data;
+    data.name = name.str();
+    if (!readFile(file, data.bytes, error))
+      return fail(error);
+    info.embedded.push_back(std::move(data));
+  }
+
+  mlir::FailureOr<std::string> manifest =
+      mlir::tidal::buildManifest(module, info);
+  if (failed(manifest))
+    return fail(firstError.empty() ? "cannot describe the program"
+                                   : firstError);
+
+  if (!runPasses(
+          [&](mlir::PassManager &pm) {
+            mlir::tidal::TidalLowerToRuntimePassOptions o;
+            o.stepFunc = info.stepFunc;
+            o.predictFunc = info.predictFunc;
+            pm.addPass(mlir::tidal::createTidalLowerToRuntimePass(o));
+          },
+          "lowering to the runtime"))
+    return 1;
+  mlir::tidal::addProgramGlobals(module, *manifest, info);
+
+  LLVMContext llvmContext;
+  auto llvmModule = mlir::tidal::translateToLLVMIR(module, llvmContext);
+  if (failed(llvmModule))
+    return fail(firstError.empty() ? "translation to LLVM IR failed"
+                                   : firstError);
+  if (emit == "llvm") {
+    std::string text;
+    raw_string_ostream os(text);
+    (*llvmModule)->print(os, nullptr);
+    std::string writeError = writeAtomically(
+        outputPath.empty() ? std::string("-") : outputPath.getValue(), text);
+    return writeError.empty() ? 0 : fail(writeError);
+  }
+
+  auto object = mlir::tidal::emitObject(**llvmModule, error);
+  if (failed(object))
+    return fail("object emission failed: " + error);
+  StringRef objectBytes(object->data(), object->size());
+  if (emit == "obj") {
+    std::string writeError = writeAtomically(
+        outputPath.empty() ? defaultOutput(".o") : outputPath.getValue(),
+        objectBytes);
+    return writeError.empty() ? 0 : fail(writeError);
+  }
+
+  SmallString<256> objectPath;
+  int fd;
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("tidal-program", "o", fd, objectPath))
+    return fail("cannot create a temporary object file: " + ec.message());
+  {
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << objectBytes;
+    os.close();
+    if (os.has_error()) {
+      os.clear_error();
+      sys::fs::remove(objectPath);
+      return fail("cannot write the temporary object file");
+    }
+  }
+  std::string output =
+      outputPath.empty() ? defaultOutput("") : outputPath.getValue();
+  bool linked =
+      succeeded(mlir::tidal::linkExecutable(objectPath, output, argv0, error));
+  sys::fs::remove(objectPath);
+  if (!linked)
+    return fail(error);
+  return 0;
+}
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  argv0 = argv[0];
   // --mlir-print-debuginfo shows each op's ONNX node name as its location.
   mlir::registerAsmPrinterCLOptions();
   cl::opt<std::string> &stopAfter = stopAfterOption();
@@ -184,14 +375,18 @@ int main(int argc, char **argv) {
                               "tidal: an offline compiler for ONNX training "
                               "graphs\n");
 
-  if (emit != "mlir") {
-    if (emit == "exe" || emit == "obj" || emit == "llvm" || emit == "plan")
-      return fail("--emit " + emit +
-                  " is not available in this build: tidalc can only --emit "
-                  "mlir so far");
+  if (emit == "plan")
+    return fail("--emit plan is not available in this build yet (it comes "
+                "with the memory planner)");
+  if (emit != "exe" && emit != "obj" && emit != "llvm" && emit != "mlir")
     return fail("unknown --emit stage '" + emit +
                 "' (expected exe, obj, llvm, mlir or plan)");
-  }
+  if (target != "cpu")
+    return fail("--target " + target +
+                " is not available in this build yet (only cpu)");
+  if (mode != "train" && mode != "forward")
+    return fail("unknown --mode '" + mode + "' (expected train or forward)");
+  bool codegen = emit != "mlir";
   if (batchSize.getNumOccurrences() && batchSize <= 0)
     return fail("--batch-size must be a positive integer");
   if (loss != "output" && loss != "cross-entropy" && loss != "mse")
@@ -225,7 +420,26 @@ int main(int argc, char **argv) {
   if (!module)
     return fail(error);
 
-  if (stopAfter != "import") {
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
+        firstError.empty())
+      firstError = formatDiagnostic(diag);
+    return mlir::success();
+  });
+  auto runPasses = [&](llvm::function_ref<void(mlir::PassManager &)> build,
+                       StringRef what) -> bool {
+    mlir::PassManager pm(&context);
+    build(pm);
+    if (timings || verbose)
+      pm.enableTiming();
+    if (mlir::succeeded(pm.run(*module)))
+      return true;
+    fail(firstError.empty() ? (what + " failed").str() : firstError);
+    return false;
+  };
+
+  bool training = mode == "train";
+  if (training && stopAfter != "import") {
     mlir::tidal::TrainingPipelineOptions pipeline;
     if (loss != "output")
       pipeline.loss = loss.getValue();
@@ -238,22 +452,17 @@ int main(int argc, char **argv) {
     pipeline.beta1 = beta1.getValue();
     pipeline.beta2 = beta2.getValue();
     pipeline.eps = eps.getValue();
-    mlir::PassManager pm(&context);
-    mlir::tidal::buildTrainingPipeline(pm, pipeline, stopAfter);
-    if (timings || verbose)
-      pm.enableTiming();
-    std::string firstError;
-    mlir::ScopedDiagnosticHandler handler(
-        &context, [&](mlir::Diagnostic &diag) {
-          if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
-              firstError.empty())
-            firstError = formatDiagnostic(diag);
-          return mlir::success();
-        });
-    if (mlir::failed(pm.run(*module)))
-      return fail(firstError.empty() ? "the training pipeline failed"
-                                     : firstError);
+    pipeline.predict = codegen;
+    if (!runPasses(
+            [&](mlir::PassManager &pm) {
+              mlir::tidal::buildTrainingPipeline(pm, pipeline, stopAfter);
+            },
+            "the training pipeline"))
+      return 1;
   }
+
+  if (codegen)
+    return generateCode(*module, runPasses, training);
 
   std::string text;
   raw_string_ostream os(text);

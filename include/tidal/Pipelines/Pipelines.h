@@ -41,6 +41,10 @@ struct TrainingPipelineOptions
                        llvm::cl::init(0.999)};
   Option<double> eps{*this, "eps", llvm::cl::desc("Adam epsilon"),
                      llvm::cl::init(1e-8)};
+  Option<bool> predict{*this, "predict",
+                       llvm::cl::desc("keep an eval-mode copy of the forward "
+                                      "function (tidal-add-predict)"),
+                       llvm::cl::init(false)};
 };
 
 /// The pass arguments of the training pipeline, in order.

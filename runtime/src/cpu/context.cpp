@@ -74,7 +74,8 @@ static bool growScratch(tidalrt_context_t *ctx, size_t bytes) {
   return true;
 }
 
-extern "C" tidalrt_status_t tidalrt_context_end_prepare(tidalrt_context_t *ctx) {
+extern "C" tidalrt_status_t
+tidalrt_context_end_prepare(tidalrt_context_t *ctx) {
   ctx->preparing = false;
   if (ctx->scratchReserved > ctx->scratchSize &&
       !growScratch(ctx, ctx->scratchReserved))

@@ -6,7 +6,8 @@
 //                                              const int64_t *desc,
 //                                              void *const *buffers) {
 //     return tidalrt::runKernel(ctx, desc, buffers, "relu",
-//                               [&](tidalrt::OpCall &op) { ...; return ok(); });
+//                               [&](tidalrt::OpCall &op) { ...; return ok();
+//                               });
 //   }
 //
 // runKernel decodes the descriptor (tidalrt.h, "Kernel call ABI"), turns C++
@@ -112,8 +113,7 @@ template <typename T> T *getState(tidalrt_context_t *ctx, int64_t opIndex) {
 }
 template <typename T>
 T *setOwnedState(tidalrt_context_t *ctx, int64_t opIndex, T *state) {
-  setState(ctx, opIndex, state,
-           [](void *p) { delete static_cast<T *>(p); });
+  setState(ctx, opIndex, state, [](void *p) { delete static_cast<T *>(p); });
   return state;
 }
 

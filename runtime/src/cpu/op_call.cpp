@@ -13,10 +13,9 @@ tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
   index = desc[0];
   int64_t t = desc[1];
   if (t < 0 || t > kMaxTensors)
-    return tidalrt_status_make(TIDALRT_INTERNAL,
-                               "%s (op %lld): %lld tensors (at most %d)",
-                               kernelName, (long long)index, (long long)t,
-                               kMaxTensors);
+    return tidalrt_status_make(
+        TIDALRT_INTERNAL, "%s (op %lld): %lld tensors (at most %d)", kernelName,
+        (long long)index, (long long)t, kMaxTensors);
   numTensors = (int)t;
   const int64_t *p = desc + 2;
   for (int i = 0; i < numTensors; ++i) {
@@ -35,10 +34,9 @@ tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
   }
   int64_t a = *p++;
   if (a < 0 || a > kMaxAttrs)
-    return tidalrt_status_make(TIDALRT_INTERNAL,
-                               "%s (op %lld): %lld attributes (at most %d)",
-                               kernelName, (long long)index, (long long)a,
-                               kMaxAttrs);
+    return tidalrt_status_make(
+        TIDALRT_INTERNAL, "%s (op %lld): %lld attributes (at most %d)",
+        kernelName, (long long)index, (long long)a, kMaxAttrs);
   numAttrs = (int)a;
   for (int i = 0; i < numAttrs; ++i) {
     AttrRef &attr = attrs[i];
@@ -59,10 +57,9 @@ tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
       p += attr.count;
       break;
     default:
-      return tidalrt_status_make(TIDALRT_INTERNAL,
-                                 "%s (op %lld): attribute %d has tag %lld",
-                                 kernelName, (long long)index, i,
-                                 (long long)attr.tag);
+      return tidalrt_status_make(
+          TIDALRT_INTERNAL, "%s (op %lld): attribute %d has tag %lld",
+          kernelName, (long long)index, i, (long long)attr.tag);
     }
   }
   return nullptr;

@@ -36,3 +36,12 @@ void TidalDialect::initialize() {
 #include "tidal/Dialect/Tidal/IR/TidalOps.cpp.inc"
       >();
 }
+
+bool tidal::isViewOp(Operation *op) {
+  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp>(op);
+}
+
+int64_t tidal::tensorByteSize(ShapedType type) {
+  int64_t bits = type.getElementTypeBitWidth();
+  return type.getNumElements() * ((bits + 7) / 8);
+}

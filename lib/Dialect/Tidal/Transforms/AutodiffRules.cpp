@@ -115,7 +115,8 @@ struct Rule {
   SmallVectorImpl<Value> &out;
   Location loc;
 
-  bool want(unsigned i) const { return wanted[i]; }
+  // Absent optional operands (e.g. loss weights) are never wanted.
+  bool want(unsigned i) const { return i < wanted.size() && wanted[i]; }
   Value in(unsigned i) const { return op->getOperand(i); }
   Value res(unsigned i) const { return op->getResult(i); }
   void set(unsigned i, Value g) {

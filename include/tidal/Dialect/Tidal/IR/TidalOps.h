@@ -33,6 +33,22 @@ DictionaryAttr nameAndRoleAttrs(MLIRContext *ctx, StringAttr name,
 /// @main already computes the loss, its gradients and the optimizer's
 /// updates, and the pipeline must not add a loss or an optimizer of its own.
 inline constexpr llvm::StringLiteral kTrainingInfoAttr = "tidal.training_info";
+
+// Memory plan attributes (tidal-plan-memory; docs/memory-plan.md).
+inline constexpr llvm::StringLiteral kOffsetAttr = "tidal.offset";
+inline constexpr llvm::StringLiteral kOffsetsAttr = "tidal.offsets";
+inline constexpr llvm::StringLiteral kConstOffsetsAttr = "tidal.const_offsets";
+inline constexpr llvm::StringLiteral kResultOffsetsAttr =
+    "tidal.result_offsets";
+inline constexpr llvm::StringLiteral kArenaSizeAttr = "tidal.arena_size";
+inline constexpr llvm::StringLiteral kConstantsSizeAttr =
+    "tidal.constants_size";
+
+/// Ops whose result is their operand's bytes reinterpreted (no kernel).
+bool isViewOp(Operation *op);
+
+/// Bytes of a static tensor type's data (booleans take one byte each).
+int64_t tensorByteSize(ShapedType type);
 } // namespace mlir::tidal
 
 #endif // TIDAL_DIALECT_TIDAL_IR_TIDALOPS_H

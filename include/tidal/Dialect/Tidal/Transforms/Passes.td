@@ -86,4 +86,51 @@ def TidalInsertOptimizerPass : Pass<"tidal-insert-optimizer", "mlir::ModuleOp"> 
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalAddPredictPass : Pass<"tidal-add-predict", "mlir::ModuleOp"> {
+  let summary = "keep an eval-mode copy of the forward function for inference";
+  let description = [{
+    Clones the forward function (before a loss is added) into a function
+    named `predict` in evaluation mode, as PyTorch's `model.eval()`:
+    `tidal.batch_norm_training` becomes `tidal.batch_norm_inference` on the
+    running statistics (which the function then returns unchanged), and
+    `tidal.dropout` passes its input through. Its results keep role `output`
+    (or `state`); the generated executable uses it to report held-out loss
+    and accuracy.
+  }];
+  let options = [
+    Option<"funcName", "func-name", "std::string", "\"main\"",
+           "the forward function">,
+    Option<"predictName", "predict-name", "std::string", "\"predict\"",
+           "the name of the eval-mode copy">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
+def TidalPlanMemoryPass : Pass<"tidal-plan-memory", "mlir::ModuleOp"> {
+  let summary = "assign every tensor a byte offset in its function's arena";
+  let description = [{
+    Gives every tensor of every function a home: an offset in the
+    function's arena (`tidal.offset` on arguments, `tidal.offsets` on ops,
+    one per result, `tidal.result_offsets` and `tidal.arena_size` on the
+    function) or, for `tidal.constant` results and views of them, an offset
+    in the module's read-only constant arena (`tidal.const_offsets`,
+    `tidal.constants_size` on the module). Views (reshape, flatten, squeeze,
+    unsqueeze, identity) alias their operand's bytes. Every slot is aligned
+    to `alignment` bytes.
+
+    Strategy `slots` gives each tensor its own slot for the whole step (no
+    reuse): the baseline that the liveness-based plan improves on.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", "\"slots\"",
+           "slots (one slot per tensor, no reuse)">,
+    Option<"alignment", "alignment", "int64_t", "64",
+           "byte alignment of every slot">,
+  ];
+  let statistics = [
+    Statistic<"numSlots", "slots", "tensors given their own slot">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 #endif // TIDAL_DIALECT_TIDAL_TRANSFORMS_PASSES_TD

@@ -1,0 +1,324 @@
+//===- LowerToRuntime.cpp - planned tidal functions to runtime calls ------===//
+
+#include "Descriptor.h"
+
+#include "tidal/Conversion/Passes.h"
+#include "tidal/Conversion/TidalToRuntime/KernelOps.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <cstring>
+
+namespace mlir::tidal {
+#define GEN_PASS_DEF_TIDALLOWERTORUNTIMEPASS
+#include "tidal/Conversion/Passes.h.inc"
+} // namespace mlir::tidal
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+static constexpr llvm::StringLiteral kConstantsGlobal = "__tidal_constants";
+
+namespace {
+
+/// Where a value's bytes are: the function's arena or the constant arena.
+struct Home {
+  bool constant = false;
+  int64_t offset = 0;
+};
+
+struct LowerToRuntime
+    : tidal::impl::TidalLowerToRuntimePassBase<LowerToRuntime> {
+  using TidalLowerToRuntimePassBase::TidalLowerToRuntimePassBase;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult fillConstants(ModuleOp module, std::vector<char> &bytes);
+  LLVM::LLVMFuncOp declare(OpBuilder &b, ModuleOp module, StringRef name,
+                           Type result, ArrayRef<Type> params);
+  FailureOr<LLVM::LLVMFuncOp>
+  lowerFunction(ModuleOp module, func::FuncOp func, StringRef symbol,
+                llvm::DenseMap<Operation *, int64_t> &indices);
+  void emitEmptyFunction(ModuleOp module, StringRef symbol);
+};
+
+} // namespace
+
+LLVM::LLVMFuncOp LowerToRuntime::declare(OpBuilder &b, ModuleOp module,
+                                         StringRef name, Type result,
+                                         ArrayRef<Type> params) {
+  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return f;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  return b.create<LLVM::LLVMFuncOp>(
+      module.getLoc(), name, LLVM::LLVMFunctionType::get(result, params));
+}
+
+LogicalResult LowerToRuntime::fillConstants(ModuleOp module,
+                                            std::vector<char> &bytes) {
+  auto size = module->getAttrOfType<IntegerAttr>(kConstantsSizeAttr);
+  if (!size)
+    return module.emitError("tidal-lower-to-runtime needs a memory plan "
+                            "(run tidal-plan-memory first)");
+  bytes.assign(size.getInt(), 0);
+  WalkResult walk = module.walk([&](ConstantOp op) -> WalkResult {
+    auto offsets = op->getAttrOfType<DenseI64ArrayAttr>(kConstOffsetsAttr);
+    auto value = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!offsets || offsets.size() != 1)
+      return op.emitError("constant has no planned offset");
+    if (!value)
+      return op.emitError("only dense constants can be compiled");
+    auto type = cast<ShapedType>(value.getType());
+    int64_t offset = offsets[0];
+    int64_t n = type.getNumElements();
+    int64_t width = (type.getElementTypeBitWidth() + 7) / 8;
+    if (offset < 0 || offset + n * width > (int64_t)bytes.size())
+      return op.emitError("constant lies outside the constant arena");
+    char *dst = bytes.data() + offset;
+    Type elementType = type.getElementType();
+    if (elementType.isInteger(1)) {
+      int64_t i = 0;
+      for (bool b : value.getValues<bool>())
+        dst[i++] = b ? 1 : 0;
+    } else if (!value.isSplat()) {
+      ArrayRef<char> raw = value.getRawData();
+      if ((int64_t)raw.size() != n * width)
+        return op.emitError("unexpected constant storage");
+      std::memcpy(dst, raw.data(), raw.size());
+    } else {
+      ArrayRef<char> raw = value.getRawData();
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(dst + i * width, raw.data(), width);
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+void LowerToRuntime::emitEmptyFunction(ModuleOp module, StringRef symbol) {
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto ptr = LLVM::LLVMPointerType::get(module.getContext());
+  auto fn = b.create<LLVM::LLVMFuncOp>(
+      module.getLoc(), symbol, LLVM::LLVMFunctionType::get(ptr, {ptr, ptr}));
+  Block *entry = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  Value null = b.create<LLVM::ZeroOp>(module.getLoc(), ptr);
+  b.create<LLVM::ReturnOp>(module.getLoc(), null);
+}
+
+FailureOr<LLVM::LLVMFuncOp>
+LowerToRuntime::lowerFunction(ModuleOp module, func::FuncOp func,
+                              StringRef symbol,
+                              llvm::DenseMap<Operation *, int64_t> &indices) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  Location loc = func.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i8 = IntegerType::get(ctx, 8);
+  auto i64 = IntegerType::get(ctx, 64);
+
+  // Homes of every value, from the plan.
+  llvm::DenseMap<Value, Home> homes;
+  for (BlockArgument arg : func.getArguments()) {
+    auto offset =
+        func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kOffsetAttr);
+    if (!offset)
+      return func.emitError("argument ")
+             << arg.getArgNumber() << " has no planned offset";
+    homes[arg] = {false, offset.getInt()};
+  }
+  int64_t maxTensors = 1;
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (isa<func::ReturnOp>(op) || op == func)
+      return WalkResult::advance();
+    bool constant = true;
+    auto offsets = op->getAttrOfType<DenseI64ArrayAttr>(kConstOffsetsAttr);
+    if (!offsets) {
+      constant = false;
+      offsets = op->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+    }
+    if (!offsets || offsets.size() != (int64_t)op->getNumResults())
+      return op->emitError("op has no planned offsets");
+    for (auto [result, offset] :
+         llvm::zip(op->getResults(), offsets.asArrayRef()))
+      homes[result] = {constant, offset};
+    if (isKernelCall(op)) {
+      if (!hasRuntimeKernel(op->getName().stripDialect()))
+        return op->emitError()
+               << "'" << op->getName() << "' has no kernel in the CPU runtime";
+      maxTensors = std::max<int64_t>(maxTensors, kernelTensors(op).size());
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  auto resultOffsets =
+      func->getAttrOfType<DenseI64ArrayAttr>(kResultOffsetsAttr);
+  if (!resultOffsets)
+    return func.emitError("function has no planned result offsets");
+
+  auto failAt = declare(b, module, "tidalrt_context_fail_at",
+                        LLVM::LLVMVoidType::get(ctx), {ptr, i64});
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = b.create<LLVM::LLVMFuncOp>(
+      loc, symbol, LLVM::LLVMFunctionType::get(ptr, {ptr, ptr}));
+  Block *entry = fn.addEntryBlock(b);
+  Value context = entry->getArgument(0);
+  Value arena = entry->getArgument(1);
+
+  // One shared failure exit: record the op, return its status.
+  Block *failBlock = new Block();
+  fn.getBody().push_back(failBlock);
+  failBlock->addArgument(ptr, loc);
+  failBlock->addArgument(i64, loc);
+  b.setInsertionPointToStart(failBlock);
+  b.create<LLVM::CallOp>(loc, failAt,
+                         ValueRange{context, failBlock->getArgument(1)});
+  b.create<LLVM::ReturnOp>(loc, failBlock->getArgument(0));
+
+  b.setInsertionPointToStart(entry);
+  Value count = b.create<LLVM::ConstantOp>(loc, i64, maxTensors);
+  Value buffers = b.create<LLVM::AllocaOp>(loc, ptr, ptr, count, 8);
+  Value null = b.create<LLVM::ZeroOp>(loc, ptr);
+  Value constants;
+  // Offsets are 64-bit: arenas may exceed 2 GiB.
+  auto byteOffset = [&](Value base, int64_t offset) -> Value {
+    if (offset == 0)
+      return base;
+    Value index = b.create<LLVM::ConstantOp>(loc, i64, offset);
+    return b.create<LLVM::GEPOp>(loc, ptr, i8, base,
+                                 ArrayRef<LLVM::GEPArg>{index});
+  };
+  auto address = [&](Value v) -> Value {
+    if (!v)
+      return null;
+    Home home = homes.lookup(v);
+    Value base = arena;
+    if (home.constant) {
+      if (!constants)
+        constants = b.create<LLVM::AddressOfOp>(loc, ptr, kConstantsGlobal);
+      base = constants;
+    }
+    return byteOffset(base, home.offset);
+  };
+
+  SmallVector<Operation *> calls;
+  func.walk([&](Operation *op) {
+    if (isKernelCall(op))
+      calls.push_back(op);
+  });
+  for (Operation *op : calls) {
+    int64_t index = indices.lookup(op);
+    FailureOr<SmallVector<int64_t>> words = encodeDescriptor(op, index);
+    if (failed(words))
+      return failure();
+    std::string descName = ("__tidal_desc_" + Twine(index)).str();
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
+      auto type = RankedTensorType::get({(int64_t)words->size()}, i64);
+      b.create<LLVM::GlobalOp>(
+          loc, LLVM::LLVMArrayType::get(i64, words->size()),
+          /*isConstant=*/true, LLVM::Linkage::Private, descName,
+          DenseElementsAttr::get(type, ArrayRef<int64_t>(*words)));
+    }
+    Location opLoc = op->getLoc();
+    SmallVector<Value> tensors = kernelTensors(op);
+    for (auto [i, v] : llvm::enumerate(tensors)) {
+      Value slot = b.create<LLVM::GEPOp>(opLoc, ptr, ptr, buffers,
+                                         ArrayRef<LLVM::GEPArg>{(int32_t)i});
+      b.create<LLVM::StoreOp>(opLoc, address(v), slot);
+    }
+    Value desc = b.create<LLVM::AddressOfOp>(opLoc, ptr, descName);
+    auto kernel =
+        declare(b, module, ("tidalrt_k_" + op->getName().stripDialect()).str(),
+                ptr, {ptr, ptr, ptr});
+    Value status = b.create<LLVM::CallOp>(opLoc, kernel,
+                                          ValueRange{context, desc, buffers})
+                       .getResult();
+    Value failed =
+        b.create<LLVM::ICmpOp>(opLoc, LLVM::ICmpPredicate::ne, status, null);
+    Block *next = new Block();
+    fn.getBody().push_back(next);
+    Value indexValue = b.create<LLVM::ConstantOp>(opLoc, i64, index);
+    b.create<LLVM::CondBrOp>(opLoc, failed, failBlock,
+                             ValueRange{status, indexValue}, next,
+                             ValueRange{});
+    b.setInsertionPointToStart(next);
+    ++numKernelCalls;
+  }
+
+  // Results the plan put outside the arena (constants) are copied in.
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  for (auto [v, offset] :
+       llvm::zip(ret.getOperands(), resultOffsets.asArrayRef())) {
+    Home home = homes.lookup(v);
+    if (!home.constant && home.offset == offset)
+      continue;
+    Value dst = byteOffset(arena, offset);
+    Value len = b.create<LLVM::ConstantOp>(
+        loc, i64, tensorByteSize(cast<ShapedType>(v.getType())));
+    b.create<LLVM::MemcpyOp>(loc, dst, address(v), len, /*isVolatile=*/false);
+  }
+  b.create<LLVM::ReturnOp>(loc, null);
+  return fn;
+}
+
+void LowerToRuntime::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = module.getContext();
+
+  std::vector<char> constantBytes;
+  if (failed(fillConstants(module, constantBytes)))
+    return signalPassFailure();
+
+  llvm::DenseMap<Operation *, int64_t> indices;
+  forEachKernelCall(module,
+                    [&](Operation *op, int64_t index) { indices[op] = index; });
+
+  SymbolTable symbols(module);
+  auto step = symbols.lookup<func::FuncOp>(stepFunc);
+  if (!step) {
+    module.emitError() << "tidal-lower-to-runtime: no function @" << stepFunc;
+    return signalPassFailure();
+  }
+  auto predict = symbols.lookup<func::FuncOp>(predictFunc);
+
+  // The constant arena, 64-byte aligned like every tensor.
+  {
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(module.getBody());
+    auto i8 = IntegerType::get(ctx, 8);
+    int64_t n = std::max<int64_t>(constantBytes.size(), 1);
+    constantBytes.resize(n, 0);
+    auto global = b.create<LLVM::GlobalOp>(
+        module.getLoc(), LLVM::LLVMArrayType::get(i8, n), /*isConstant=*/true,
+        LLVM::Linkage::Internal, kConstantsGlobal,
+        DenseElementsAttr::getFromRawBuffer(RankedTensorType::get({n}, i8),
+                                            constantBytes));
+    global.setAlignment(64);
+  }
+
+  if (failed(lowerFunction(module, step, "tidal_program_step", indices)))
+    return signalPassFailure();
+  if (predict) {
+    if (failed(
+            lowerFunction(module, predict, "tidal_program_predict", indices)))
+      return signalPassFailure();
+  } else {
+    emitEmptyFunction(module, "tidal_program_predict");
+  }
+
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    func.erase();
+  module->removeAttr(kConstantsSizeAttr);
+}
