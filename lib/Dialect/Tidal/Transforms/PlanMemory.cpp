@@ -44,7 +44,8 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
       return signalPassFailure();
     }
     if (alignment <= 0 || (alignment & (alignment - 1))) {
-      module.emitError() << "tidal-plan-memory: alignment " << alignment
+      module.emitError() << "tidal-plan-memory: alignment "
+                         << static_cast<int64_t>(alignment)
                          << " is not a power of two";
       return signalPassFailure();
     }
