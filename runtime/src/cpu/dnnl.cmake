@@ -1,7 +1,14 @@
 # oneDNN kernels: convolution, pooling, batch norm, gemm/matmul.
 list(APPEND TIDALRT_CPU_SOURCES
+  src/cpu/dnnl_util.cpp
   src/cpu/dnnl_conv.cpp
   src/cpu/dnnl_pool.cpp
   src/cpu/dnnl_batch_norm.cpp
   src/cpu/dnnl_matmul.cpp
+)
+list(APPEND TIDALRT_CPU_TEST_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_dnnl_conv_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_dnnl_pool_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_dnnl_batch_norm_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_dnnl_matmul_test.cpp
 )

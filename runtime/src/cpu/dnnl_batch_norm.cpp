@@ -1,6 +1,237 @@
 // dnnl_batch_norm.cpp - batch normalization forward and backward (oneDNN).
-#include "kernel.h"
+//
+// float32 `[N, C, spatial...]` inputs of any rank >= 2, statistics per
+// channel (dimension 1). The per-channel operands may have any shape with C
+// elements. oneDNN writes the batch mean and the biased batch variance
+// straight into the results; the running statistics are updated here, the
+// running variance with the unbiased batch variance (PyTorch's rule):
+// new = running * momentum + batch * (1 - momentum).
+#include "dnnl_util.h"
 
-TIDALRT_UNIMPLEMENTED_KERNEL(batch_norm_inference)
-TIDALRT_UNIMPLEMENTED_KERNEL(batch_norm_training)
-TIDALRT_UNIMPLEMENTED_KERNEL(batch_norm_backward)
+#include <algorithm>
+#include <memory>
+
+using namespace tidalrt;
+using namespace tidalrt::dnnlutil;
+
+namespace {
+
+// The input as oneDNN sees it.
+struct Channels {
+  memory::dims dims;
+  int64_t n = 0, c = 0, s = 1;
+  int64_t perChannel() const { return n * s; }
+};
+
+Channels channels(const OpCall &op, int x, std::initializer_list<int> perC,
+                  std::initializer_list<int> sameAsX) {
+  const TensorRef &t = op[x];
+  if (t.rank < 2)
+    fail(TIDALRT_INVALID_ARGUMENT, "input has rank %d, expected >= 2", t.rank);
+  Channels ch;
+  ch.n = t.dim(0);
+  ch.c = t.dim(1);
+  for (int i = 2; i < t.rank; ++i)
+    ch.s *= t.dim(i);
+  // [N, C, S, 1]: oneDNN's fast plain-layout implementation takes 2-D,
+  // 4-D and 5-D tensors but not 3-D ones, and per-channel statistics do not
+  // care how the spatial dims are split.
+  if (t.rank == 2)
+    ch.dims = {ch.n, ch.c};
+  else
+    ch.dims = {ch.n, ch.c, ch.s, 1};
+  for (int i : perC)
+    if (op[i].numel() != ch.c)
+      fail(TIDALRT_INVALID_ARGUMENT,
+           "per-channel tensor %d has %lld elements, expected %lld", i,
+           (long long)op[i].numel(), (long long)ch.c);
+  for (int i : sameAsX)
+    if (op[i].rank != t.rank ||
+        !std::equal(t.dims, t.dims + t.rank, op[i].dims))
+      fail(TIDALRT_INVALID_ARGUMENT, "tensor %d is not shaped as the input", i);
+  return ch;
+}
+
+// Checks the tensor and attribute counts and that every tensor (named by
+// `names`, in order) is float32.
+void checkCall(const OpCall &op, std::initializer_list<const char *> names,
+               int attrs) {
+  int tensors = (int)names.size();
+  if (op.numTensors != tensors || op.numAttrs != attrs)
+    fail(TIDALRT_INTERNAL, "expected %d tensors and %d attributes", tensors,
+         attrs);
+  int i = 0;
+  for (const char *name : names)
+    requireF32(op, i++, name);
+}
+
+const dnnl::normalization_flags kScaleShift =
+    dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+
+struct BatchNormState {
+  Channels ch;
+  bool empty = false; // no elements per channel (or no channels)
+  Plan plan;
+};
+
+} // namespace
+
+extern "C" tidalrt_status_t
+tidalrt_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
+                               void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "batch_norm_inference", [&](OpCall &op) {
+    // input, scale, bias, mean, var -> output; epsilon.
+    checkCall(op, {"input", "scale", "bias", "mean", "var", "output"}, 1);
+    auto *s = getState<BatchNormState>(ctx, op.index);
+    if (!s) {
+      Channels ch = channels(op, 0, {1, 2, 3, 4}, {5});
+      std::unique_ptr<BatchNormState> owned(new BatchNormState());
+      s = owned.get();
+      s->ch = ch;
+      s->empty = ch.perChannel() == 0 || ch.c == 0;
+      if (!s->empty)
+        buildWithDnnl("batch normalization", [&] {
+          memory::desc data = plainDesc(ch.dims), perC = plainDesc({ch.c});
+          dnnl::batch_normalization_forward::desc d(
+              dnnl::prop_kind::forward_inference, data, (float)op.getFloat(0),
+              kScaleShift | dnnl::normalization_flags::use_global_stats);
+          dnnl::batch_normalization_forward::primitive_desc pd(
+              d, scratchpadAttr(), engine());
+          Plan &p = s->plan;
+          p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
+                {{DNNL_ARG_SRC, p.tensor(data, 0)},
+                 {DNNL_ARG_SCALE, p.tensor(perC, 1)},
+                 {DNNL_ARG_SHIFT, p.tensor(perC, 2)},
+                 {DNNL_ARG_MEAN, p.tensor(perC, 3)},
+                 {DNNL_ARG_VARIANCE, p.tensor(perC, 4)},
+                 {DNNL_ARG_DST, p.tensor(data, 5)}});
+          return 0;
+        });
+      setOwnedState(ctx, op.index, owned.release());
+    }
+    if (!s->empty)
+      s->plan.run(ctx, op);
+    return ok();
+  });
+}
+
+extern "C" tidalrt_status_t
+tidalrt_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
+                              void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "batch_norm_training", [&](OpCall &op) {
+    // input, scale, bias, running_mean, running_var -> output,
+    // new_running_mean, new_running_var, batch_mean, batch_var;
+    // epsilon, momentum.
+    checkCall(op,
+              {"input", "scale", "bias", "running_mean", "running_var",
+               "output", "new_running_mean", "new_running_var", "batch_mean",
+               "batch_var"},
+              2);
+    auto *s = getState<BatchNormState>(ctx, op.index);
+    if (!s) {
+      Channels ch = channels(op, 0, {1, 2, 3, 4, 6, 7, 8, 9}, {5});
+      std::unique_ptr<BatchNormState> owned(new BatchNormState());
+      s = owned.get();
+      s->ch = ch;
+      s->empty = ch.perChannel() == 0 || ch.c == 0;
+      if (!s->empty)
+        buildWithDnnl("batch normalization", [&] {
+          memory::desc data = plainDesc(ch.dims), perC = plainDesc({ch.c});
+          dnnl::batch_normalization_forward::desc d(
+              dnnl::prop_kind::forward_training, data, (float)op.getFloat(0),
+              kScaleShift);
+          dnnl::batch_normalization_forward::primitive_desc pd(
+              d, scratchpadAttr(), engine());
+          Plan &p = s->plan;
+          p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
+                {{DNNL_ARG_SRC, p.tensor(data, 0)},
+                 {DNNL_ARG_SCALE, p.tensor(perC, 1)},
+                 {DNNL_ARG_SHIFT, p.tensor(perC, 2)},
+                 {DNNL_ARG_DST, p.tensor(data, 5)},
+                 {DNNL_ARG_MEAN, p.tensor(perC, 8)},
+                 {DNNL_ARG_VARIANCE, p.tensor(perC, 9)}});
+          return 0;
+        });
+      setOwnedState(ctx, op.index, owned.release());
+    }
+    if (preparing(ctx)) {
+      s->plan.bind(ctx, op);
+      return ok();
+    }
+    const Channels &ch = s->ch;
+    float *mean = op[8].f32(), *var = op[9].f32();
+    if (s->empty) {
+      std::fill(mean, mean + ch.c, 0.0f);
+      std::fill(var, var + ch.c, 0.0f);
+    } else {
+      s->plan.run(ctx, op);
+    }
+    double momentum = op.getFloat(1);
+    int64_t m = ch.perChannel();
+    double unbias = m > 1 ? (double)m / (double)(m - 1) : 1.0;
+    const float *runMean = op[3].f32(), *runVar = op[4].f32();
+    float *newMean = op[6].f32(), *newVar = op[7].f32();
+    for (int64_t c = 0; c < ch.c; ++c) {
+      double rm = runMean[c], rv = runVar[c];
+      newMean[c] = (float)(rm * momentum + mean[c] * (1.0 - momentum));
+      newVar[c] = (float)(rv * momentum + var[c] * unbias * (1.0 - momentum));
+    }
+    return ok();
+  });
+}
+
+extern "C" tidalrt_status_t
+tidalrt_k_batch_norm_backward(tidalrt_context_t *ctx, const int64_t *desc,
+                              void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "batch_norm_backward", [&](OpCall &op) {
+    // grad, input, scale, batch_mean, batch_var -> grad_input,
+    // grad_scale, grad_bias; epsilon.
+    checkCall(op,
+              {"grad", "input", "scale", "batch_mean", "batch_var",
+               "grad_input", "grad_scale", "grad_bias"},
+              1);
+    auto *s = getState<BatchNormState>(ctx, op.index);
+    if (!s) {
+      Channels ch = channels(op, 1, {2, 3, 4, 6, 7}, {0, 5});
+      std::unique_ptr<BatchNormState> owned(new BatchNormState());
+      s = owned.get();
+      s->ch = ch;
+      s->empty = ch.perChannel() == 0 || ch.c == 0;
+      if (!s->empty)
+        buildWithDnnl("batch normalization backward", [&] {
+          memory::desc data = plainDesc(ch.dims), perC = plainDesc({ch.c});
+          float eps = (float)op.getFloat(0);
+          dnnl::batch_normalization_forward::desc fd(
+              dnnl::prop_kind::forward_training, data, eps, kScaleShift);
+          dnnl::batch_normalization_forward::primitive_desc hint(
+              fd, scratchpadAttr(), engine());
+          dnnl::batch_normalization_backward::desc d(
+              dnnl::prop_kind::backward, data, data, eps, kScaleShift);
+          dnnl::batch_normalization_backward::primitive_desc pd(
+              d, scratchpadAttr(), engine(), hint);
+          Plan &p = s->plan;
+          p.add(dnnl::batch_normalization_backward(pd), pd.scratchpad_desc(),
+                {{DNNL_ARG_DIFF_DST, p.tensor(data, 0)},
+                 {DNNL_ARG_SRC, p.tensor(data, 1)},
+                 {DNNL_ARG_SCALE, p.tensor(perC, 2)},
+                 // oneDNN wants a shift with use_shift but reads none
+                 // on backward: the scale stands in.
+                 {DNNL_ARG_SHIFT, p.tensor(perC, 2)},
+                 {DNNL_ARG_MEAN, p.tensor(perC, 3)},
+                 {DNNL_ARG_VARIANCE, p.tensor(perC, 4)},
+                 {DNNL_ARG_DIFF_SRC, p.tensor(data, 5)},
+                 {DNNL_ARG_DIFF_SCALE, p.tensor(perC, 6)},
+                 {DNNL_ARG_DIFF_SHIFT, p.tensor(perC, 7)}});
+          return 0;
+        });
+      setOwnedState(ctx, op.index, owned.release());
+    }
+    if (!s->empty) {
+      s->plan.run(ctx, op);
+    } else if (!preparing(ctx)) {
+      std::fill(op[6].f32(), op[6].f32() + s->ch.c, 0.0f);
+      std::fill(op[7].f32(), op[7].f32() + s->ch.c, 0.0f);
+    }
+    return ok();
+  });
+}

@@ -1,8 +1,551 @@
-// dnnl_pool.cpp - max/average/global-average pooling forward and backward (oneDNN).
-#include "kernel.h"
+// dnnl_pool.cpp - max/average/global-average pooling forward and backward.
+//
+// float32 pooling over 1 to 3 spatial dimensions runs on oneDNN's pooling_v2
+// primitives whenever they compute exactly what the reference evaluator
+// does. The rest runs on a direct loop over a window table built once per
+// call site: other ranks, integer max pooling, windows that lie wholly in
+// the padding, and average pooling with count_include_pad whose ceil_mode
+// overhang goes past the end padding (PyTorch and ONNX leave the overhang
+// out of the divisor; oneDNN counts the whole kernel).
+#include "dnnl_util.h"
 
-TIDALRT_UNIMPLEMENTED_KERNEL(max_pool)
-TIDALRT_UNIMPLEMENTED_KERNEL(max_pool_backward)
-TIDALRT_UNIMPLEMENTED_KERNEL(average_pool)
-TIDALRT_UNIMPLEMENTED_KERNEL(average_pool_backward)
-TIDALRT_UNIMPLEMENTED_KERNEL(global_average_pool)
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+using namespace tidalrt;
+using namespace tidalrt::dnnlutil;
+
+namespace {
+
+// Below this many multiply-adds a loop stays on one thread.
+constexpr int64_t kParallelWork = 32768;
+
+// The sliding window of a pooling op over the spatial dims of `[N, C, D...]`.
+struct Window {
+  int k = 0;
+  std::vector<int64_t> in, out, kernel, strides, dilations, padBegin, padEnd;
+  int64_t planes = 0, inSp = 1, outSp = 1;
+};
+
+// Reads the window from the attributes; `x` is input-shaped, `y`
+// output-shaped. `dilationsAttr` < 0: the op has none (all 1).
+Window makeWindow(const OpCall &op, const TensorRef &x, const TensorRef &y,
+                  int kernelAttr, int stridesAttr, int padsAttr,
+                  int dilationsAttr) {
+  if (x.rank < 2 || y.rank != x.rank)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "expects input and output of equal rank >= 2, got %d and %d", x.rank,
+         y.rank);
+  if (x.dim(0) != y.dim(0) || x.dim(1) != y.dim(1))
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "batch and channel dims differ: [%lld, %lld] vs [%lld, %lld]",
+         (long long)x.dim(0), (long long)x.dim(1), (long long)y.dim(0),
+         (long long)y.dim(1));
+  Window w;
+  w.k = x.rank - 2;
+  const int64_t *kernel, *strides, *pads, *dilations = nullptr;
+  int64_t nk = op.getInts(kernelAttr, &kernel);
+  int64_t ns = op.getInts(stridesAttr, &strides);
+  int64_t np = op.getInts(padsAttr, &pads);
+  int64_t nd = dilationsAttr >= 0 ? op.getInts(dilationsAttr, &dilations) : 0;
+  if (nk != w.k || (ns != w.k && ns != 0) || (np != 2 * w.k && np != 0) ||
+      (nd != w.k && nd != 0))
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "kernel_shape/strides/pads/dilations have %lld/%lld/%lld/%lld "
+         "values for %d spatial dimensions",
+         (long long)nk, (long long)ns, (long long)np, (long long)nd, w.k);
+  w.planes = x.dim(0) * x.dim(1);
+  for (int i = 0; i < w.k; ++i) {
+    w.in.push_back(x.dim(2 + i));
+    w.out.push_back(y.dim(2 + i));
+    w.kernel.push_back(kernel[i]);
+    w.strides.push_back(ns ? strides[i] : 1);
+    w.dilations.push_back(nd ? dilations[i] : 1);
+    w.padBegin.push_back(np ? pads[i] : 0);
+    w.padEnd.push_back(np ? pads[w.k + i] : 0);
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 ||
+        w.padBegin[i] < 0 || w.padEnd[i] < 0)
+      fail(TIDALRT_INVALID_ARGUMENT,
+           "dimension %d: kernel %lld, stride %lld, dilation %lld, pads "
+           "%lld/%lld",
+           i, (long long)w.kernel[i], (long long)w.strides[i],
+           (long long)w.dilations[i], (long long)w.padBegin[i],
+           (long long)w.padEnd[i]);
+    w.inSp *= w.in[i];
+    w.outSp *= w.out[i];
+  }
+  return w;
+}
+
+// The flat in-bounds input positions of every output position, in window
+// order, and (for average pooling) the evaluator's divisor.
+struct WindowTable {
+  std::vector<int64_t> start; // outSp + 1 offsets into `positions`
+  std::vector<int64_t> positions;
+  std::vector<int64_t> divisor;
+};
+
+void buildTable(const Window &w, bool average, bool countIncludePad,
+                WindowTable &t) {
+  int64_t kSp = 1;
+  for (int64_t kd : w.kernel)
+    kSp *= kd;
+  std::vector<int64_t> o(w.k), kk(w.k);
+  t.start.assign(1, 0);
+  for (int64_t os = 0; os < w.outSp; ++os) {
+    int64_t r = os;
+    for (int d = w.k; d-- > 0;) {
+      o[d] = r % w.out[d];
+      r /= w.out[d];
+    }
+    for (int64_t ks = 0; ks < kSp; ++ks) {
+      int64_t q = ks;
+      for (int d = w.k; d-- > 0;) {
+        kk[d] = q % w.kernel[d];
+        q /= w.kernel[d];
+      }
+      int64_t flat = 0;
+      bool inside = true;
+      for (int d = 0; d < w.k && inside; ++d) {
+        int64_t i =
+            o[d] * w.strides[d] - w.padBegin[d] + kk[d] * w.dilations[d];
+        inside = i >= 0 && i < w.in[d];
+        flat = flat * w.in[d] + i;
+      }
+      if (inside)
+        t.positions.push_back(flat);
+    }
+    int64_t count = (int64_t)t.positions.size() - t.start.back();
+    t.start.push_back((int64_t)t.positions.size());
+    if (!average)
+      continue;
+    int64_t div = count;
+    if (countIncludePad) {
+      // The window clipped to the padded input (PyTorch's rule).
+      div = 1;
+      for (int d = 0; d < w.k; ++d) {
+        int64_t s = o[d] * w.strides[d] - w.padBegin[d];
+        div *= std::min(s + w.kernel[d], w.in[d] + w.padEnd[d]) - s;
+      }
+    }
+    t.divisor.push_back(div);
+  }
+}
+
+// Whether oneDNN's pooling computes what the evaluator does; fills the
+// oneDNN parameters when it does.
+struct DnnlWindow {
+  memory::dims strides, kernel, dilations, padL, padR;
+};
+
+bool dnnlWindow(const Window &w, bool average, bool countIncludePad,
+                DnnlWindow &dw) {
+  if (w.k < 1 || w.k > 3 || w.planes == 0 || w.inSp == 0 || w.outSp == 0)
+    return false;
+  for (int d = 0; d < w.k; ++d) {
+    int64_t in = w.in[d], s = w.strides[d], dil = w.dilations[d];
+    int64_t pl = w.padBegin[d], pe = w.padEnd[d], kd = w.kernel[d];
+    int64_t ext = (kd - 1) * dil + 1;
+    int64_t pr = padRight(in, w.out[d], kd, s, dil, pl, pe);
+    if (pr < 0 || pl >= ext || pr >= ext || ext > in + pl + pr ||
+        (in + pl + pr - ext) / s + 1 != w.out[d])
+      return false;
+    // Every window must reach into the input (else the evaluator gives
+    // -inf or 0 and oneDNN something else).
+    for (int64_t o = 0; o < w.out[d]; ++o) {
+      bool any = false;
+      for (int64_t j = 0; j < kd && !any; ++j) {
+        int64_t i = o * s - pl + j * dil;
+        any = i >= 0 && i < in;
+      }
+      if (!any)
+        return false;
+    }
+    // oneDNN divides by the whole kernel; the evaluator leaves out what
+    // lies past the end padding.
+    if (average && countIncludePad && (w.out[d] - 1) * s - pl + kd > in + pe)
+      return false;
+    dw.strides.push_back(s);
+    dw.kernel.push_back(kd);
+    dw.dilations.push_back(dil - 1);
+    dw.padL.push_back(pl);
+    dw.padR.push_back(pr);
+  }
+  return true;
+}
+
+struct PoolState {
+  bool useDnnl = false;
+  Plan plan;
+  Window window;
+  WindowTable table;
+};
+
+memory::dims fullDims(const std::vector<int64_t> &sp, int64_t n, int64_t c) {
+  memory::dims d = {n, c};
+  d.insert(d.end(), sp.begin(), sp.end());
+  return d;
+}
+
+dnnl::pooling_v2_forward::primitive_desc
+forwardDesc(dnnl::prop_kind prop, dnnl::algorithm alg, const Window &w,
+            const DnnlWindow &dw, int64_t n, int64_t c) {
+  dnnl::pooling_v2_forward::desc d(prop, alg, plainDesc(fullDims(w.in, n, c)),
+                                   plainDesc(fullDims(w.out, n, c)), dw.strides,
+                                   dw.kernel, dw.dilations, dw.padL, dw.padR);
+  return dnnl::pooling_v2_forward::primitive_desc(d, scratchpadAttr(),
+                                                  engine());
+}
+
+dnnl::algorithm averageAlgorithm(bool countIncludePad) {
+  return countIncludePad ? dnnl::algorithm::pooling_avg_include_padding
+                         : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+// Kinds of pooling state.
+enum class Pool { MaxForward, MaxBackward, AvgForward, AvgBackward };
+
+// Builds the state of a pooling call. Tensor roles: `xi` input-shaped
+// (input or grad_input), `yi` output-shaped (output or grad).
+PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
+  if (auto *s = getState<PoolState>(op.context, op.index))
+    return s;
+  bool isMax = kind == Pool::MaxForward || kind == Pool::MaxBackward;
+  // Attributes: max: ceil_mode, dilations, kernel_shape, pads, strides;
+  // average: ceil_mode, count_include_pad, kernel_shape, pads, strides.
+  bool include = !isMax && op.getBool(1);
+  Window w = makeWindow(op, op[xi], op[yi], 2, 4, 3, isMax ? 1 : -1);
+  // Installed once complete, so that a failed build leaves no state.
+  std::unique_ptr<PoolState> owned(new PoolState());
+  PoolState *s = owned.get();
+  s->window = w;
+  DnnlWindow dw;
+  s->useDnnl = op[xi].type == TIDALRT_ELEMENT_TYPE_F32 &&
+               dnnlWindow(w, !isMax, include, dw);
+  if (!s->useDnnl) {
+    buildTable(w, !isMax, include, s->table);
+    return setOwnedState(op.context, op.index, owned.release());
+  }
+  int64_t n = op[xi].dim(0), c = op[xi].dim(1);
+  memory::desc xMd = plainDesc(fullDims(w.in, n, c));
+  memory::desc yMd = plainDesc(fullDims(w.out, n, c));
+  buildWithDnnl("pooling", [&] {
+    Plan &p = s->plan;
+    switch (kind) {
+    case Pool::MaxForward: {
+      auto pd = forwardDesc(dnnl::prop_kind::forward_inference,
+                            dnnl::algorithm::pooling_max, w, dw, n, c);
+      p.add(
+          dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(),
+          {{DNNL_ARG_SRC, p.tensor(xMd, 0)}, {DNNL_ARG_DST, p.tensor(yMd, 1)}});
+      break;
+    }
+    case Pool::MaxBackward: {
+      // Recompute the forward for its workspace (the argmax of each
+      // window, the first maximum on ties), then route the gradient.
+      auto fwd = forwardDesc(dnnl::prop_kind::forward_training,
+                             dnnl::algorithm::pooling_max, w, dw, n, c);
+      int ws = p.temp(fwd.workspace_desc());
+      p.add(dnnl::pooling_v2_forward(fwd), fwd.scratchpad_desc(),
+            {{DNNL_ARG_SRC, p.tensor(xMd, 1)},
+             {DNNL_ARG_DST, p.temp(fwd.dst_desc())},
+             {DNNL_ARG_WORKSPACE, ws}});
+      dnnl::pooling_v2_backward::desc d(dnnl::algorithm::pooling_max, xMd, yMd,
+                                        dw.strides, dw.kernel, dw.dilations,
+                                        dw.padL, dw.padR);
+      dnnl::pooling_v2_backward::primitive_desc pd(d, scratchpadAttr(),
+                                                   engine(), fwd);
+      p.add(dnnl::pooling_v2_backward(pd), pd.scratchpad_desc(),
+            {{DNNL_ARG_DIFF_DST, p.tensor(yMd, 0)},
+             {DNNL_ARG_WORKSPACE, ws},
+             {DNNL_ARG_DIFF_SRC, p.tensor(xMd, 2)}});
+      break;
+    }
+    case Pool::AvgForward: {
+      auto pd = forwardDesc(dnnl::prop_kind::forward_inference,
+                            averageAlgorithm(include), w, dw, n, c);
+      p.add(
+          dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(),
+          {{DNNL_ARG_SRC, p.tensor(xMd, 0)}, {DNNL_ARG_DST, p.tensor(yMd, 1)}});
+      break;
+    }
+    case Pool::AvgBackward: {
+      auto fwd = forwardDesc(dnnl::prop_kind::forward_training,
+                             averageAlgorithm(include), w, dw, n, c);
+      dnnl::pooling_v2_backward::desc d(averageAlgorithm(include), xMd, yMd,
+                                        dw.strides, dw.kernel, dw.dilations,
+                                        dw.padL, dw.padR);
+      dnnl::pooling_v2_backward::primitive_desc pd(d, scratchpadAttr(),
+                                                   engine(), fwd);
+      p.add(dnnl::pooling_v2_backward(pd), pd.scratchpad_desc(),
+            {{DNNL_ARG_DIFF_DST, p.tensor(yMd, 0)},
+             {DNNL_ARG_DIFF_SRC, p.tensor(xMd, 1)}});
+      break;
+    }
+    }
+    return 0;
+  });
+  return setOwnedState(op.context, op.index, owned.release());
+}
+
+bool parallel(const Window &w) {
+  int64_t kSp = 1;
+  for (int64_t kd : w.kernel)
+    kSp *= kd;
+  return w.planes * w.outSp * kSp > kParallelWork;
+}
+
+// The lowest value a max starts from: -inf for floats.
+template <typename T> T lowest() {
+  return std::numeric_limits<T>::has_infinity
+             ? -std::numeric_limits<T>::infinity()
+             : std::numeric_limits<T>::lowest();
+}
+
+template <typename T> void maxPoolLoop(const PoolState &s, const T *x, T *y) {
+  const Window &w = s.window;
+  const WindowTable &t = s.table;
+#pragma omp parallel for if (parallel(w))
+  for (int64_t p = 0; p < w.planes; ++p) {
+    const T *xp = x + p * w.inSp;
+    T *yp = y + p * w.outSp;
+    for (int64_t os = 0; os < w.outSp; ++os) {
+      T best = lowest<T>();
+      for (int64_t j = t.start[os]; j < t.start[os + 1]; ++j)
+        if (best < xp[t.positions[j]])
+          best = xp[t.positions[j]];
+      yp[os] = best;
+    }
+  }
+}
+
+void maxPoolBackwardLoop(const PoolState &s, const float *g, const float *x,
+                         float *gx) {
+  const Window &w = s.window;
+  const WindowTable &t = s.table;
+#pragma omp parallel for if (parallel(w))
+  for (int64_t p = 0; p < w.planes; ++p) {
+    const float *xp = x + p * w.inSp, *gp = g + p * w.outSp;
+    float *gxp = gx + p * w.inSp;
+    std::fill(gxp, gxp + w.inSp, 0.0f);
+    for (int64_t os = 0; os < w.outSp; ++os) {
+      int64_t arg = -1;
+      for (int64_t j = t.start[os]; j < t.start[os + 1]; ++j) {
+        int64_t i = t.positions[j];
+        if (arg < 0 || xp[i] > xp[arg])
+          arg = i;
+      }
+      if (arg >= 0)
+        gxp[arg] += gp[os];
+    }
+  }
+}
+
+void averagePoolLoop(const PoolState &s, const float *x, float *y) {
+  const Window &w = s.window;
+  const WindowTable &t = s.table;
+#pragma omp parallel for if (parallel(w))
+  for (int64_t p = 0; p < w.planes; ++p) {
+    const float *xp = x + p * w.inSp;
+    float *yp = y + p * w.outSp;
+    for (int64_t os = 0; os < w.outSp; ++os) {
+      double sum = 0.0;
+      for (int64_t j = t.start[os]; j < t.start[os + 1]; ++j)
+        sum += xp[t.positions[j]];
+      int64_t div = t.divisor[os];
+      yp[os] = div > 0 ? (float)(sum / (double)div) : 0.0f;
+    }
+  }
+}
+
+void averagePoolBackwardLoop(const PoolState &s, const float *g, float *gx) {
+  const Window &w = s.window;
+  const WindowTable &t = s.table;
+#pragma omp parallel for if (parallel(w))
+  for (int64_t p = 0; p < w.planes; ++p) {
+    const float *gp = g + p * w.outSp;
+    float *gxp = gx + p * w.inSp;
+    std::fill(gxp, gxp + w.inSp, 0.0f);
+    for (int64_t os = 0; os < w.outSp; ++os) {
+      int64_t div = t.divisor[os];
+      if (div <= 0)
+        continue;
+      float v = (float)((double)gp[os] / (double)div);
+      for (int64_t j = t.start[os]; j < t.start[os + 1]; ++j)
+        gxp[t.positions[j]] += v;
+    }
+  }
+}
+
+void checkTensors(const OpCall &op, int tensors, int attrs) {
+  if (op.numTensors != tensors || op.numAttrs != attrs)
+    fail(TIDALRT_INTERNAL, "expected %d tensors and %d attributes", tensors,
+         attrs);
+}
+
+void requireSameType(const OpCall &op, int a, int b) {
+  if (op[a].type != op[b].type)
+    fail(TIDALRT_INVALID_ARGUMENT, "element types differ: %s vs %s",
+         tidalrt_element_type_name((tidalrt_element_type_t)op[a].type),
+         tidalrt_element_type_name((tidalrt_element_type_t)op[b].type));
+}
+
+} // namespace
+
+extern "C" tidalrt_status_t tidalrt_k_max_pool(tidalrt_context_t *ctx,
+                                               const int64_t *desc,
+                                               void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "max_pool", [&](OpCall &op) {
+    checkTensors(op, 2, 5);
+    requireSameType(op, 0, 1);
+    int type = op[0].type;
+    switch (type) {
+    case TIDALRT_ELEMENT_TYPE_F32:
+    case TIDALRT_ELEMENT_TYPE_F64:
+    case TIDALRT_ELEMENT_TYPE_I8:
+    case TIDALRT_ELEMENT_TYPE_U8:
+    case TIDALRT_ELEMENT_TYPE_I16:
+    case TIDALRT_ELEMENT_TYPE_U16:
+    case TIDALRT_ELEMENT_TYPE_I32:
+    case TIDALRT_ELEMENT_TYPE_I64:
+    case TIDALRT_ELEMENT_TYPE_U32:
+    case TIDALRT_ELEMENT_TYPE_U64:
+      break;
+    default:
+      fail(TIDALRT_UNSUPPORTED, "element type %s is not supported",
+           tidalrt_element_type_name((tidalrt_element_type_t)type));
+    }
+    PoolState *s = poolState(op, Pool::MaxForward, 0, 1);
+    if (s->useDnnl) {
+      s->plan.run(ctx, op);
+      return ok();
+    }
+    if (preparing(ctx))
+      return ok();
+    void *x = op[0].data, *y = op[1].data;
+    switch (type) {
+    case TIDALRT_ELEMENT_TYPE_F32:
+      maxPoolLoop(*s, (const float *)x, (float *)y);
+      break;
+    case TIDALRT_ELEMENT_TYPE_F64:
+      maxPoolLoop(*s, (const double *)x, (double *)y);
+      break;
+    case TIDALRT_ELEMENT_TYPE_I8:
+      maxPoolLoop(*s, (const int8_t *)x, (int8_t *)y);
+      break;
+    case TIDALRT_ELEMENT_TYPE_U8:
+      maxPoolLoop(*s, (const uint8_t *)x, (uint8_t *)y);
+      break;
+    case TIDALRT_ELEMENT_TYPE_I16:
+      maxPoolLoop(*s, (const int16_t *)x, (int16_t *)y);
+      break;
+    case TIDALRT_ELEMENT_TYPE_U16:
+      maxPoolLoop(*s, (const uint16_t *)x, (uint16_t *)y);
+      break;
+    case TIDALRT_ELEMENT_TYPE_I32:
+      maxPoolLoop(*s, (const int32_t *)x, (int32_t *)y);
+      break;
+    case TIDALRT_ELEMENT_TYPE_I64:
+      maxPoolLoop(*s, (const int64_t *)x, (int64_t *)y);
+      break;
+    case TIDALRT_ELEMENT_TYPE_U32:
+      maxPoolLoop(*s, (const uint32_t *)x, (uint32_t *)y);
+      break;
+    case TIDALRT_ELEMENT_TYPE_U64:
+      maxPoolLoop(*s, (const uint64_t *)x, (uint64_t *)y);
+      break;
+    }
+    return ok();
+  });
+}
+
+extern "C" tidalrt_status_t tidalrt_k_max_pool_backward(tidalrt_context_t *ctx,
+                                                        const int64_t *desc,
+                                                        void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "max_pool_backward", [&](OpCall &op) {
+    checkTensors(op, 3, 5);
+    requireF32(op, 0, "grad");
+    requireF32(op, 1, "input");
+    requireF32(op, 2, "grad_input");
+    if (op[1].rank != op[2].rank ||
+        !std::equal(op[1].dims, op[1].dims + op[1].rank, op[2].dims))
+      fail(TIDALRT_INVALID_ARGUMENT, "grad_input is not shaped as the input");
+    PoolState *s = poolState(op, Pool::MaxBackward, 1, 0);
+    if (s->useDnnl) {
+      s->plan.run(ctx, op);
+      return ok();
+    }
+    if (!preparing(ctx))
+      maxPoolBackwardLoop(*s, op[0].f32(), op[1].f32(), op[2].f32());
+    return ok();
+  });
+}
+
+extern "C" tidalrt_status_t tidalrt_k_average_pool(tidalrt_context_t *ctx,
+                                                   const int64_t *desc,
+                                                   void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "average_pool", [&](OpCall &op) {
+    checkTensors(op, 2, 5);
+    requireF32(op, 0, "input");
+    requireF32(op, 1, "output");
+    PoolState *s = poolState(op, Pool::AvgForward, 0, 1);
+    if (s->useDnnl) {
+      s->plan.run(ctx, op);
+      return ok();
+    }
+    if (!preparing(ctx))
+      averagePoolLoop(*s, op[0].f32(), op[1].f32());
+    return ok();
+  });
+}
+
+extern "C" tidalrt_status_t
+tidalrt_k_average_pool_backward(tidalrt_context_t *ctx, const int64_t *desc,
+                                void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "average_pool_backward",
+                   [&](OpCall &op) {
+                     checkTensors(op, 2, 5);
+                     requireF32(op, 0, "grad");
+                     requireF32(op, 1, "grad_input");
+                     PoolState *s = poolState(op, Pool::AvgBackward, 1, 0);
+                     if (s->useDnnl) {
+                       s->plan.run(ctx, op);
+                       return ok();
+                     }
+                     if (!preparing(ctx))
+                       averagePoolBackwardLoop(*s, op[0].f32(), op[1].f32());
+                     return ok();
+                   });
+}
+
+extern "C" tidalrt_status_t
+tidalrt_k_global_average_pool(tidalrt_context_t *ctx, const int64_t *desc,
+                              void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "global_average_pool", [&](OpCall &op) {
+    checkTensors(op, 2, 0);
+    requireF32(op, 0, "input");
+    requireF32(op, 1, "output");
+    const TensorRef &x = op[0], &y = op[1];
+    if (x.rank < 2 || y.rank != x.rank || y.dim(0) != x.dim(0) ||
+        y.dim(1) != x.dim(1) || y.numel() != x.dim(0) * x.dim(1))
+      fail(TIDALRT_INVALID_ARGUMENT,
+           "output must be [N, C, 1...] for an [N, C, ...] input");
+    if (preparing(ctx))
+      return ok();
+    int64_t planes = x.dim(0) * x.dim(1);
+    int64_t sp = planes ? x.numel() / planes : 0;
+    const float *xd = x.f32();
+    float *yd = y.f32();
+#pragma omp parallel for if (x.numel() > kParallelWork)
+    for (int64_t p = 0; p < planes; ++p) {
+      const float *xp = xd + p * sp;
+      double sum = 0.0;
+      for (int64_t i = 0; i < sp; ++i)
+        sum += xp[i];
+      yd[p] = sp ? (float)(sum / (double)sp) : 0.0f;
+    }
+    return ok();
+  });
+}

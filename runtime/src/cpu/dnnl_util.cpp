@@ -1,0 +1,193 @@
+// dnnl_util.cpp - the oneDNN engine, stream, descriptors and Plan.
+#include "dnnl_util.h"
+
+namespace tidalrt {
+namespace dnnlutil {
+
+const dnnl::engine &engine() {
+  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+const dnnl::stream &stream() {
+  static const dnnl::stream s(engine());
+  return s;
+}
+
+memory::dims dimsOf(const TensorRef &t) {
+  return memory::dims(t.dims, t.dims + t.rank);
+}
+
+memory::desc plainDesc(const memory::dims &dims) {
+  memory::dims strides(dims.size());
+  memory::dim s = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= dims[i] > 0 ? dims[i] : 1;
+  }
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+memory::desc anyDesc(const memory::dims &dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+dnnl::primitive_attr scratchpadAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void requireF32(const OpCall &op, int i, const char *what) {
+  if (op[i].type != TIDALRT_ELEMENT_TYPE_F32)
+    fail(TIDALRT_UNSUPPORTED,
+         "%s has element type %s; only float32 is "
+         "supported",
+         what, tidalrt_element_type_name((tidalrt_element_type_t)op[i].type));
+}
+
+void requireRank(const OpCall &op, int i, int rank, const char *what) {
+  if (op[i].rank != rank)
+    fail(TIDALRT_INVALID_ARGUMENT, "%s has rank %d, expected %d", what,
+         op[i].rank, rank);
+}
+
+static size_t alignUp(size_t n) {
+  return (n + TIDALRT_ARRAY_ALIGNMENT - 1) / TIDALRT_ARRAY_ALIGNMENT *
+         TIDALRT_ARRAY_ALIGNMENT;
+}
+
+int Plan::addMem(const memory::desc &md, Kind kind, int64_t where) {
+  mems.push_back({dnnl::memory(md, engine(), DNNL_MEMORY_NONE), kind, where});
+  return (int)mems.size() - 1;
+}
+
+int Plan::tensor(const memory::desc &md, int tensorIndex) {
+  return addMem(md, Tensor, tensorIndex);
+}
+
+int Plan::temp(const memory::desc &md) {
+  size_t offset = regionBytes;
+  regionBytes += alignUp(md.get_size());
+  return addMem(md, Region, (int64_t)offset);
+}
+
+size_t Plan::extra(size_t bytes) {
+  size_t offset = regionBytes;
+  regionBytes += alignUp(bytes);
+  return offset;
+}
+
+void Plan::addReorder(int from, int to) {
+  memory::desc src = mems[from].mem.get_desc();
+  memory::desc dst = mems[to].mem.get_desc();
+  dnnl::reorder::primitive_desc pd(engine(), src, engine(), dst,
+                                   scratchpadAttr());
+  add(dnnl::reorder(pd), pd.scratchpad_desc(),
+      {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+int Plan::input(const memory::desc &want, const memory::desc &user,
+                int tensorIndex) {
+  int t = tensor(user, tensorIndex);
+  if (want == user)
+    return t;
+  int copy = temp(want);
+  addReorder(t, copy);
+  return copy;
+}
+
+int Plan::output(const memory::desc &want, const memory::desc &user,
+                 int tensorIndex) {
+  if (want == user)
+    return tensor(user, tensorIndex);
+  int copy = temp(want);
+  pending.push_back({copy, tensorIndex, user});
+  return copy;
+}
+
+void Plan::flush() {
+  std::vector<Pending> todo;
+  todo.swap(pending);
+  for (const Pending &p : todo)
+    addReorder(p.from, tensor(p.user, p.tensorIndex));
+}
+
+void Plan::add(const dnnl::primitive &prim, const memory::desc &scratchpad,
+               std::initializer_list<Arg> args) {
+  Step s;
+  s.prim = prim;
+  if (args.size() + 1 > (size_t)kMaxArgs)
+    fail(TIDALRT_INTERNAL, "a oneDNN step with %zu arguments", args.size());
+  for (const Arg &a : args) {
+    s.args[s.numArgs] = a.arg;
+    s.mems[s.numArgs++] = a.mem;
+  }
+  size_t padBytes = scratchpad.get_size();
+  if (padBytes) {
+    if (padBytes > scratchpadBytes)
+      scratchpadBytes = padBytes;
+    s.args[s.numArgs] = DNNL_ARG_SCRATCHPAD;
+    s.mems[s.numArgs++] = addMem(scratchpad, Scratchpad, 0);
+  }
+  steps.push_back(std::move(s));
+}
+
+size_t Plan::scratchBytes() const {
+  return regionBytes + alignUp(scratchpadBytes);
+}
+
+char *Plan::bind(tidalrt_context_t *ctx, const OpCall &op) {
+  size_t bytes = scratchBytes();
+  char *base = bytes ? static_cast<char *>(scratch(ctx, bytes)) : nullptr;
+  if (preparing(ctx))
+    return nullptr;
+  for (const Mem &m : mems) {
+    void *p = nullptr;
+    switch (m.kind) {
+    case Tensor:
+      p = op[(int)m.where].data;
+      break;
+    case Region:
+      p = base + m.where;
+      break;
+    case Scratchpad:
+      p = base + regionBytes;
+      break;
+    }
+    m.mem.set_data_handle(p);
+  }
+  return base;
+}
+
+void Plan::execute() const {
+  const dnnl::stream &s = stream();
+  for (const Step &step : steps) {
+    dnnl_exec_arg_t args[kMaxArgs];
+    for (int i = 0; i < step.numArgs; ++i)
+      args[i] = {step.args[i], mems[step.mems[i]].mem.get()};
+    dnnl_status_t st =
+        dnnl_primitive_execute(step.prim.get(), s.get(), step.numArgs, args);
+    if (st != dnnl_success)
+      fail(TIDALRT_INTERNAL, "oneDNN execution failed (status %d)", (int)st);
+  }
+  dnnl_stream_wait(s.get());
+}
+
+void Plan::run(tidalrt_context_t *ctx, const OpCall &op) {
+  bind(ctx, op);
+  if (!preparing(ctx))
+    execute();
+}
+
+int64_t padRight(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                 int64_t dilation, int64_t padBegin, int64_t padEnd) {
+  int64_t extent = (kernel - 1) * dilation + 1;
+  int64_t span = in + padBegin + padEnd - extent;
+  if (span >= 0 && span / stride + 1 == out)
+    return padEnd;
+  return (out - 1) * stride + extent - in - padBegin;
+}
+
+} // namespace dnnlutil
+} // namespace tidalrt

@@ -1,0 +1,141 @@
+// driver.cpp - tidalrt_driver_main: the command line, the mode, and turning
+// failures into one line on stderr and an exit status.
+#include "driver.h"
+
+#include "data.h"
+#include "error.h"
+#include "session.h"
+#include "trace.h"
+
+#include <new>
+#include <omp.h>
+
+namespace tidalrt_driver {
+
+void session::warn(const std::string &message) const {
+  std::fprintf(err, "%s: warning: %s\n", program_name.c_str(), message.c_str());
+  std::fflush(err);
+}
+
+loaded_program load_program(const session &s, trace_recorder &trace) {
+  const manifest &m = s.info;
+  loaded_program loaded;
+  double start = trace.now_us();
+  loaded.model =
+      onnx_model::parse(s.program.blob + m.model_blob.offset, m.model_blob.size,
+                        m.model + " (compiled in)", EXIT_RUNTIME_FAULT);
+  std::unique_ptr<onnx_model> init;
+  if (!s.opts.init.empty()) {
+    init = onnx_model::read(s.opts.init);
+    loaded.steps_done = init->steps_done().value_or(0);
+  }
+  loaded.runner = std::make_unique<program_runner>(m, s.program, s.opts.seed);
+  loaded.runner->load_initial_values(*loaded.model, init.get());
+  trace.complete("load", "load", start, trace.now_us() - start);
+  start = trace.now_us();
+  loaded.runner->prepare();
+  double end = trace.now_us();
+  trace.complete("prepare", "prepare", start, end - start);
+  trace.host_bytes(end, loaded.runner->host_bytes());
+  return loaded;
+}
+
+namespace {
+
+std::string base_name(const char *path) {
+  std::string name = path && *path ? path : "tidal-program";
+  size_t slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+// One line: a kernel's message may hold newlines.
+std::string one_line(std::string text) {
+  for (char &c : text)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return text;
+}
+
+void check_mode_options(const manifest &m, const options &o) {
+  if (m.forward_mode()) {
+    const char *unused = nullptr;
+    if (o.steps)
+      unused = "--steps";
+    else if (o.epochs)
+      unused = "--epochs";
+    else if (o.shuffle)
+      unused = "--shuffle";
+    else if (!o.save.empty())
+      unused = "--save";
+    else if (!o.eval_inputs.empty())
+      unused = "--eval-input";
+    if (unused)
+      fail_input(std::string(unused) +
+                 " does not apply: this program runs the forward pass of " +
+                 m.model + " (it was compiled without a loss)");
+    if (o.output_dir.empty())
+      fail_input("this program runs the forward pass of " + m.model +
+                 "; give --output-dir DIR for its outputs");
+  } else if (!o.output_dir.empty()) {
+    fail_input("--output-dir applies only to forward-mode programs");
+  }
+}
+
+} // namespace
+
+int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
+        std::FILE *err) {
+  std::string name = base_name(argc > 0 ? argv[0] : nullptr);
+  try {
+    if (!program)
+      fail_runtime("no program");
+    manifest m = parse_manifest(program->manifest, program->blob_size);
+    options o = parse_options(argc, argv);
+    if (o.help) {
+      print_usage(out, name, m);
+      std::fflush(out);
+      return EXIT_OK;
+    }
+    if (o.no_arguments) {
+      // Without arguments, train on the embedded data if it covers every
+      // input; otherwise there is nothing to run.
+      bool embedded = !m.forward_mode();
+      for (const tensor_slot *input : m.step.data_inputs())
+        embedded = embedded && m.find_embedded(input->name);
+      if (!embedded) {
+        print_usage(err, name, m);
+        std::fflush(err);
+        return EXIT_BAD_INPUT;
+      }
+    }
+    check_mode_options(m, o);
+    if (o.threads)
+      omp_set_num_threads(*o.threads);
+    session s{name, m, *program, o, out, err};
+    return m.forward_mode() ? run_forward(s) : run_training(s);
+  } catch (const driver_error &e) {
+    std::fflush(out);
+    std::fprintf(err, "%s: error: %s\n", name.c_str(),
+                 one_line(e.what()).c_str());
+    std::fflush(err);
+    return e.exit_status();
+  } catch (const std::bad_alloc &) {
+    std::fflush(out);
+    std::fprintf(err, "%s: error: out of memory\n", name.c_str());
+    std::fflush(err);
+    return EXIT_RUNTIME_FAULT;
+  } catch (const std::exception &e) {
+    std::fflush(out);
+    std::fprintf(err, "%s: error: internal error: %s\n", name.c_str(),
+                 one_line(e.what()).c_str());
+    std::fflush(err);
+    return EXIT_RUNTIME_FAULT;
+  }
+}
+
+} // namespace tidalrt_driver
+
+extern "C" int tidalrt_driver_main(int argc, char **argv,
+                                   const tidalrt_program_t *program) {
+  return tidalrt_driver::run(argc, argv, program, stdout, stderr);
+}

@@ -1,0 +1,26 @@
+// file_util.h - reading whole files and writing them atomically.
+#ifndef TIDALRT_DRIVER_FILE_UTIL_H
+#define TIDALRT_DRIVER_FILE_UTIL_H
+
+#include <string>
+
+namespace tidalrt_driver {
+
+// The contents of `path`. Throws a driver_error (exit 1)
+// "<path>: cannot read: <reason>".
+std::string read_file(const std::string &path);
+
+// Writes `bytes` to "<path>.tmp.<pid>" in the same directory, fsyncs it and
+// renames it over `path`. On failure removes the temporary file, leaves
+// `path` as it was and throws a driver_error (exit 1)
+// "<path>: cannot write: <reason>".
+void write_file_atomically(const std::string &path, const std::string &bytes);
+
+// Checks, before any work is done, that `path` can be created: its
+// directory exists and `path` is not a directory. Throws a driver_error
+// (exit 1) naming `option` and the reason.
+void check_output_path(const std::string &option, const std::string &path);
+
+} // namespace tidalrt_driver
+
+#endif // TIDALRT_DRIVER_FILE_UTIL_H

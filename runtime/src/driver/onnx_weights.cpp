@@ -1,0 +1,245 @@
+// onnx_weights.cpp - reading initializers from ONNX models and writing
+// trained ones (through Debian's onnx_proto).
+#include "onnx_weights.h"
+
+#include "error.h"
+#include "file_util.h"
+#include "manifest.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <unordered_map>
+
+namespace tidalrt_driver {
+
+const char *const steps_done_key = "tidal.steps_done";
+
+struct onnx_model::impl {
+  onnx::ModelProto proto;
+  std::string what;
+  int exit_status = EXIT_BAD_INPUT;
+  std::unordered_map<std::string, const onnx::TensorProto *> initializers;
+
+  [[noreturn]] void fail(const std::string &message) const {
+    throw driver_error(exit_status, what + ": " + message);
+  }
+};
+
+namespace {
+
+// Every initializer of the model: the main graph's, then those of the
+// training_info graphs (first one wins).
+template <typename Model, typename Visit>
+void for_each_initializer(Model &model, Visit visit) {
+  auto graph = [&](auto &g) {
+    for (auto &tensor : *g.mutable_initializer())
+      visit(tensor);
+  };
+  graph(*model.mutable_graph());
+  for (auto &info : *model.mutable_training_info()) {
+    if (info.has_initialization())
+      graph(*info.mutable_initialization());
+    if (info.has_algorithm())
+      graph(*info.mutable_algorithm());
+  }
+}
+
+std::string describe_tensor(const onnx::TensorProto &tensor) {
+  const char *type = "invalid";
+  int data_type = tensor.data_type();
+  if (data_type > 0 && data_type < 64)
+    type = tidalrt_element_type_name(
+        static_cast<tidalrt_element_type_t>(data_type));
+  std::string text = std::string(std::strcmp(type, "invalid") == 0
+                                     ? "ONNX type " + std::to_string(data_type)
+                                     : type) +
+                     " [";
+  for (int i = 0; i < tensor.dims_size(); ++i)
+    text += (i ? ", " : "") + std::to_string(tensor.dims(i));
+  return text + "]";
+}
+
+template <typename Field, typename Element>
+bool copy_typed(const Field &field, size_t count, Element *dst) {
+  if (static_cast<size_t>(field.size()) != count)
+    return false;
+  for (size_t i = 0; i < count; ++i)
+    dst[i] = static_cast<Element>(field.Get(static_cast<int>(i)));
+  return true;
+}
+
+} // namespace
+
+onnx_model::onnx_model(std::unique_ptr<impl> p) : p(std::move(p)) {}
+onnx_model::~onnx_model() = default;
+
+std::unique_ptr<onnx_model> onnx_model::parse(const void *data, size_t size,
+                                              const std::string &what,
+                                              int exit_status) {
+  auto state = std::make_unique<impl>();
+  state->what = what;
+  state->exit_status = exit_status;
+  if (size > static_cast<size_t>(INT32_MAX) ||
+      !state->proto.ParseFromArray(data, static_cast<int>(size)))
+    state->fail("not a valid ONNX model (the ModelProto does not parse)");
+  if (!state->proto.has_graph())
+    state->fail("not a valid ONNX model (it has no graph)");
+  for_each_initializer(state->proto, [&](const onnx::TensorProto &tensor) {
+    state->initializers.emplace(tensor.name(), &tensor);
+  });
+  return std::unique_ptr<onnx_model>(new onnx_model(std::move(state)));
+}
+
+std::unique_ptr<onnx_model> onnx_model::read(const std::string &path) {
+  std::string bytes = read_file(path);
+  return parse(bytes.data(), bytes.size(), path, EXIT_BAD_INPUT);
+}
+
+const std::string &onnx_model::name() const { return p->what; }
+
+bool onnx_model::has_initializer(const std::string &name) const {
+  return p->initializers.count(name) != 0;
+}
+
+bool onnx_model::load(const tensor_slot &slot, void *dst) const {
+  auto it = p->initializers.find(slot.name);
+  if (it == p->initializers.end())
+    return false;
+  const onnx::TensorProto &tensor = *it->second;
+  bool same_shape =
+      static_cast<size_t>(tensor.dims_size()) == slot.shape.size();
+  for (size_t i = 0; same_shape && i < slot.shape.size(); ++i)
+    same_shape = tensor.dims(static_cast<int>(i)) == slot.shape[i];
+  if (tensor.data_type() != static_cast<int>(slot.type) || !same_shape)
+    p->fail("initializer '" + slot.name + "' is " + describe_tensor(tensor) +
+            ", the compiled model expects " + describe_slot(slot));
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL ||
+      tensor.external_data_size() > 0)
+    p->fail("initializer '" + slot.name +
+            "' is stored as external data, which is not supported");
+  size_t count = slot.element_count();
+  if (tensor.has_raw_data()) {
+    if (tensor.raw_data().size() != slot.bytes)
+      p->fail("initializer '" + slot.name + "' holds " +
+              std::to_string(tensor.raw_data().size()) +
+              " bytes of raw data, " + describe_slot(slot) + " needs " +
+              std::to_string(slot.bytes));
+    if (slot.bytes)
+      std::memcpy(dst, tensor.raw_data().data(), slot.bytes);
+    return true;
+  }
+  bool ok = false;
+  switch (slot.type) {
+  case TIDALRT_ELEMENT_TYPE_F32:
+    ok = copy_typed(tensor.float_data(), count, static_cast<float *>(dst));
+    break;
+  case TIDALRT_ELEMENT_TYPE_F64:
+    ok = copy_typed(tensor.double_data(), count, static_cast<double *>(dst));
+    break;
+  case TIDALRT_ELEMENT_TYPE_I64:
+    ok = copy_typed(tensor.int64_data(), count, static_cast<int64_t *>(dst));
+    break;
+  case TIDALRT_ELEMENT_TYPE_U32:
+    ok = copy_typed(tensor.uint64_data(), count, static_cast<uint32_t *>(dst));
+    break;
+  case TIDALRT_ELEMENT_TYPE_U64:
+    ok = copy_typed(tensor.uint64_data(), count, static_cast<uint64_t *>(dst));
+    break;
+  case TIDALRT_ELEMENT_TYPE_I32:
+    ok = copy_typed(tensor.int32_data(), count, static_cast<int32_t *>(dst));
+    break;
+  case TIDALRT_ELEMENT_TYPE_I16:
+    ok = copy_typed(tensor.int32_data(), count, static_cast<int16_t *>(dst));
+    break;
+  case TIDALRT_ELEMENT_TYPE_U16:
+  case TIDALRT_ELEMENT_TYPE_F16:
+  case TIDALRT_ELEMENT_TYPE_BF16:
+    // 16-bit floats are stored as their bit patterns.
+    ok = copy_typed(tensor.int32_data(), count, static_cast<uint16_t *>(dst));
+    break;
+  case TIDALRT_ELEMENT_TYPE_I8:
+    ok = copy_typed(tensor.int32_data(), count, static_cast<int8_t *>(dst));
+    break;
+  case TIDALRT_ELEMENT_TYPE_U8:
+  case TIDALRT_ELEMENT_TYPE_BOOL:
+    ok = copy_typed(tensor.int32_data(), count, static_cast<uint8_t *>(dst));
+    break;
+  default:
+    break;
+  }
+  if (!ok)
+    p->fail("initializer '" + slot.name + "' (" + describe_slot(slot) +
+            ") does not hold " + std::to_string(count) + " values");
+  return true;
+}
+
+std::optional<uint64_t> onnx_model::steps_done() const {
+  for (const auto &prop : p->proto.metadata_props()) {
+    if (prop.key() != steps_done_key)
+      continue;
+    const std::string &value = prop.value();
+    if (value.empty() || value.size() > 19 ||
+        value.find_first_not_of("0123456789") != std::string::npos)
+      p->fail(std::string("metadata ") + steps_done_key + " '" + value +
+              "' is not a step count");
+    return std::stoull(value);
+  }
+  return std::nullopt;
+}
+
+void onnx_model::save(
+    const std::vector<std::pair<const tensor_slot *, const void *>> &values,
+    uint64_t steps_done, const std::string &path) const {
+  onnx::ModelProto model = p->proto;
+  std::unordered_map<std::string, onnx::TensorProto *> index;
+  for_each_initializer(model, [&](onnx::TensorProto &tensor) {
+    index.emplace(tensor.name(), &tensor);
+  });
+  for (const auto &value : values) {
+    const tensor_slot &slot = *value.first;
+    onnx::TensorProto *tensor;
+    auto it = index.find(slot.name);
+    if (it != index.end()) {
+      tensor = it->second;
+      std::string doc = tensor->doc_string();
+      tensor->Clear();
+      tensor->set_doc_string(doc);
+    } else {
+      tensor = model.mutable_graph()->add_initializer();
+      index.emplace(slot.name, tensor);
+      // Before IR version 4 every initializer had to be a graph input.
+      if (model.ir_version() < 4) {
+        onnx::ValueInfoProto *input = model.mutable_graph()->add_input();
+        input->set_name(slot.name);
+        auto *type = input->mutable_type()->mutable_tensor_type();
+        type->set_elem_type(static_cast<int>(slot.type));
+        auto *shape = type->mutable_shape();
+        for (int64_t dim : slot.shape)
+          shape->add_dim()->set_dim_value(dim);
+      }
+    }
+    tensor->set_name(slot.name);
+    tensor->set_data_type(static_cast<int>(slot.type));
+    for (int64_t dim : slot.shape)
+      tensor->add_dims(dim);
+    tensor->set_raw_data(value.second, slot.bytes);
+  }
+  onnx::StringStringEntryProto *entry = nullptr;
+  for (auto &prop : *model.mutable_metadata_props())
+    if (prop.key() == steps_done_key)
+      entry = &prop;
+  if (!entry) {
+    entry = model.add_metadata_props();
+    entry->set_key(steps_done_key);
+  }
+  entry->set_value(std::to_string(steps_done));
+  std::string bytes;
+  if (model.ByteSizeLong() > static_cast<size_t>(INT32_MAX) ||
+      !model.SerializeToString(&bytes))
+    fail_input(path + ": cannot write: the model exceeds protobuf's 2 GiB "
+                      "limit");
+  write_file_atomically(path, bytes);
+}
+
+} // namespace tidalrt_driver

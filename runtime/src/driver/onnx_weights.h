@@ -1,0 +1,61 @@
+// onnx_weights.h - initial values from ONNX models (the compiled-in model
+// and --init files) and writing trained models (--save).
+#ifndef TIDALRT_DRIVER_ONNX_WEIGHTS_H
+#define TIDALRT_DRIVER_ONNX_WEIGHTS_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tidalrt_driver {
+
+struct tensor_slot;
+
+// The metadata_props key that records the global step count (--save writes
+// it, --init resumes from it).
+extern const char *const steps_done_key;
+
+class onnx_model {
+public:
+  ~onnx_model();
+
+  // Parses a serialized ModelProto; `what` names it in messages and
+  // problems with it exit with `exit_status` (2 for the compiled-in model,
+  // 1 for a user's file).
+  static std::unique_ptr<onnx_model> parse(const void *data, size_t size,
+                                           const std::string &what,
+                                           int exit_status);
+  // Reads and parses the file `path` (problems exit with status 1).
+  static std::unique_ptr<onnx_model> read(const std::string &path);
+
+  const std::string &name() const;
+  bool has_initializer(const std::string &name) const;
+
+  // Copies the initializer named slot.name into `dst` (slot.bytes bytes).
+  // Returns false if there is none; throws if its dtype or shape differs
+  // from the slot's or its data is malformed or external.
+  bool load(const tensor_slot &slot, void *dst) const;
+
+  // The metadata value tidal.steps_done, if present (throws if it is not a
+  // number).
+  std::optional<uint64_t> steps_done() const;
+
+  // Writes this model to `path` atomically, with each (slot, data) value
+  // stored in the initializer of that name (appended if the model has
+  // none) and tidal.steps_done = `steps_done`.
+  void
+  save(const std::vector<std::pair<const tensor_slot *, const void *>> &values,
+       uint64_t steps_done, const std::string &path) const;
+
+private:
+  struct impl;
+  explicit onnx_model(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> p;
+};
+
+} // namespace tidalrt_driver
+
+#endif // TIDALRT_DRIVER_ONNX_WEIGHTS_H

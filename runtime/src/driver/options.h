@@ -1,0 +1,48 @@
+// options.h - the executable's command line (docs/executable.md).
+#ifndef TIDALRT_DRIVER_OPTIONS_H
+#define TIDALRT_DRIVER_OPTIONS_H
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tidalrt_driver {
+
+struct manifest;
+
+struct options {
+  // NAME=FILE pairs, in command-line order.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::vector<std::pair<std::string, std::string>> eval_inputs;
+  std::optional<uint64_t> steps;
+  std::optional<uint64_t> epochs;
+  bool shuffle = false;
+  uint64_t seed = 0;
+  std::string init;
+  std::string save;
+  std::string log;
+  std::string trace;
+  std::optional<int> threads;
+  bool quiet = false;
+  std::string output_dir;
+  bool help = false;
+  // No arguments at all (train on the embedded data, or print the usage).
+  bool no_arguments = false;
+};
+
+// Parses argv[1..argc-1]. Throws a driver_error (exit 1) for an unknown
+// option, a missing or malformed value, a repeated option, or --steps with
+// --epochs.
+options parse_options(int argc, char **argv);
+
+// Prints the usage: the model, its batch size and data inputs, the
+// optimizer and every option.
+void print_usage(std::FILE *stream, const std::string &program_name,
+                 const manifest &manifest);
+
+} // namespace tidalrt_driver
+
+#endif // TIDALRT_DRIVER_OPTIONS_H

@@ -1,0 +1,53 @@
+// session.h - what one run of the executable works with, shared by the
+// training loop (trainer.cpp) and forward mode (forward.cpp).
+#ifndef TIDALRT_DRIVER_SESSION_H
+#define TIDALRT_DRIVER_SESSION_H
+
+#include "driver.h"
+#include "manifest.h"
+#include "onnx_weights.h"
+#include "options.h"
+#include "program.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace tidalrt_driver {
+
+class trace_recorder;
+
+struct session {
+  // The executable's name for messages (argv[0]'s base name).
+  std::string program_name;
+  const manifest &info;
+  const tidalrt_program_t &program;
+  const options &opts;
+  std::FILE *out;
+  std::FILE *err;
+
+  // Prints "NAME: warning: MESSAGE" on err.
+  void warn(const std::string &message) const;
+};
+
+// The compiled program ready to run: models parsed, arenas filled with
+// initial values (--init applied), prepared.
+struct loaded_program {
+  std::unique_ptr<onnx_model> model;
+  std::unique_ptr<program_runner> runner;
+  // tidal.steps_done of the --init file, else 0.
+  uint64_t steps_done = 0;
+};
+loaded_program load_program(const session &session, trace_recorder &trace);
+
+// `name` as a file name: characters outside [A-Za-z0-9._-] become '_'.
+std::string sanitize_file_name(const std::string &name);
+
+// The two modes; each returns the exit status or throws a driver_error.
+int run_training(const session &session);
+int run_forward(const session &session);
+
+} // namespace tidalrt_driver
+
+#endif // TIDALRT_DRIVER_SESSION_H

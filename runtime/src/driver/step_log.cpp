@@ -1,0 +1,70 @@
+// step_log.cpp - the --log JSON Lines file.
+#include "step_log.h"
+
+#include "error.h"
+
+#include <cerrno>
+#include <cmath>
+
+namespace tidalrt_driver {
+
+std::string json_number(double value) {
+  if (!std::isfinite(value))
+    return "null";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.9g", value);
+  return buffer;
+}
+
+std::string text_number(double value) {
+  // printf would write "-nan" for the NaN that x86 arithmetic produces.
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  return json_number(value);
+}
+
+step_log::step_log(const std::string &path) : path(path) {
+  if (path.empty())
+    return;
+  file = std::fopen(path.c_str(), "w");
+  if (!file)
+    fail_input("--log " + path + ": cannot write: " + errno_message(errno));
+}
+
+step_log::~step_log() {
+  if (file)
+    std::fclose(file);
+}
+
+void step_log::write(uint64_t step, double loss, double step_ms,
+                     uint64_t host_peak_bytes) {
+  if (!file)
+    return;
+  int n = std::fprintf(file,
+                       "{\"step\": %llu, \"loss\": %s, \"step_ms\": %.6f, "
+                       "\"device_peak_bytes\": 0, \"host_peak_bytes\": %llu, "
+                       "\"bytes_to_host\": 0, \"bytes_to_device\": 0}\n",
+                       static_cast<unsigned long long>(step),
+                       json_number(loss).c_str(), step_ms,
+                       static_cast<unsigned long long>(host_peak_bytes));
+  if (n < 0 || std::fflush(file) != 0)
+    failed = true;
+}
+
+void step_log::close() {
+  if (!file)
+    return;
+  bool bad = failed || std::ferror(file);
+  int error = errno;
+  if (std::fclose(file) != 0) {
+    bad = true;
+    error = errno;
+  }
+  file = nullptr;
+  if (bad)
+    fail_input(path + ": cannot write: " + errno_message(error));
+}
+
+} // namespace tidalrt_driver

@@ -1,0 +1,372 @@
+// trainer.cpp - the training loop: batches, steps, epochs, evaluation,
+// --log, --save, --trace and the summary on stdout.
+#include "data.h"
+#include "error.h"
+#include "file_util.h"
+#include "progress.h"
+#include "session.h"
+#include "step_log.h"
+#include "trace.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+
+namespace tidalrt_driver {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point start) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - start)
+      .count();
+}
+
+// --eval-input: held-out data for the predict function.
+struct evaluation {
+  data_set data;
+  // The predict result scored for accuracy (cross-entropy only), and the
+  // class labels it is compared with.
+  const tensor_slot *output = nullptr;
+  const data_input *label = nullptr;
+  // The slot of a `label` file that the predict function does not take.
+  std::unique_ptr<tensor_slot> extra_label;
+};
+
+struct eval_result {
+  double loss = NAN;
+  double accuracy = NAN;
+};
+
+evaluation set_up_evaluation(const session &s) {
+  const manifest &m = s.info;
+  evaluation eval;
+  if (!m.predict)
+    fail_input("--eval-input: this program has no predict function to "
+               "evaluate with");
+  const function_info &predict = *m.predict;
+  std::vector<const tensor_slot *> slots = predict.data_inputs();
+  if (m.loss == "cross-entropy") {
+    // The first output (or, if none is marked so, the first non-loss
+    // result) holds the class scores.
+    for (const tensor_slot &result : predict.results)
+      if (result.role == "output") {
+        eval.output = &result;
+        break;
+      }
+    for (const tensor_slot &result : predict.results)
+      if (!eval.output && result.role != "loss")
+        eval.output = &result;
+    const tensor_slot *out = eval.output;
+    if (out && out->shape.size() >= 2 &&
+        (out->type == TIDALRT_ELEMENT_TYPE_F32 ||
+         out->type == TIDALRT_ELEMENT_TYPE_F64)) {
+      // Labels are [N, d2, d3, ...] for an output [N, C, d2, d3, ...].
+      std::vector<int64_t> label_shape = {m.batch_size};
+      label_shape.insert(label_shape.end(), out->shape.begin() + 2,
+                         out->shape.end());
+      const tensor_slot *label = predict.find_arg("label");
+      bool wants_label = false;
+      for (const auto &binding : s.opts.eval_inputs)
+        wants_label = wants_label || binding.first == "label";
+      if (!label && wants_label) {
+        eval.extra_label = std::make_unique<tensor_slot>();
+        tensor_slot &slot = *eval.extra_label;
+        slot.name = "label";
+        slot.role = "input";
+        slot.type = TIDALRT_ELEMENT_TYPE_I64;
+        slot.shape = label_shape;
+        slot.bytes = slot.element_count() * sizeof(int64_t);
+        slots.push_back(&slot);
+      } else if (!label || label->role != "input" ||
+                 label->shape != label_shape ||
+                 (label->type != TIDALRT_ELEMENT_TYPE_I64 &&
+                  label->type != TIDALRT_ELEMENT_TYPE_I32)) {
+        eval.output = nullptr;
+      }
+    } else {
+      eval.output = nullptr;
+    }
+  }
+  eval.data = load_data(slots, s.opts.eval_inputs, "--eval-input", m, nullptr,
+                        m.batch_size, /*need_full_batch=*/true);
+  if (eval.output)
+    eval.label = eval.data.find("label");
+  return eval;
+}
+
+int64_t label_at(const data_input &label, uint64_t index) {
+  const void *data = tidalrt_array_const_data(label.array.get());
+  if (label.slot->type == TIDALRT_ELEMENT_TYPE_I32)
+    return static_cast<const int32_t *>(data)[index];
+  return static_cast<const int64_t *>(data)[index];
+}
+
+// Counts the rows of `count` samples (starting at sample `first`) whose
+// argmax over axis 1 of the output equals the label.
+uint64_t count_correct(const evaluation &eval, const uint8_t *output,
+                       uint64_t first, uint64_t count) {
+  const tensor_slot &out = *eval.output;
+  uint64_t classes = static_cast<uint64_t>(out.shape[1]);
+  uint64_t inner = 1;
+  for (size_t i = 2; i < out.shape.size(); ++i)
+    inner *= static_cast<uint64_t>(out.shape[i]);
+  bool f64 = out.type == TIDALRT_ELEMENT_TYPE_F64;
+  auto value = [&](uint64_t index) {
+    return f64 ? reinterpret_cast<const double *>(output)[index]
+               : static_cast<double>(
+                     reinterpret_cast<const float *>(output)[index]);
+  };
+  uint64_t correct = 0;
+  for (uint64_t b = 0; b < count; ++b)
+    for (uint64_t r = 0; r < inner; ++r) {
+      uint64_t base = b * classes * inner + r;
+      uint64_t best = 0;
+      double best_value = value(base);
+      for (uint64_t c = 1; c < classes; ++c) {
+        double v = value(base + c * inner);
+        if (v > best_value || (std::isnan(v) && !std::isnan(best_value))) {
+          best = c;
+          best_value = v;
+        }
+      }
+      if (label_at(*eval.label, (first + b) * inner + r) ==
+          static_cast<int64_t>(best))
+        ++correct;
+    }
+  return correct;
+}
+
+eval_result evaluate(const evaluation &eval, program_runner &runner,
+                     uint64_t step) {
+  const manifest &m = runner.info();
+  const function_info &predict = *m.predict;
+  runner.sync_predict_from_step();
+  arena &memory = runner.predict_arena();
+  const tensor_slot *loss = predict.loss_result();
+  uint64_t batch = static_cast<uint64_t>(m.batch_size);
+  uint64_t samples = eval.data.samples;
+  double loss_sum = 0;
+  uint64_t full_batches = 0, correct = 0;
+  std::vector<uint64_t> rows(batch);
+  for (uint64_t first = 0; first < samples; first += batch) {
+    uint64_t count = std::min(batch, samples - first);
+    for (uint64_t i = 0; i < count; ++i)
+      rows[i] = first + i;
+    for (const data_input &input : eval.data.inputs)
+      if (input.slot != eval.extra_label.get())
+        copy_rows(input, rows.data(), count, memory.at(*input.slot),
+                  m.batch_size);
+    runner.run_predict(step);
+    // A padded batch's loss would count the padding; only full batches
+    // enter the mean loss.
+    if (loss && count == batch) {
+      float value;
+      std::memcpy(&value, memory.at(*loss), sizeof(value));
+      loss_sum += value;
+      ++full_batches;
+    }
+    if (eval.output && eval.label)
+      correct += count_correct(eval, memory.at(*eval.output), first, count);
+  }
+  eval_result result;
+  if (full_batches)
+    result.loss = loss_sum / static_cast<double>(full_batches);
+  if (eval.output && eval.label && samples) {
+    uint64_t inner = eval.label->slot->element_count() / batch;
+    result.accuracy =
+        static_cast<double>(correct) / static_cast<double>(samples * inner);
+  }
+  return result;
+}
+
+std::string describe_eval(const eval_result &result) {
+  std::string text;
+  if (!std::isnan(result.loss))
+    text += " eval_loss " + text_number(result.loss);
+  if (!std::isnan(result.accuracy))
+    text += " eval_accuracy " + text_number(result.accuracy);
+  return text;
+}
+
+} // namespace
+
+int run_training(const session &s) {
+  const manifest &m = s.info;
+  const options &o = s.opts;
+  data_set data = load_data(m.step.data_inputs(), o.inputs, "--input", m,
+                            &s.program, m.batch_size, /*need_full_batch=*/true);
+  std::unique_ptr<evaluation> eval;
+  if (!o.eval_inputs.empty())
+    eval = std::make_unique<evaluation>(set_up_evaluation(s));
+  if (!o.save.empty())
+    check_output_path("--save", o.save);
+  if (!o.trace.empty())
+    check_output_path("--trace", o.trace);
+  step_log log(o.log);
+  trace_recorder trace(!o.trace.empty());
+
+  loaded_program loaded = load_program(s, trace);
+  program_runner &runner = *loaded.runner;
+  arena &memory = runner.step_arena();
+
+  uint64_t batch = static_cast<uint64_t>(m.batch_size);
+  // A program without data inputs sees one (empty) batch per epoch.
+  uint64_t samples = data.inputs.empty() ? batch : data.samples;
+  batch_order order(samples, batch, o.shuffle, o.seed);
+  uint64_t per_epoch = order.batches_per_epoch();
+  uint64_t total = per_epoch;
+  if (o.steps)
+    total = *o.steps;
+  else if (o.epochs) {
+    if (*o.epochs > UINT64_MAX / per_epoch)
+      fail_input("--epochs " + std::to_string(*o.epochs) + " is too many");
+    total = *o.epochs * per_epoch;
+  }
+  uint64_t first_step = loaded.steps_done;
+  if (total > UINT64_MAX - first_step)
+    fail_input("--steps " + std::to_string(total) + " is too many");
+
+  const tensor_slot &loss_slot = *m.step.loss_result();
+  uint64_t host_bytes = runner.host_bytes();
+  progress_bar progress(s.err, !o.quiet, total, "steps");
+
+  double step_ms_sum = 0;
+  std::deque<double> recent; // the last 10 losses
+  double epoch_sum = 0, last_epoch_mean = NAN;
+  uint64_t epoch_steps = 0;
+  bool warned = false;
+  eval_result last_eval;
+  bool eval_done_for_last_step = false;
+  uint64_t step = first_step;
+
+  auto end_epoch = [&](uint64_t epoch) {
+    last_epoch_mean = epoch_sum / static_cast<double>(epoch_steps);
+    std::string line = "epoch " + std::to_string(epoch + 1) + " mean_loss " +
+                       text_number(last_epoch_mean);
+    if (eval) {
+      double start = trace.now_us();
+      last_eval = evaluate(*eval, runner, step + 1);
+      trace.complete("eval", "eval", start, trace.now_us() - start);
+      line += describe_eval(last_eval);
+    }
+    progress.clear();
+    std::fprintf(s.out, "%s\n", line.c_str());
+    std::fflush(s.out);
+    epoch_sum = 0;
+    epoch_steps = 0;
+  };
+
+  auto loop_start = clock_type::now();
+  try {
+    for (uint64_t i = 0; i < total; ++i) {
+      step = first_step + i;
+      double trace_start = trace.now_us();
+      trace.host_bytes(trace_start, host_bytes);
+      auto start = clock_type::now();
+      const std::vector<uint64_t> &rows = order.rows(step);
+      for (const data_input &input : data.inputs)
+        copy_rows(input, rows.data(), rows.size(), memory.at(*input.slot),
+                  m.batch_size);
+      runner.run_step(step);
+      float loss;
+      std::memcpy(&loss, memory.at(loss_slot), sizeof(loss));
+      double ms = ms_since(start);
+      trace.complete("step " + std::to_string(step + 1), "step", trace_start,
+                     ms * 1000, "\"loss\": " + json_number(loss));
+      step_ms_sum += ms;
+      log.write(step + 1, loss, ms, host_bytes);
+      if (!std::isfinite(loss) && !warned) {
+        warned = true;
+        progress.clear();
+        s.warn("loss is " + text_number(loss) + " at step " +
+               std::to_string(step + 1) + "; training goes on");
+      }
+      recent.push_back(loss);
+      if (recent.size() > 10)
+        recent.pop_front();
+      epoch_sum += loss;
+      ++epoch_steps;
+      eval_done_for_last_step = false;
+      if (o.epochs && (step + 1) % per_epoch == 0) {
+        end_epoch(step / per_epoch);
+        eval_done_for_last_step = true;
+      }
+      progress.update(i + 1, loss);
+    }
+    // A resumed run that started mid-epoch ends mid-epoch too.
+    if (o.epochs && epoch_steps) {
+      end_epoch(step / per_epoch);
+      eval_done_for_last_step = true;
+    }
+    if (eval && !eval_done_for_last_step) {
+      double start = trace.now_us();
+      last_eval = evaluate(*eval, runner, first_step + total);
+      trace.complete("eval", "eval", start, trace.now_us() - start);
+    }
+  } catch (const driver_error &e) {
+    // The timeline up to a runtime fault helps to find it.
+    if (e.exit_status() == EXIT_RUNTIME_FAULT && trace.enabled()) {
+      progress.clear();
+      try {
+        trace.write(o.trace, s.program_name);
+      } catch (const driver_error &) {
+      }
+    }
+    throw;
+  }
+  double loop_seconds = ms_since(loop_start) / 1000;
+  progress.clear();
+  log.close();
+
+  uint64_t steps_done = first_step + total;
+  if (!o.save.empty()) {
+    double start = trace.now_us();
+    std::vector<std::pair<const tensor_slot *, const void *>> values;
+    for (const tensor_slot &slot : m.step.args)
+      if (slot.is_persistent())
+        values.emplace_back(&slot, memory.at(slot));
+    loaded.model->save(values, steps_done, o.save);
+    trace.complete("save", "save", start, trace.now_us() - start);
+  }
+  if (trace.enabled())
+    trace.write(o.trace, s.program_name);
+
+  double final_loss = NAN;
+  if (o.epochs && total) {
+    final_loss = last_epoch_mean;
+  } else if (!recent.empty()) {
+    double sum = 0;
+    for (double loss : recent)
+      sum += loss;
+    final_loss = sum / static_cast<double>(recent.size());
+  }
+  std::fprintf(s.out, "steps %llu\n", static_cast<unsigned long long>(total));
+  std::fprintf(s.out, "steps_done %llu\n",
+               static_cast<unsigned long long>(steps_done));
+  std::fprintf(s.out, "final_loss %s\n", text_number(final_loss).c_str());
+  std::fprintf(
+      s.out, "mean_step_ms %s\n",
+      text_number(total ? step_ms_sum / static_cast<double>(total) : NAN)
+          .c_str());
+  std::fprintf(
+      s.out, "samples_per_s %s\n",
+      text_number(loop_seconds > 0
+                      ? static_cast<double>(total * batch) / loop_seconds
+                      : NAN)
+          .c_str());
+  if (eval) {
+    if (!std::isnan(last_eval.loss))
+      std::fprintf(s.out, "eval_loss %s\n",
+                   text_number(last_eval.loss).c_str());
+    if (!std::isnan(last_eval.accuracy))
+      std::fprintf(s.out, "eval_accuracy %s\n",
+                   text_number(last_eval.accuracy).c_str());
+  }
+  std::fflush(s.out);
+  return EXIT_OK;
+}
+
+} // namespace tidalrt_driver
