@@ -169,6 +169,21 @@ class TransformerBlock(nn.Module):
         return x + self.fc2(self.gelu(self.fc1(self.ln2(x))))
 
 
+class Regressor(nn.Module):
+    """A smooth-function regressor: 8 -> 64 -> 64 -> 1 with Tanh (MSE + Adam)."""
+
+    def __init__(self, in_features=8, hidden=64):
+        super().__init__()
+        self.fc1 = nn.Linear(in_features, hidden)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.fc3 = nn.Linear(hidden, 1)
+
+    def forward(self, x):
+        x = torch.tanh(self.fc1(x))
+        x = torch.tanh(self.fc2(x))
+        return self.fc3(x)
+
+
 class MLPWithLoss(nn.Module):
     """The digits MLP with its loss inside: forward(x, target) -> (loss, logits)."""
 
@@ -208,6 +223,7 @@ MODELS: Dict[str, ZooEntry] = {
         ("loss", "output"),
         scalar_outputs=("loss",),
     ),
+    "regressor": ZooEntry(Regressor, (("input", (8,), torch.float32),), ("output",)),
 }
 
 

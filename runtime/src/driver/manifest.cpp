@@ -186,7 +186,9 @@ function_info parse_function(const json &object, const std::string &where,
                    function.arena_bytes);
     if (!names.insert(slot.name).second)
       bad(where + " has two args named '" + slot.name + "'");
-    if (slot.role == "input" &&
+    // Forward programs may take inputs that are not batched (scalars, a
+    // broadcast operand); they run once on files of exactly their shape.
+    if (train && slot.role == "input" &&
         (slot.shape.empty() || slot.shape[0] != batch_size))
       bad(where + " input '" + slot.name + "' is " + describe_slot(slot) +
           ", whose dim 0 is not the batch size " + std::to_string(batch_size));
