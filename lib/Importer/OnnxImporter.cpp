@@ -410,6 +410,18 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
     frozen.insert(f);
   }
 
+  // Initializers that no node reads and no output names (such as the
+  // optimizer state a tidal executable's --save keeps beside the weights)
+  // are not part of the computation.
+  llvm::StringSet<> used;
+  for (const auto *graph : graphs) {
+    for (const auto &node : graph->node())
+      for (const std::string &input : node.input())
+        used.insert(input);
+    for (const auto &output : graph->output())
+      used.insert(output.name());
+  }
+
   std::string baseDir = llvm::sys::path::parent_path(path).str();
   llvm::StringSet<> seen;
   for (const auto *graph : graphs)
@@ -418,6 +430,9 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
         error = "initializer '" + init.name() + "' is defined twice";
         return failure();
       }
+      if (!used.contains(init.name()) &&
+          !training.updated.contains(init.name()))
+        continue;
       DenseElementsAttr value = decodeTensor(&ctx, init, baseDir, error);
       if (!value)
         return failure();

@@ -49,8 +49,10 @@ struct InsertOptimizerPass
     if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
       return func.emitError("unknown optimizer '")
              << optimizer << "' (expected sgd, adam or adamw)";
-    if (lr == 0.0 || (lr < 0.0 && lr != -1.0))
-      return func.emitError("learning rate must be positive, got ") << lr;
+    // As torch.optim: zero is allowed (a frozen run), negative is not; -1
+    // selects the optimizer's default.
+    if (lr < 0.0 && lr != -1.0)
+      return func.emitError("learning rate must be non-negative, got ") << lr;
     if (momentum < 0.0 || dampening < 0.0 ||
         (weightDecay < 0.0 && weightDecay != -1.0))
       return func.emitError("momentum, dampening and weight decay must be "
