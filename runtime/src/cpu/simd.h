@@ -1,0 +1,106 @@
+// simd.h - run-time ISA dispatch and the float32 inner loops of the
+// element-wise, dropout and reduction kernels.
+//
+// Every loop has two variants: AVX2 with FMA (our own vector code, compiled
+// with __attribute__((target("avx2,fma"))) so the rest of the runtime stays
+// baseline x86-64) and a scalar one. activeIsa() picks AVX2 when the CPU has
+// it; TIDAL_CPU_ISA=scalar in the environment forces the scalar loops (tests
+// run both). The vector exp/log/tanh/sigmoid/erf are accurate to a few ulp
+// (relative error below 1e-6); lanes outside a function's fast range (NaN,
+// overflow, denormals) are computed with the scalar libm function.
+//
+// The loops take contiguous arrays; the kernels split the work into chunks
+// and rows (broadcast.h) and run those in parallel.
+#ifndef TIDALRT_CPU_SIMD_H
+#define TIDALRT_CPU_SIMD_H
+
+#include <cstdint>
+
+namespace tidalrt {
+namespace simd {
+
+enum class Isa { Scalar, Avx2 };
+
+// True when the CPU supports AVX2 and FMA (checked once).
+bool cpuHasAvx2Fma();
+
+// The ISA the kernels use now: AVX2 when the CPU has AVX2 and FMA, unless
+// the environment variable TIDAL_CPU_ISA is "scalar". The variable is read at
+// every call (kernels call this once per call), so tests can switch.
+Isa activeIsa();
+
+// "scalar" or "avx2".
+const char *isaName(Isa isa);
+
+enum class Unary { Neg, Relu, Sigmoid, Tanh, Sqrt, Erf, Exp, Log, LeakyRelu };
+
+// y[i] = f(x[i]) for i < n; `alpha` is LeakyRelu's slope. y may alias x.
+void unaryF32(Isa isa, Unary op, const float *x, float *y, int64_t n,
+              float alpha);
+
+enum class Binary { Add, Sub, Mul, Div };
+
+// y[i] = a[i * aStride] op b[i * bStride] for i < n, with strides 0 (a
+// scalar) or 1. y may alias a contiguous a or b.
+void binaryF32(Isa isa, Binary op, const float *a, int64_t aStride,
+               const float *b, int64_t bStride, float *y, int64_t n);
+
+enum class Grad { Relu, LeakyRelu, Sigmoid, Tanh, Erf };
+
+// y[i] = grad[i] * f'(saved[i]) for the activation backward ops: `saved` is
+// the forward output for Relu, Sigmoid and Tanh, the forward input for
+// LeakyRelu and Erf.
+void gradF32(Isa isa, Grad op, const float *grad, const float *saved, float *y,
+             int64_t n, float alpha);
+
+// y[i] = mask[i] ? x[i] * scale : 0 (mask bytes are 0 or 1).
+void maskScaleF32(Isa isa, const float *x, const uint8_t *mask, float scale,
+                  float *y, int64_t n);
+
+// The sum of x[0..n) accumulated in double (a fixed order for a given ISA
+// and n).
+double sumF32(Isa isa, const float *x, int64_t n);
+
+// acc[i] += x[i] for i < n, in double.
+void accumulateF32(Isa isa, const float *x, double *acc, int64_t n);
+
+// acc[i] += (rows[0][i] + rows[1][i]) + (rows[2][i] + rows[3][i]) for
+// i < n, in double.
+void accumulate4F32(Isa isa, const float *const *rows, double *acc, int64_t n);
+
+// The dropout stream (dropout.cpp): element i draws the 32-bit value
+// lowbias32(lowbias32(i + k1) ^ k2) (Wellons' lowbias32 integer hash) and is
+// kept when the draw is >= threshold = ceil(ratio * 2^32) (so the drop
+// probability is ratio to within 2^-32; threshold 2^32 drops everything).
+// Integer arithmetic only: both ISAs draw the same masks.
+struct DropoutStream {
+  uint32_t k1 = 0, k2 = 0;
+  uint64_t threshold = 0;
+};
+
+inline uint32_t lowbias32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+inline bool dropoutKeep(const DropoutStream &s, uint32_t index) {
+  return lowbias32(lowbias32(index + s.k1) ^ s.k2) >= s.threshold;
+}
+
+// For i < n: mask[i] = dropoutKeep(s, first + i), y[i] = mask[i] ? x[i] *
+// scale : 0. y may alias x.
+void dropoutF32(Isa isa, const DropoutStream &s, uint32_t first, const float *x,
+                float *y, uint8_t *mask, int64_t n, float scale);
+
+// Scalar reference functions (also the fallback of the vector code).
+float sigmoidScalar(float x);
+float erfBackwardScalar(float g, float x);
+
+} // namespace simd
+} // namespace tidalrt
+
+#endif // TIDALRT_CPU_SIMD_H
