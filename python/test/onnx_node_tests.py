@@ -168,3 +168,17 @@ def test_data(model_path, data_set=0):
         if os.path.isfile(pb):
             outputs.append((vi.name, numpy_helper.to_array(read_tensor(pb))))
     return inputs, outputs
+
+
+def load_case(name, bind, work):
+    """(model path, model, inputs, outputs) of node test `name`: its own
+    model, or with `bind` a copy in directory `work` whose compile-time
+    operands are bound (bind_runtime_operands); inputs and outputs as
+    test_data gives them."""
+    path = os.path.join(NODE_DIR, name, "model.onnx")
+    inputs, outputs = test_data(path)
+    if bind:
+        bound = os.path.join(work, "model.onnx")
+        bind_runtime_operands(path, bound)
+        path = bound
+    return path, onnx.load(path), inputs, outputs

@@ -51,7 +51,10 @@ template <typename T> T applyInt(Kind kind, T a, T b) {
     return (T)((U)a * (U)b);
   case Kind::Div:
     // b != 0 is checked first; -1 wraps instead of overflowing.
-    return b == -1 ? (T)((U)0 - (U)a) : (T)(a / b);
+    if constexpr (std::is_signed_v<T>)
+      if (b == -1)
+        return (T)((U)0 - (U)a);
+    return (T)(a / b);
   }
   return 0;
 }
@@ -111,6 +114,15 @@ template <typename T> void checkNoZero(const TensorRef &b) {
       fail(TIDALRT_INVALID_ARGUMENT, "integer division by zero");
 }
 
+template <typename T>
+void runInt(const BroadcastPlan &plan, Kind kind, const TensorRef &a,
+            const TensorRef &b, const TensorRef &y) {
+  if (kind == Kind::Div)
+    checkNoZero<T>(b);
+  runScalar(plan, kind, static_cast<const T *>(a.data),
+            static_cast<const T *>(b.data), static_cast<T *>(y.data));
+}
+
 tidalrt_status_t binaryKernel(OpCall &op, Kind kind) {
   expectTensors(op, 3);
   const TensorRef &a = op[0], &b = op[1], &y = op[2];
@@ -123,10 +135,17 @@ tidalrt_status_t binaryKernel(OpCall &op, Kind kind) {
   case TIDALRT_ELEMENT_TYPE_F64:
   case TIDALRT_ELEMENT_TYPE_I64:
   case TIDALRT_ELEMENT_TYPE_I32:
+  case TIDALRT_ELEMENT_TYPE_I16:
+  case TIDALRT_ELEMENT_TYPE_I8:
+  case TIDALRT_ELEMENT_TYPE_U64:
+  case TIDALRT_ELEMENT_TYPE_U32:
+  case TIDALRT_ELEMENT_TYPE_U16:
+  case TIDALRT_ELEMENT_TYPE_U8:
     break;
   default:
     fail(TIDALRT_UNSUPPORTED,
-         "element type %s is not supported (float32, float64, int64, int32)",
+         "element type %s is not supported (float32, float64 or an integer "
+         "type)",
          typeName(y.type));
   }
   BroadcastPlan plan;
@@ -156,18 +175,28 @@ tidalrt_status_t binaryKernel(OpCall &op, Kind kind) {
               static_cast<double *>(y.data));
     break;
   case TIDALRT_ELEMENT_TYPE_I64:
-    if (kind == Kind::Div)
-      checkNoZero<int64_t>(b);
-    runScalar(plan, kind, static_cast<const int64_t *>(a.data),
-              static_cast<const int64_t *>(b.data),
-              static_cast<int64_t *>(y.data));
+    runInt<int64_t>(plan, kind, a, b, y);
     break;
   case TIDALRT_ELEMENT_TYPE_I32:
-    if (kind == Kind::Div)
-      checkNoZero<int32_t>(b);
-    runScalar(plan, kind, static_cast<const int32_t *>(a.data),
-              static_cast<const int32_t *>(b.data),
-              static_cast<int32_t *>(y.data));
+    runInt<int32_t>(plan, kind, a, b, y);
+    break;
+  case TIDALRT_ELEMENT_TYPE_I16:
+    runInt<int16_t>(plan, kind, a, b, y);
+    break;
+  case TIDALRT_ELEMENT_TYPE_I8:
+    runInt<int8_t>(plan, kind, a, b, y);
+    break;
+  case TIDALRT_ELEMENT_TYPE_U64:
+    runInt<uint64_t>(plan, kind, a, b, y);
+    break;
+  case TIDALRT_ELEMENT_TYPE_U32:
+    runInt<uint32_t>(plan, kind, a, b, y);
+    break;
+  case TIDALRT_ELEMENT_TYPE_U16:
+    runInt<uint16_t>(plan, kind, a, b, y);
+    break;
+  case TIDALRT_ELEMENT_TYPE_U8:
+    runInt<uint8_t>(plan, kind, a, b, y);
     break;
   }
   return ok();
@@ -231,6 +260,10 @@ void powBase(const BroadcastPlan &plan, const TensorRef &a, const TensorRef &b,
     return powRows(plan, A, static_cast<const int64_t *>(b.data), Y);
   case TIDALRT_ELEMENT_TYPE_I32:
     return powRows(plan, A, static_cast<const int32_t *>(b.data), Y);
+  case TIDALRT_ELEMENT_TYPE_U32:
+    return powRows(plan, A, static_cast<const uint32_t *>(b.data), Y);
+  case TIDALRT_ELEMENT_TYPE_U64:
+    return powRows(plan, A, static_cast<const uint64_t *>(b.data), Y);
   }
 }
 
@@ -244,6 +277,10 @@ double scalarAsDouble(const TensorRef &t) {
     return (double)t.i64()[0];
   case TIDALRT_ELEMENT_TYPE_I32:
     return static_cast<const int32_t *>(t.data)[0];
+  case TIDALRT_ELEMENT_TYPE_U32:
+    return static_cast<const uint32_t *>(t.data)[0];
+  case TIDALRT_ELEMENT_TYPE_U64:
+    return (double)static_cast<const uint64_t *>(t.data)[0];
   }
   return NAN;
 }
@@ -299,10 +336,13 @@ tidalrt_status_t powKernel(OpCall &op) {
     fail(TIDALRT_INVALID_ARGUMENT,
          "base of type %s with a %s result; they must match", typeName(a.type),
          typeName(y.type));
-  if (!supportedPowType(a.type) || !supportedPowType(b.type))
+  bool unsignedExponent =
+      b.type == TIDALRT_ELEMENT_TYPE_U32 || b.type == TIDALRT_ELEMENT_TYPE_U64;
+  if (!supportedPowType(a.type) ||
+      (!supportedPowType(b.type) && !unsignedExponent))
     fail(TIDALRT_UNSUPPORTED,
-         "base %s, exponent %s: each must be float32, float64, int64 or "
-         "int32",
+         "base %s, exponent %s: the base must be float32, float64, int64 or "
+         "int32, the exponent also uint32 or uint64",
          typeName(a.type), typeName(b.type));
   BroadcastPlan plan;
   checkBroadcast(op, plan);
