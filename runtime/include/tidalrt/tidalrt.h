@@ -239,8 +239,9 @@ typedef struct tidalrt_context_options_s {
   uint64_t seed;
 } tidalrt_context_options_t;
 
-tidalrt_status_t tidalrt_context_create(const tidalrt_context_options_t *options,
-                                        tidalrt_context_t **out_context);
+tidalrt_status_t
+tidalrt_context_create(const tidalrt_context_options_t *options,
+                       tidalrt_context_t **out_context);
 /* Releases the context, every op's state and the scratch buffer. NULL is
  * allowed. */
 void tidalrt_context_free(tidalrt_context_t *context);
@@ -302,8 +303,8 @@ typedef tidalrt_status_t (*tidalrt_kernel_fn_t)(tidalrt_context_t *context,
                                                 void *const *buffers);
 
 #define TIDALRT_DECLARE_KERNEL(name)                                           \
-  tidalrt_status_t tidalrt_k_##name(tidalrt_context_t *context,                \
-                                    const int64_t *desc, void *const *buffers);
+  tidalrt_status_t tidalrt_k_##name(                                           \
+      tidalrt_context_t *context, const int64_t *desc, void *const *buffers);
 TIDALRT_KERNEL_LIST(TIDALRT_DECLARE_KERNEL)
 #undef TIDALRT_DECLARE_KERNEL
 
