@@ -551,6 +551,13 @@ def references(model, options, function, values, work):
     return None, {name: (role, r32, r64) for (name, role, r32), (_, _, r64) in zip(*found)}
 
 
+class Problems(list):
+    """The problems found, and the largest error seen as a multiple of its
+    tolerance."""
+
+    worst = 0.0
+
+
 def check_tensor(what, actual, ref, ref64, problems, initial=None):
     """Appends a problem when `actual` is absent or off the float32
     reference `ref` by more than RTOL of it in the L2 norm (and, for a new
@@ -567,7 +574,9 @@ def check_tensor(what, actual, ref, ref64, problems, initial=None):
     update = None if initial is None else float(np.linalg.norm(e - initial))
     if update is not None:
         bound = min(bound, STEP_RTOL * update)
-    if not diff <= max(bound, NOISE * noise, 2.0**-22 * norm):
+    allowed = max(bound, NOISE * noise, 2.0**-22 * norm)
+    problems.worst = max(problems.worst, diff / allowed if allowed else float(diff > 0) * np.inf)
+    if not diff <= allowed:
         text = f"{what}: relative L2 error {diff / norm if norm else diff:.3g}"
         if update is not None:
             text += f", of the update {diff / update if update else diff:.3g}"
@@ -589,7 +598,7 @@ def check_forward(g, work):
     error, actual = cs.run_forward(exe, g.inputs, [o.name for o in g.forward.graph.output], work)
     if error:
         return [error]
-    problems = []
+    problems = Problems()
     for name in actual:
         if name not in expected:
             problems.append(f"output {name!r}: tidal-eval has no result of that name")
@@ -619,7 +628,7 @@ def check_training(g, work):
     new = initializers(onnx.load(saved))
     with open(log) as f:
         logged = [np.float32(json.loads(line)["loss"]) for line in f if line.strip()]
-    problems, updated = [], 0
+    problems, updated = Problems(), 0
     for name, (role, ref, ref64) in expected.items():
         if role == "loss":
             check_tensor("loss", logged[-1] if logged else None, ref, ref64, problems)
@@ -663,11 +672,13 @@ class CompiledRandomTest(unittest.TestCase):
                 if problems:
                     failures.append(f"{kind} {desc}\n      " + "\n      ".join(problems[:6]))
         counts = {k: sum(1 for r in results if not r[i]) for k, i in (("forward", 1), ("training", 2))}
+        worst = {k: max(getattr(r[i], "worst", 0.0) for r in results) for k, i in (("forward", 1), ("training", 2))}
         print(
             f"\n[compiled random graphs] {GRAPHS} graphs (seeds {seeds[0]}..{seeds[-1]}), "
             f"forward passed {counts['forward']} failed {GRAPHS - counts['forward']}, "
             f"training passed {counts['training']} failed {GRAPHS - counts['training']}, "
-            f"rtol {RTOL:g} (updates {STEP_RTOL:g}), {seconds:.0f} s with {THREADS} threads",
+            f"rtol {RTOL:g} (updates {STEP_RTOL:g}), largest error {worst['forward']:.2g} (forward) and"
+            f" {worst['training']:.2g} (training) x tolerance, {seconds:.0f} s with {THREADS} threads",
             file=sys.stderr,
         )
         print("  graphs per op: " + ", ".join(f"{op} {n}" for op, n in sorted(used.items())), file=sys.stderr)
