@@ -687,6 +687,22 @@ TEST_F(DriverEvalTest, ReportsLossAndAccuracyAfterTraining) {
   EXPECT_NE(classifier().predict_w, (std::vector<float>{1.0f, -1.0f}));
 }
 
+TEST_F(DriverEvalTest, PredictArenaOnlyWhenEvaluating) {
+  // Without --eval-input the predict function is neither prepared nor given
+  // an arena: the host bytes are the step's arena alone.
+  run_result plain =
+      run_driver(program.get(), {"--input", "x=" + path("x.npy"), "--input",
+                                 "label=" + path("label.npy"), "--steps", "1",
+                                 "--log", path("plain.jsonl")});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(classifier().predict_calls, 0);
+  EXPECT_EQ(read_jsonl(path("plain.jsonl")).at(0)["host_peak_bytes"],
+            classifier().step.arena_bytes);
+  ASSERT_EQ(run({"--steps", "1", "--log", path("eval.jsonl")}).status, 0);
+  EXPECT_EQ(read_jsonl(path("eval.jsonl")).at(0)["host_peak_bytes"],
+            classifier().step.arena_bytes + classifier().predict.arena_bytes);
+}
+
 TEST_F(DriverEvalTest, EvaluatesEveryEpoch) {
   run_result result = run({"--epochs", "2"});
   ASSERT_EQ(result.status, 0) << result.err;

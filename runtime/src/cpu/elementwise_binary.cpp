@@ -234,7 +234,8 @@ void powRows(const BroadcastPlan &plan, const TB *A, const TE *B, TB *Y) {
       // powf (< 1 ulp in glibc) is twice as fast as pow in double; integer
       // exponents beyond 2^24 in magnitude go through double.
       rowLoop(a, as, b, bs, y, c1 - c0, [](float u, TE v) {
-        if (std::is_same_v<TE, float> || (v >= -16777216 && v <= 16777216))
+        if (std::is_same_v<TE, float> ||
+            ((double)v >= -16777216.0 && (double)v <= 16777216.0))
           return std::pow(u, (float)v);
         return (float)std::pow((double)u, (double)v);
       });

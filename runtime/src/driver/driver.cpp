@@ -29,7 +29,8 @@ loaded_program load_program(const session &s, trace_recorder &trace) {
     init = onnx_model::read(s.opts.init);
     loaded.steps_done = init->steps_done().value_or(0);
   }
-  loaded.runner = std::make_unique<program_runner>(m, s.program, s.opts.seed);
+  loaded.runner = std::make_unique<program_runner>(m, s.program, s.opts.seed,
+                                                   !s.opts.eval_inputs.empty());
   loaded.runner->load_initial_values(*loaded.model, init.get());
   trace.complete("load", "load", start, trace.now_us() - start);
   start = trace.now_us();

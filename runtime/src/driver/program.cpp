@@ -56,8 +56,10 @@ std::vector<update> find_updates(const function_info &function) {
 }
 
 program_runner::program_runner(const manifest &manifest,
-                               const tidalrt_program_t &program, uint64_t seed)
-    : manifest_(manifest), program_(program) {
+                               const tidalrt_program_t &program, uint64_t seed,
+                               bool evaluate)
+    : manifest_(manifest), program_(program),
+      use_predict_(evaluate && manifest.predict.has_value()) {
   if (!program.step)
     fail_runtime("the program has no step function");
   if (manifest.predict && !program.predict)
@@ -69,7 +71,8 @@ program_runner::program_runner(const manifest &manifest,
   if (status)
     fail_runtime(take_message(status));
   step_ = arena(manifest.step.arena_bytes);
-  if (manifest.predict)
+  // The predict arena exists only for runs that evaluate.
+  if (use_predict_)
     predict_ = arena(manifest.predict->arena_bytes);
   step_updates_ = find_updates(manifest.step);
 }
@@ -99,7 +102,7 @@ void program_runner::load_initial_values(const onnx_model &model,
     }
   };
   load(manifest_.step, step_, nullptr);
-  if (manifest_.predict)
+  if (use_predict_)
     load(*manifest_.predict, predict_, &manifest_.step);
 }
 
@@ -124,7 +127,7 @@ void program_runner::prepare() {
   tidalrt_context_begin_prepare(context_);
   try {
     call(program_.step, step_.data(), "step");
-    if (manifest_.predict)
+    if (use_predict_)
       call(program_.predict, predict_.data(), "predict");
   } catch (...) {
     // Leave preparation mode even on failure; the context is freed later.

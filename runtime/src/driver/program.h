@@ -44,14 +44,15 @@ std::vector<update> find_updates(const function_info &function);
 
 class program_runner {
 public:
+  // `evaluate`: the run evaluates held-out data, so the predict function
+  // (if the program has one) gets its arena and is prepared.
   program_runner(const manifest &manifest, const tidalrt_program_t &program,
-                 uint64_t seed);
+                 uint64_t seed, bool evaluate);
   ~program_runner();
 
   const manifest &info() const { return manifest_; }
   arena &step_arena() { return step_; }
   arena &predict_arena() { return predict_; }
-  bool has_predict() const { return manifest_.predict.has_value(); }
 
   // Fills every persistent argument of the step (and predict) function:
   // from `model` (the compiled-in one), then from `init` if not NULL.
@@ -82,6 +83,7 @@ private:
   const tidalrt_program_t &program_;
   tidalrt_context_t *context_ = nullptr;
   arena step_;
+  bool use_predict_;
   arena predict_;
   std::vector<update> step_updates_;
 };
