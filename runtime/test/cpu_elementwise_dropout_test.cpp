@@ -26,11 +26,12 @@ struct DropoutRun {
   std::vector<uint8_t> mask;
 };
 
-// Attributes: ratio(0), seed(1, optional), training(2).
+// Attributes: ratio(0), seed(1, optional), stream(2, optional),
+// training(3).
 DropoutRun runDropout(const std::vector<float> &x, double ratio, bool training,
                       int64_t seedAttr = -1, uint64_t ctxSeed = 42,
                       uint64_t step = 0, int64_t opIndex = 0,
-                      std::string *error = nullptr) {
+                      std::string *error = nullptr, int64_t stream = -1) {
   DropoutRun r;
   r.y.assign(x.size(), -1.0f);
   r.mask.assign(x.size(), 7);
@@ -44,6 +45,10 @@ DropoutRun runDropout(const std::vector<float> &x, double ratio, bool training,
     call.attrInt(seedAttr);
   else
     call.attrAbsent();
+  if (stream >= 0)
+    call.attrInt(stream);
+  else
+    call.attrAbsent(); // the op index is the stream
   call.attrInt(training ? 1 : 0);
   std::string err = call.run(tidalrt_k_dropout, true, ctxSeed, step);
   if (error)
@@ -106,6 +111,12 @@ TEST_P(ElementwiseDropout, DeterministicStreams) {
   DropoutRun s2 = runDropout(x, 0.3, true, 7, 99, 5, 0);
   EXPECT_EQ(s1.mask, s2.mask);
   EXPECT_NE(s1.mask, a.mask);
+  // The stream attribute replaces the op index, so the mask does not depend
+  // on where the schedule put the op.
+  DropoutRun t3 = runDropout(x, 0.3, true, -1, 42, 5, 0, nullptr, 3);
+  EXPECT_EQ(t3.mask, runDropout(x, 0.3, true, -1, 42, 5, 9, nullptr, 3).mask);
+  EXPECT_EQ(t3.mask, runDropout(x, 0.3, true, -1, 42, 5, 3).mask);
+  EXPECT_NE(t3.mask, a.mask);
   // The thread count does not matter.
   int threads = omp_get_max_threads();
   omp_set_num_threads(1);
@@ -159,6 +170,7 @@ TEST_P(ElementwiseDropout, Float64) {
       .tensor(TIDALRT_ELEMENT_TYPE_BOOL, {1000}, m.data())
       .attrFloat(0.5)
       .attrAbsent()
+      .attrAbsent()
       .attrInt(1);
   ASSERT_EQ(call.run(tidalrt_k_dropout), "");
   for (size_t i = 0; i < x.size(); ++i)
@@ -176,7 +188,7 @@ TEST_P(ElementwiseDropout, Errors) {
   float mask[10];
   KernelCall call; // a float mask
   call.f32({10}, x.data()).f32({10}, y).f32({10}, mask).attrFloat(0.5);
-  call.attrAbsent().attrInt(1);
+  call.attrAbsent().attrAbsent().attrInt(1);
   err = call.run(tidalrt_k_dropout);
   EXPECT_NE(err.find("mask has element type float32"), std::string::npos)
       << err;
@@ -184,7 +196,7 @@ TEST_P(ElementwiseDropout, Errors) {
   KernelCall ints;
   ints.i64({10}, ix).i64({10}, ix);
   ints.tensor(TIDALRT_ELEMENT_TYPE_BOOL, {10}, mask);
-  ints.attrFloat(0.5).attrAbsent().attrInt(1);
+  ints.attrFloat(0.5).attrAbsent().attrAbsent().attrInt(1);
   err = ints.run(tidalrt_k_dropout);
   EXPECT_EQ(err.rfind("UNSUPPORTED: dropout (op 0)", 0), 0u) << err;
   KernelCall back; // mask shape mismatch

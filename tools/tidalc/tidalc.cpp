@@ -15,6 +15,7 @@
 #include "tidal/Importer/OnnxImporter.h"
 #include "tidal/InitAll.h"
 #include "tidal/Pipelines/Pipelines.h"
+#include "tidal/Target/PlanFile.h"
 #include "tidal/Target/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,7 +50,7 @@ cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
 cl::opt<std::string>
     emit("emit",
          cl::desc("Stop after a stage: exe (a training executable), obj, "
-                  "llvm, mlir"),
+                  "llvm, mlir, plan (the plan JSON)"),
          cl::init("exe"), cl::cat(category));
 cl::opt<int64_t> batchSize("batch-size",
                            cl::desc("Bind the symbolic batch dimension"),
@@ -99,6 +100,27 @@ cl::list<std::string>
               cl::desc("NAME=FILE.npy: compile example data into the "
                        "executable (repeatable)"),
               cl::cat(category));
+cl::opt<std::string>
+    tracePath("trace",
+              cl::desc("Write the planned schedule as a Chrome/Perfetto "
+                       "trace"),
+              cl::value_desc("file.json"), cl::init(""), cl::cat(category));
+cl::opt<std::string>
+    scheduleStrategy("schedule",
+                     cl::desc("Op order: memory (free-early list "
+                              "scheduling, default) or program (as "
+                              "written)"),
+                     cl::init("memory"), cl::cat(category));
+cl::opt<std::string>
+    memoryPlan("memory-plan",
+               cl::desc("Offsets: packed (liveness-based reuse, default) or "
+                        "slots (no reuse, the baseline)"),
+               cl::init("packed"), cl::cat(category));
+cl::opt<bool> inPlace("in-place",
+                      cl::desc("Let element-wise ops and optimizer updates "
+                               "write over an operand that dies (default "
+                               "true)"),
+                      cl::init(true), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Print statistics to stderr"),
                       cl::cat(category));
 cl::opt<bool> timings("timings", cl::desc("Print stage timings to stderr"),
@@ -117,7 +139,8 @@ cl::opt<std::string> &stopAfterOption() {
             : new cl::opt<std::string>("stop-after", cl::init(""));
     o->setDescription("With --emit mlir: print the IR after this stage "
                       "(import, tidal-add-loss, tidal-autodiff, "
-                      "tidal-insert-optimizer)");
+                      "tidal-insert-optimizer, tidal-schedule, "
+                      "tidal-plan-memory)");
     o->setValueStr("stage");
     o->addCategory(category);
     o->setHiddenFlag(cl::NotHidden);
@@ -246,14 +269,67 @@ std::string defaultOutput(StringRef suffix) {
   return (sys::path::stem(inputPath) + suffix).str();
 }
 
+/// Schedule and memory plan (verified), up to `stopAfter` if that names one
+/// of the two passes.
+bool planMemory(RunPasses runPasses, StringRef stopAfter) {
+  return runPasses(
+      [&](mlir::PassManager &pm) {
+        mlir::tidal::TidalSchedulePassOptions schedule;
+        schedule.strategy = scheduleStrategy;
+        pm.addPass(mlir::tidal::createTidalSchedulePass(schedule));
+        if (stopAfter == "tidal-schedule")
+          return;
+        mlir::tidal::TidalPlanMemoryPassOptions plan;
+        plan.strategy = memoryPlan;
+        plan.inPlace = inPlace;
+        pm.addPass(mlir::tidal::createTidalPlanMemoryPass(plan));
+        pm.addPass(mlir::tidal::createTidalVerifyMemoryPlanPass());
+      },
+      "memory planning");
+}
+
+/// The plan file (--emit plan) and the trace (--trace).
+int writePlanOutputs(mlir::ModuleOp module, bool training, double planSeconds) {
+  mlir::tidal::PlanFileInfo info;
+  info.model = sys::path::filename(inputPath).str();
+  info.target = target;
+  info.mode = training ? "train" : "forward";
+  info.stepFunc = training ? "train_step" : "main";
+  info.schedule = scheduleStrategy;
+  info.strategy = memoryPlan;
+  info.inPlace = inPlace && memoryPlan == "packed";
+  info.planSeconds = planSeconds;
+  if (!tracePath.empty()) {
+    auto trace = mlir::tidal::buildPlanTrace(module, info);
+    if (failed(trace))
+      return fail(firstError.empty() ? "cannot describe the plan" : firstError);
+    std::string writeError = writeAtomically(tracePath, *trace);
+    if (!writeError.empty())
+      return fail(writeError);
+  }
+  if (emit != "plan")
+    return 0;
+  auto plan = mlir::tidal::buildPlanJson(module, info);
+  if (failed(plan))
+    return fail(firstError.empty() ? "cannot describe the plan" : firstError);
+  std::string writeError = writeAtomically(
+      outputPath.empty() ? defaultOutput(".plan.json") : outputPath.getValue(),
+      *plan);
+  return writeError.empty() ? 0 : fail(writeError);
+}
+
 /// Memory plan, manifest, lowering, LLVM IR, object and link.
-int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training) {
-  if (!runPasses(
-          [](mlir::PassManager &pm) {
-            pm.addPass(mlir::tidal::createTidalPlanMemoryPass());
-          },
-          "memory planning"))
+int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
+                 std::chrono::steady_clock::time_point start) {
+  if (!planMemory(runPasses, ""))
     return 1;
+  double planSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (int status = writePlanOutputs(module, training, planSeconds))
+    return status;
+  if (emit == "plan")
+    return 0;
 
   mlir::tidal::ProgramInfo info;
   info.modelName = sys::path::filename(inputPath).str();
@@ -379,10 +455,8 @@ int main(int argc, char **argv) {
                               "tidal: an offline compiler for ONNX training "
                               "graphs\n");
 
-  if (emit == "plan")
-    return fail("--emit plan is not available in this build yet (it comes "
-                "with the memory planner)");
-  if (emit != "exe" && emit != "obj" && emit != "llvm" && emit != "mlir")
+  if (emit != "plan" && emit != "exe" && emit != "obj" && emit != "llvm" &&
+      emit != "mlir")
     return fail("unknown --emit stage '" + emit +
                 "' (expected exe, obj, llvm, mlir or plan)");
   if (target != "cpu")
@@ -397,10 +471,22 @@ int main(int argc, char **argv) {
     return fail("unknown --loss '" + loss +
                 "' (expected cross-entropy, mse or output)");
   ArrayRef<StringRef> stages = mlir::tidal::trainingPipelineStages();
-  if (!stopAfter.empty() && stopAfter != "import" &&
+  bool planStage =
+      stopAfter == "tidal-schedule" || stopAfter == "tidal-plan-memory";
+  if (!stopAfter.empty() && stopAfter != "import" && !planStage &&
       !llvm::is_contained(stages, StringRef(stopAfter)))
     return fail("unknown --stop-after stage '" + stopAfter +
-                "' (expected import, " + llvm::join(stages, ", ") + ")");
+                "' (expected import, " + llvm::join(stages, ", ") +
+                ", tidal-schedule, tidal-plan-memory)");
+  if (scheduleStrategy != "memory" && scheduleStrategy != "program")
+    return fail("unknown --schedule '" + scheduleStrategy +
+                "' (expected memory or program)");
+  if (memoryPlan != "packed" && memoryPlan != "slots")
+    return fail("unknown --memory-plan '" + memoryPlan +
+                "' (expected packed or slots)");
+  if (!tracePath.empty() && !codegen && !planStage)
+    return fail("--trace needs a planned program: use it with --emit "
+                "exe, obj, llvm or plan");
   if (stopAfter == "tidal-add-loss" && loss == "output")
     return fail("--stop-after tidal-add-loss needs --loss cross-entropy or "
                 "--loss mse");
@@ -466,7 +552,14 @@ int main(int argc, char **argv) {
   }
 
   if (codegen)
-    return generateCode(*module, runPasses, training);
+    return generateCode(*module, runPasses, training, start);
+  if (planStage) {
+    if (!planMemory(runPasses, stopAfter))
+      return 1;
+    if (stopAfter == "tidal-plan-memory" && !tracePath.empty())
+      if (int status = writePlanOutputs(*module, training, 0))
+        return status;
+  }
 
   std::string text;
   raw_string_ostream os(text);

@@ -276,6 +276,10 @@ LowerToRuntime::lowerFunction(ModuleOp module, func::FuncOp func,
 void LowerToRuntime::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = module.getContext();
+  // Dropout masks are keyed by stream, not by op index (tidal-schedule numbers
+  // the streams before it reorders; this numbers unscheduled programs).
+  for (auto func : module.getOps<func::FuncOp>())
+    assignDropoutStreams(func);
 
   std::vector<char> constantBytes;
   if (failed(fillConstants(module, constantBytes)))

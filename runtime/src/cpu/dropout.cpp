@@ -1,17 +1,19 @@
 // dropout.cpp - Dropout forward and backward.
 //
 // dropout(input) -> (output, mask), attributes ratio(0), seed(1, optional),
-// training(2). With training false or ratio 0: output = input, mask all
-// ones. Otherwise element i is kept when its 32-bit draw u_i is >=
-// ceil(ratio * 2^32), so the drop probability is ratio to within 2^-32;
-// kept elements are scaled by 1 / (1 - ratio). The mask is i1, one byte 0/1
-// per element.
+// stream(2, optional), training(3). With training false or ratio 0: output =
+// input, mask all ones. Otherwise element i is kept when its 32-bit draw u_i is
+// >= ceil(ratio * 2^32), so the drop probability is ratio to within 2^-32; kept
+// elements are scaled by 1 / (1 - ratio). The mask is i1, one byte 0/1 per
+// element.
 //
 // The draws come from a counter-based generator (simd.h, DropoutStream):
 // u_i = lowbias32(lowbias32(i + k1) ^ k2) with (k1, k2) the two halves of a
-// 64-bit key that SplitMix64 mixes from (seed, step, op index), seed being
-// the op's `seed` attribute when set, else the context seed. So a mask
-// depends only on (seed, step, op, element): the same for any thread count
+// 64-bit key that SplitMix64 mixes from (seed, step, stream), seed being
+// the op's `seed` attribute when set, else the context seed, and stream the
+// op's `stream` attribute (its number among the function's dropouts, which
+// rescheduling keeps) when set, else the op index. So a mask depends only on
+// (seed, step, stream, element): the same for any thread count
 // and either ISA, and reproduced when a run resumes at a step. (Tensors of
 // more than 2^32 elements re-key every 2^32 elements.)
 //
@@ -123,7 +125,7 @@ tidalrt_status_t dropoutKernel(OpCall &op) {
   expectElements(y, n, "output");
   expectElements(m, n, "mask");
   const double ratio = op.getFloat(0);
-  const bool training = op.getBool(2);
+  const bool training = op.getBool(3);
   checkRatio(ratio);
   const uint64_t seed =
       op.has(1) ? (uint64_t)op.getInt(1) : tidalrt::seed(op.context);
@@ -135,7 +137,8 @@ tidalrt_status_t dropoutKernel(OpCall &op) {
     memset(m.data, 1, (size_t)n);
     return ok();
   }
-  const uint64_t key = streamKey(seed, step(op.context), op.index);
+  const int64_t stream = op.has(2) ? op.getInt(2) : op.index;
+  const uint64_t key = streamKey(seed, step(op.context), stream);
   if (x.type == TIDALRT_ELEMENT_TYPE_F32)
     dropoutTrain<float>(x, y, m, key, ratio);
   else

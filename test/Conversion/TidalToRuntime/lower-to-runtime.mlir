@@ -1,6 +1,6 @@
 // --tidal-lower-to-runtime: one runtime kernel call per op, tensors by arena
 // offset, a constant descriptor per call site.
-// RUN: tidal-opt %s -tidal-plan-memory -tidal-lower-to-runtime="step-func=step" | FileCheck %s
+// RUN: tidal-opt %s -tidal-plan-memory=strategy=slots -tidal-lower-to-runtime="step-func=step" | FileCheck %s
 
 // The constant arena holds the constant's bytes (2.0f = 0x40000000).
 // CHECK-DAG: llvm.mlir.global internal constant @__tidal_constants(dense<[0, 0, 0, 64, 0, 0, 0, 64, {{.*}}alignment = 64

@@ -108,3 +108,23 @@ LogicalResult OnnxAdamOp::verify() {
   return verifyUpdate(*this, getX(), {getGrad(), getV(), getH()},
                       {getR(), getT()});
 }
+
+//===----------------------------------------------------------------------===//
+// In place: each new value may take the bytes of the value it replaces.
+//===----------------------------------------------------------------------===//
+
+SmallVector<unsigned, 2> SgdUpdateOp::getInPlaceOperands(unsigned result) {
+  return {0}; // new_param <- param
+}
+
+SmallVector<unsigned, 2>
+SgdMomentumUpdateOp::getInPlaceOperands(unsigned result) {
+  // new_param <- param, new_momentum_buffer <- momentum_buffer
+  return {result == 0 ? 0u : 2u};
+}
+
+SmallVector<unsigned, 2> AdamUpdateOp::getInPlaceOperands(unsigned result) {
+  // new_param <- param, new_exp_avg <- exp_avg, new_exp_avg_sq <- exp_avg_sq
+  static const unsigned operands[] = {0, 2, 3};
+  return {operands[result]};
+}

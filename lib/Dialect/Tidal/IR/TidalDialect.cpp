@@ -45,3 +45,16 @@ int64_t tidal::tensorByteSize(ShapedType type) {
   int64_t bits = type.getElementTypeBitWidth();
   return type.getNumElements() * ((bits + 7) / 8);
 }
+
+void tidal::assignDropoutStreams(Operation *scope) {
+  int64_t next = 0;
+  scope->walk([&](DropoutOp op) {
+    if (std::optional<int64_t> stream = op.getStream())
+      next = std::max(next, *stream + 1);
+  });
+  Builder b(scope->getContext());
+  scope->walk([&](DropoutOp op) {
+    if (!op.getStream())
+      op.setStreamAttr(b.getI64IntegerAttr(next++));
+  });
+}

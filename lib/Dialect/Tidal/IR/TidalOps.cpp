@@ -16,6 +16,7 @@ using namespace mlir;
 using namespace mlir::tidal;
 
 #define GET_OP_CLASSES
+#include "tidal/Dialect/Tidal/IR/TidalInterfaces.cpp.inc"
 #include "tidal/Dialect/Tidal/IR/TidalOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//

@@ -1,17 +1,29 @@
 //===- PlanMemory.cpp - give every tensor an arena offset -----------------===//
 //
-// The `slots` strategy: each tensor its own aligned slot for the whole step,
-// views aliasing their operand, constants in a module-wide read-only arena.
-// It is the no-reuse baseline; a liveness-based packing replaces it later.
+// Strategy `packed`: offsets from the function's liveness (BufferLiveness,
+// the block order being the schedule). Buffers live for the whole step sit
+// at the bottom of the arena; the others are placed greedily, each in the
+// tightest gap between the buffers already placed that overlap it in time,
+// once largest first and once longest-lived first; the smaller arena wins.
+//
+// Strategy `slots`: each tensor its own aligned slot for the whole step, the
+// no-reuse baseline.
+//
+// Both put constants (and views of them) in a module-wide read-only arena
+// and give views their operand's offset.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 #include "tidal/Dialect/Tidal/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+
+#include <algorithm>
+#include <numeric>
 
 namespace mlir::tidal {
 #define GEN_PASS_DEF_TIDALPLANMEMORYPASS
@@ -29,18 +41,89 @@ struct Home {
   int64_t offset;
 };
 
+/// A block of bytes live on [start, end].
+struct Item {
+  int64_t size, start, end;
+  int64_t offset = -1;
+};
+
+/// Best-fit placement of `items` in the order `order`, above `base`.
+/// Returns the arena size.
+int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
+                    int64_t base) {
+  std::vector<unsigned> placed;
+  placed.reserve(order.size());
+  std::vector<std::pair<int64_t, int64_t>> overlapping; // (offset, end)
+  int64_t top = base;
+  for (unsigned id : order) {
+    Item &item = items[id];
+    overlapping.clear();
+    for (unsigned other : placed) {
+      const Item &o = items[other];
+      if (o.start <= item.end && item.start <= o.end)
+        overlapping.push_back({o.offset, o.offset + o.size});
+    }
+    std::sort(overlapping.begin(), overlapping.end());
+    int64_t best = -1, bestGap = INT64_MAX, cursor = base;
+    for (auto [offset, end] : overlapping) {
+      int64_t gap = offset - cursor;
+      if (gap >= item.size && gap < bestGap) {
+        best = cursor;
+        bestGap = gap;
+      }
+      cursor = std::max(cursor, end);
+    }
+    item.offset = best >= 0 ? best : cursor;
+    top = std::max(top, item.offset + item.size);
+    placed.push_back(id);
+  }
+  return top;
+}
+
+/// Offsets for `items`; returns the arena size.
+int64_t pack(std::vector<Item> &items, int64_t endPosition) {
+  std::vector<unsigned> whole, rest;
+  for (unsigned i = 0; i < items.size(); ++i)
+    (items[i].start == 0 && items[i].end == endPosition ? whole : rest)
+        .push_back(i);
+  int64_t base = 0;
+  for (unsigned i : whole) {
+    items[i].offset = base;
+    base += items[i].size;
+  }
+  auto length = [&](unsigned i) { return items[i].end - items[i].start; };
+  std::vector<unsigned> bySize = rest, byLength = rest;
+  std::stable_sort(bySize.begin(), bySize.end(), [&](unsigned a, unsigned b) {
+    if (items[a].size != items[b].size)
+      return items[a].size > items[b].size;
+    return length(a) > length(b);
+  });
+  std::stable_sort(byLength.begin(), byLength.end(),
+                   [&](unsigned a, unsigned b) {
+                     if (length(a) != length(b))
+                       return length(a) > length(b);
+                     return items[a].size > items[b].size;
+                   });
+  std::vector<Item> second = items;
+  int64_t first = placeGreedy(items, bySize, base);
+  int64_t other = placeGreedy(second, byLength, base);
+  if (other < first) {
+    items = std::move(second);
+    return other;
+  }
+  return first;
+}
+
 struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
   using TidalPlanMemoryPassBase::TidalPlanMemoryPassBase;
 
-  int64_t align(int64_t n) const {
-    return (n + alignment - 1) / alignment * alignment;
-  }
+  int64_t align(int64_t n) const { return alignBytes(n, alignment); }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (strategy != "slots") {
+    if (strategy != "slots" && strategy != "packed") {
       module.emitError() << "tidal-plan-memory: unknown strategy '" << strategy
-                         << "' (expected slots)";
+                         << "' (expected packed or slots)";
       return signalPassFailure();
     }
     if (alignment <= 0 || (alignment & (alignment - 1))) {
@@ -53,39 +136,29 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      if (failed(planFunction(func, constantsSize)))
+      if (failed(checkPlannable(func)))
+        return signalPassFailure();
+      LogicalResult planned = strategy == "slots"
+                                  ? planSlots(func, constantsSize)
+                                  : planPacked(func, constantsSize);
+      if (failed(planned))
         return signalPassFailure();
     }
     Builder b(module.getContext());
     module->setAttr(kConstantsSizeAttr, b.getI64IntegerAttr(constantsSize));
   }
 
-  LogicalResult planFunction(func::FuncOp func, int64_t &constantsSize) {
-    Builder b(func.getContext());
-    llvm::DenseMap<Value, Home> homes;
-    int64_t arenaSize = 0;
-    auto allocate = [&](Value v, Space space) -> std::optional<int64_t> {
-      auto type = dyn_cast<RankedTensorType>(v.getType());
-      if (!type || !type.hasStaticShape())
-        return std::nullopt;
-      int64_t &top = space == Space::Arena ? arenaSize : constantsSize;
-      int64_t offset = top;
-      top = align(top + std::max<int64_t>(tensorByteSize(type), 1));
-      homes[v] = {space, offset};
-      ++numSlots;
-      return offset;
-    };
-
+  LogicalResult checkPlannable(func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return func.emitError("tidal-plan-memory: @")
+             << func.getSymName() << " has more than one block";
     for (BlockArgument arg : func.getArguments()) {
-      std::optional<int64_t> offset = allocate(arg, Space::Arena);
-      if (!offset)
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || !type.hasStaticShape())
         return emitError(arg.getLoc())
                << "argument " << arg.getArgNumber() << " of @"
                << func.getSymName() << " has no static tensor type";
-      func.setArgAttr(arg.getArgNumber(), kOffsetAttr,
-                      b.getI64IntegerAttr(*offset));
     }
-
     WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
       if (isa<func::FuncOp, func::ReturnOp>(op))
         return WalkResult::advance();
@@ -94,44 +167,119 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
                              "tidal-autodiff before memory planning");
       if (op->getNumRegions() != 0)
         return op->emitError("ops with regions cannot be planned");
-      SmallVector<int64_t> offsets;
-      bool inConstants = isa<ConstantOp>(op);
-      if (isViewOp(op)) {
-        Home src = homes.lookup(op->getOperand(0));
-        homes[op->getResult(0)] = src;
-        offsets.push_back(src.offset);
-        inConstants = src.space == Space::Constants;
-      } else {
-        for (Value result : op->getResults()) {
-          std::optional<int64_t> offset =
-              allocate(result, inConstants ? Space::Constants : Space::Arena);
-          if (!offset)
-            return op->emitError("result has no static tensor type");
-          offsets.push_back(*offset);
-        }
+      for (Value result : op->getResults()) {
+        auto type = dyn_cast<RankedTensorType>(result.getType());
+        if (!type || !type.hasStaticShape())
+          return op->emitError("result has no static tensor type");
       }
-      op->setAttr(inConstants ? kConstOffsetsAttr : kOffsetsAttr,
-                  b.getDenseI64ArrayAttr(offsets));
       return WalkResult::advance();
     });
-    if (walk.wasInterrupted())
-      return failure();
+    return failure(walk.wasInterrupted());
+  }
 
+  /// Constants and views of them: offsets in the constant arena.
+  void planConstants(func::FuncOp func, int64_t &constantsSize,
+                     DenseMap<Value, int64_t> &constOffsets) {
+    Builder b(func.getContext());
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      if (auto constant = dyn_cast<ConstantOp>(op)) {
+        auto type = cast<RankedTensorType>(constant.getType());
+        constOffsets[constant.getResult()] = constantsSize;
+        constantsSize = align(constantsSize + tensorByteSize(type));
+        ++numSlots;
+      } else if (isViewOp(&op) && constOffsets.count(op.getOperand(0))) {
+        constOffsets[op.getResult(0)] = constOffsets[op.getOperand(0)];
+      } else {
+        continue;
+      }
+      op.setAttr(kConstOffsetsAttr,
+                 b.getDenseI64ArrayAttr({constOffsets[op.getResult(0)]}));
+    }
+  }
+
+  LogicalResult planPacked(func::FuncOp func, int64_t &constantsSize) {
+    Builder b(func.getContext());
+    DenseMap<Value, int64_t> constOffsets;
+    planConstants(func, constantsSize, constOffsets);
+
+    BufferLiveness liveness(func, inPlace);
+    ArrayRef<Buffer> buffers = liveness.getBuffers();
+    std::vector<Item> items;
+    for (const Buffer &buffer : buffers)
+      items.push_back({align(buffer.bytes), buffer.start, buffer.end});
+    // Returned constants are copied into the arena at the return.
+    int64_t end = liveness.getEndPosition();
+    for (Value v : liveness.getReturnedConstants())
+      items.push_back(
+          {align(tensorByteSize(cast<RankedTensorType>(v.getType()))), end,
+           end});
+    int64_t arenaSize = pack(items, end);
+    numSlots += items.size();
+    numInPlace += liveness.getInPlaceUses().size();
+
+    auto offsetOf = [&](Value v) {
+      return items[liveness.getBuffer(v)->id].offset;
+    };
+    for (BlockArgument arg : func.getArguments())
+      func.setArgAttr(arg.getArgNumber(), kOffsetAttr,
+                      b.getI64IntegerAttr(offsetOf(arg)));
+    for (Operation *op : liveness.getOps()) {
+      if (op->getNumResults() == 0 || constOffsets.count(op->getResult(0)))
+        continue;
+      SmallVector<int64_t> offsets;
+      for (Value result : op->getResults())
+        offsets.push_back(offsetOf(result));
+      op->setAttr(kOffsetsAttr, b.getDenseI64ArrayAttr(offsets));
+    }
+    SmallVector<int64_t> resultOffsets;
+    unsigned nextConstant = buffers.size();
+    for (Value v : func.getBody().front().getTerminator()->getOperands())
+      resultOffsets.push_back(
+          liveness.getBuffer(v) ? offsetOf(v) : items[nextConstant++].offset);
+    func->setAttr(kResultOffsetsAttr, b.getDenseI64ArrayAttr(resultOffsets));
+    func->setAttr(kArenaSizeAttr, b.getI64IntegerAttr(arenaSize));
+    func->setAttr(kLowerBoundAttr,
+                  b.getI64IntegerAttr(liveness.lowerBound(alignment)));
+    func->setAttr(kNoReuseSizeAttr,
+                  b.getI64IntegerAttr(liveness.noReuseBytes(alignment)));
+    return success();
+  }
+
+  LogicalResult planSlots(func::FuncOp func, int64_t &constantsSize) {
+    Builder b(func.getContext());
+    DenseMap<Value, int64_t> constOffsets;
+    planConstants(func, constantsSize, constOffsets);
+    DenseMap<Value, int64_t> offsets;
+    int64_t arenaSize = 0;
+    auto allocate = [&](Value v) {
+      auto type = cast<RankedTensorType>(v.getType());
+      offsets[v] = arenaSize;
+      arenaSize = align(arenaSize + tensorByteSize(type));
+      ++numSlots;
+      return offsets[v];
+    };
+    for (BlockArgument arg : func.getArguments())
+      func.setArgAttr(arg.getArgNumber(), kOffsetAttr,
+                      b.getI64IntegerAttr(allocate(arg)));
+    Block &body = func.getBody().front();
+    for (Operation &op : body.without_terminator()) {
+      if (op.getNumResults() == 0 || constOffsets.count(op.getResult(0)))
+        continue;
+      SmallVector<int64_t> resultOffsets;
+      if (isViewOp(&op)) {
+        offsets[op.getResult(0)] = offsets.lookup(op.getOperand(0));
+        resultOffsets.push_back(offsets[op.getResult(0)]);
+      } else {
+        for (Value result : op.getResults())
+          resultOffsets.push_back(allocate(result));
+      }
+      op.setAttr(kOffsetsAttr, b.getDenseI64ArrayAttr(resultOffsets));
+    }
     // Results must live in the arena, where the caller reads them; a
     // returned constant gets a slot that the lowering fills.
     SmallVector<int64_t> resultOffsets;
-    for (Block &block : func.getBody())
-      if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator()))
-        for (Value v : ret.getOperands()) {
-          Home home = homes.lookup(v);
-          if (home.space == Space::Constants) {
-            auto type = cast<RankedTensorType>(v.getType());
-            home.offset = arenaSize;
-            arenaSize =
-                align(arenaSize + std::max<int64_t>(tensorByteSize(type), 1));
-          }
-          resultOffsets.push_back(home.offset);
-        }
+    for (Value v : body.getTerminator()->getOperands())
+      resultOffsets.push_back(offsets.count(v) ? offsets[v] : allocate(v));
     func->setAttr(kResultOffsetsAttr, b.getDenseI64ArrayAttr(resultOffsets));
     func->setAttr(kArenaSizeAttr, b.getI64IntegerAttr(arenaSize));
     return success();

@@ -35,7 +35,7 @@ def Tidal_GradientOp : Tidal_InferOp<"gradient", [Pure]> {
 
 class Tidal_ElementwiseGradOp<string mnemonic>
     : Tidal_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType,
-                          InferTypeOpInterface]> {
+                          InferTypeOpInterface, Tidal_InPlaceOpInterface]> {
   let arguments = (ins Tidal_FloatTensor:$grad,
                        Tidal_FloatTensor:$saved);
   let results = (outs Tidal_FloatTensor:$grad_input);
@@ -63,7 +63,8 @@ def Tidal_ErfBackwardOp : Tidal_ElementwiseGradOp<"erf_backward"> {
   let summary = "grad * 2/sqrt(pi) * exp(-x^2), x the forward input";
 }
 
-def Tidal_DropoutBackwardOp : Tidal_InferOp<"dropout_backward", [Pure]> {
+def Tidal_DropoutBackwardOp
+    : Tidal_InferOp<"dropout_backward", [Pure, Tidal_InPlaceOpInterface]> {
   let summary = "grad * mask / (1 - ratio)";
   let arguments = (ins Tidal_FloatTensor:$grad, Tidal_MaskTensor:$mask,
                        F32Attr:$ratio);

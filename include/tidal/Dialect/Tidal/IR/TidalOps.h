@@ -12,6 +12,7 @@
 #include "tidal/Dialect/Tidal/IR/TidalDialect.h"
 
 #include "tidal/Dialect/Tidal/IR/TidalEnums.h.inc"
+#include "tidal/Dialect/Tidal/IR/TidalInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "tidal/Dialect/Tidal/IR/TidalAttrs.h.inc"
@@ -43,9 +44,17 @@ inline constexpr llvm::StringLiteral kResultOffsetsAttr =
 inline constexpr llvm::StringLiteral kArenaSizeAttr = "tidal.arena_size";
 inline constexpr llvm::StringLiteral kConstantsSizeAttr =
     "tidal.constants_size";
+inline constexpr llvm::StringLiteral kLowerBoundAttr = "tidal.lower_bound";
+inline constexpr llvm::StringLiteral kNoReuseSizeAttr = "tidal.no_reuse_size";
+/// The tidal-schedule strategy that ordered a function's ops.
+inline constexpr llvm::StringLiteral kScheduleAttr = "tidal.schedule";
 
 /// Ops whose result is their operand's bytes reinterpreted (no kernel).
 bool isViewOp(Operation *op);
+
+/// Gives every tidal.dropout op in `scope` without a `stream` attribute the
+/// next stream number after the largest one present, in program order.
+void assignDropoutStreams(Operation *scope);
 
 /// Bytes of a static tensor type's data (booleans take one byte each).
 int64_t tensorByteSize(ShapedType type);

@@ -15,6 +15,7 @@ include "tidal/Dialect/Tidal/IR/TidalAttrs.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "tidal/Dialect/Tidal/IR/TidalInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -47,7 +48,8 @@ class Tidal_UnaryOp<string mnemonic, Type operandType = Tidal_FloatTensor,
                     list<Trait> traits = []>
     : Tidal_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
                                                SameOperandsAndResultType,
-                                               InferTypeOpInterface])> {
+                                               InferTypeOpInterface,
+                                               Tidal_InPlaceOpInterface])> {
   let arguments = (ins operandType:$input);
   let results = (outs operandType:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
@@ -55,7 +57,8 @@ class Tidal_UnaryOp<string mnemonic, Type operandType = Tidal_FloatTensor,
 
 // Element-wise op on two tensors with NumPy (multidirectional) broadcasting.
 class Tidal_BinaryOp<string mnemonic, list<Trait> traits = []>
-    : Tidal_InferOp<mnemonic, !listconcat(traits, [Pure])> {
+    : Tidal_InferOp<mnemonic, !listconcat(traits, [Pure,
+                                                    Tidal_InPlaceOpInterface])> {
   let arguments = (ins Tidal_NumTensor:$lhs, Tidal_NumTensor:$rhs);
   let results = (outs Tidal_NumTensor:$output);
   let hasVerifier = 1;
@@ -260,11 +263,17 @@ def Tidal_DropoutOp : Tidal_InferOp<"dropout"> {
   let description = [{
     With `training` false, or `ratio` 0, this is the identity and the mask is
     all true. Not `Pure`: in training it draws random numbers.
+
+    The mask is a function of (seed, step, `stream`, element), where `seed`
+    is the op's own or the run's and `stream` numbers the dropout ops of a
+    function in program order (`assignDropoutStreams`). Rescheduling keeps
+    `stream`, so a rescheduled program draws the same masks.
   }];
   let arguments = (ins Tidal_FloatTensor:$input,
                        DefaultValuedAttr<F32Attr, "0.5">:$ratio,
                        DefaultValuedAttr<BoolAttr, "false">:$training,
-                       OptionalAttr<I64Attr>:$seed);
+                       OptionalAttr<I64Attr>:$seed,
+                       OptionalAttr<I64Attr>:$stream);
   let results = (outs Tidal_FloatTensor:$output, Tidal_MaskTensor:$mask);
   let hasVerifier = 1;
 }

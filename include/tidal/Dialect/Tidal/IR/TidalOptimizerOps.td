@@ -10,11 +10,13 @@
 #ifndef TIDAL_DIALECT_TIDAL_IR_TIDALOPTIMIZEROPS_TD
 #define TIDAL_DIALECT_TIDAL_IR_TIDALOPTIMIZEROPS_TD
 
-class Tidal_UpdateOp<string mnemonic> : Tidal_InferOp<mnemonic, [Pure]> {
+class Tidal_UpdateOp<string mnemonic, list<Trait> traits = []>
+    : Tidal_InferOp<mnemonic, !listconcat(traits, [Pure])> {
   let hasVerifier = 1;
 }
 
-def Tidal_SgdUpdateOp : Tidal_UpdateOp<"sgd_update"> {
+def Tidal_SgdUpdateOp : Tidal_UpdateOp<"sgd_update", [DeclareOpInterfaceMethods<
+    Tidal_InPlaceOpInterface, ["getInPlaceOperands"]>]> {
   let summary = "torch.optim.SGD without momentum";
   let description = [{
     `d = grad + weight_decay * param; param' = param - lr * d`.
@@ -24,7 +26,8 @@ def Tidal_SgdUpdateOp : Tidal_UpdateOp<"sgd_update"> {
   let results = (outs Tidal_FloatTensor:$new_param);
 }
 
-def Tidal_SgdMomentumUpdateOp : Tidal_UpdateOp<"sgd_momentum_update"> {
+def Tidal_SgdMomentumUpdateOp : Tidal_UpdateOp<"sgd_momentum_update", [DeclareOpInterfaceMethods<
+    Tidal_InPlaceOpInterface, ["getInPlaceOperands"]>]> {
   let summary = "torch.optim.SGD with momentum (and Nesterov)";
   let description = [{
     `d = grad + weight_decay * param; buf' = momentum * buf + (1 - dampening)
@@ -42,7 +45,8 @@ def Tidal_SgdMomentumUpdateOp : Tidal_UpdateOp<"sgd_momentum_update"> {
                       Tidal_FloatTensor:$new_momentum_buffer);
 }
 
-def Tidal_AdamUpdateOp : Tidal_UpdateOp<"adam_update"> {
+def Tidal_AdamUpdateOp : Tidal_UpdateOp<"adam_update", [DeclareOpInterfaceMethods<
+    Tidal_InPlaceOpInterface, ["getInPlaceOperands"]>]> {
   let summary = "torch.optim.Adam, or AdamW with decoupled weight decay";
   let description = [{
     `step` is the step number after this update (1 on the first step). Adam:

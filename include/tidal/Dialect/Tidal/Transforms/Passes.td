@@ -106,6 +106,55 @@ def TidalAddPredictPass : Pass<"tidal-add-predict", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalSchedulePass : Pass<"tidal-schedule", "mlir::ModuleOp"> {
+  let summary = "order each function's ops to keep the bytes live low";
+  let description = [{
+    Reorders the ops of every function into a topological order that keeps
+    the memory live at each point low; the block order is the schedule that
+    liveness, the memory plan and code generation follow.
+
+    Strategy `memory` is a list scheduler: among the ops whose operands are
+    ready, it runs first any op that frees more bytes than it allocates (an
+    op whose operands die at it, counting results written in place, e.g. an
+    optimizer update once the last reader of its parameter has run, a
+    gradient accumulation, an in-place activation backward), and otherwise
+    the ready op that came first in program order. So gradients and the
+    activations saved for them die as early as the dependencies allow and
+    each parameter is updated in place as soon as its gradient is complete.
+    Strategy `program` keeps the order as written.
+
+    Dropout ops are numbered (`stream`) before reordering so that their
+    masks do not depend on the schedule. Sets `tidal.schedule` on each
+    function to the strategy used.
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", "\"memory\"",
+           "memory (free-early list scheduling) or program (as written)">,
+  ];
+  let statistics = [
+    Statistic<"numMoved", "moved", "ops whose position changed">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
+def TidalPrintLivenessPass : Pass<"tidal-print-liveness", "mlir::ModuleOp"> {
+  let summary = "print every buffer's lifetime and the in-place decisions";
+  let description = [{
+    A printer for the liveness analysis (BufferLiveness) that the memory
+    plan uses, for tests and for reading a plan: per function, the ops in
+    schedule order, every buffer with its size, first and last position and
+    the values that share it (views, results written in place), the
+    in-place decisions, the bytes live at each position and the lower bound.
+    Writes to stderr; the IR is unchanged.
+  }];
+  let options = [
+    Option<"inPlace", "in-place", "bool", "true",
+           "let results take the bytes of operands that die at the op">,
+    Option<"alignment", "alignment", "int64_t", "64",
+           "round each buffer up to this many bytes for the live totals">,
+  ];
+}
+
 def TidalPlanMemoryPass : Pass<"tidal-plan-memory", "mlir::ModuleOp"> {
   let summary = "assign every tensor a byte offset in its function's arena";
   let description = [{
@@ -118,19 +167,53 @@ def TidalPlanMemoryPass : Pass<"tidal-plan-memory", "mlir::ModuleOp"> {
     unsqueeze, identity) alias their operand's bytes. Every slot is aligned
     to `alignment` bytes.
 
+    Strategy `packed` (the default) plans the function as scheduled: tensors
+    whose lifetimes (BufferLiveness) do not overlap share bytes, a result
+    takes its operand's bytes where the op runs in place, and offsets come
+    from the better of two greedy assignments (largest buffer first, and
+    longest-lived first), each putting a buffer in the tightest gap left by
+    the buffers it overlaps in time. Buffers live for the whole step
+    (parameters, optimizer state) are laid out first, at the bottom. The
+    function gets `tidal.lower_bound` (the most bytes live at one point,
+    which no assignment beats) and `tidal.no_reuse_size` (the arena without
+    any sharing).
+
     Strategy `slots` gives each tensor its own slot for the whole step (no
-    reuse): the baseline that the liveness-based plan improves on.
+    reuse): the baseline that the packed plan improves on.
   }];
   let options = [
-    Option<"strategy", "strategy", "std::string", "\"slots\"",
-           "slots (one slot per tensor, no reuse)">,
+    Option<"strategy", "strategy", "std::string", "\"packed\"",
+           "packed (liveness-based reuse) or slots (no reuse)">,
+    Option<"inPlace", "in-place", "bool", "true",
+           "packed: let results take the bytes of operands that die at the "
+           "op">,
     Option<"alignment", "alignment", "int64_t", "64",
            "byte alignment of every slot">,
   ];
   let statistics = [
-    Statistic<"numSlots", "slots", "tensors given their own slot">,
+    Statistic<"numSlots", "slots", "tensors given bytes of their own">,
+    Statistic<"numInPlace", "in-place", "results written over an operand">,
   ];
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
+def TidalVerifyMemoryPlanPass
+    : Pass<"tidal-verify-memory-plan", "mlir::ModuleOp"> {
+  let summary = "check that no two live tensors share bytes";
+  let description = [{
+    Checks a memory plan independently of how it was made: every tensor has
+    an offset, is aligned and fits its arena; views have their operand's
+    offset; and no two tensors that are live at the same schedule position
+    overlap, except a result written in place over an operand that dies at
+    its op (an InPlaceOpInterface op, same size, same offset) or over the
+    argument it replaces. Lifetimes are recomputed from the block order:
+    arguments that outlive the step and returned values are live to the
+    end. Fails with an error naming both tensors and the position.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "64",
+           "the alignment every offset must have">,
+  ];
 }
 
 #endif // TIDAL_DIALECT_TIDAL_TRANSFORMS_PASSES_TD

@@ -1,7 +1,7 @@
 // --tidal-plan-memory (strategy slots): every tensor its own aligned slot,
 // views alias their operand, constants go to the module's constant arena.
-// RUN: tidal-opt %s -split-input-file -tidal-plan-memory | FileCheck %s
-// RUN: tidal-opt %s -split-input-file -tidal-plan-memory=alignment=16 | FileCheck %s --check-prefix=A16
+// RUN: tidal-opt %s -split-input-file -tidal-plan-memory=strategy=slots | FileCheck %s
+// RUN: tidal-opt %s -split-input-file -tidal-plan-memory="strategy=slots alignment=16" | FileCheck %s --check-prefix=A16
 
 // CHECK-LABEL: module attributes {tidal.constants_size = 64 : i64}
 // CHECK: func.func @step(%arg0: tensor<2x3xf32> {tidal.offset = 0 : i64}, %arg1: tensor<3xf32> {tidal.offset = 64 : i64})

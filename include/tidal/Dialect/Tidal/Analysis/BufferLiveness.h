@@ -1,0 +1,124 @@
+//===- BufferLiveness.h - lifetimes of a function's buffers -----*- C++ -*-===//
+//
+// Liveness of every tensor of a scheduled function (its block order is the
+// schedule), grouped into buffers: the values that share one set of bytes.
+// A view (reshape, flatten, squeeze, unsqueeze, identity) shares its
+// operand's buffer; an op implementing InPlaceOpInterface writes a result
+// into an operand's buffer when that buffer dies at the op (its last use)
+// and has the result's size. Constants and views of them live in the
+// read-only constant arena and are not buffers of the function's arena.
+//
+// Positions: 0 is the function's entry (arguments are defined there), ops
+// are numbered 1..N in block order, N+1 is the return. A buffer is live on
+// the closed interval [start, end]: an op's operands that die at it and its
+// results are live at its position together. Arguments that persist across
+// steps (parameters, state, optimizer state) and returned values stay live
+// to N+1; so does the buffer of an argument unless the value that replaces
+// it is written into its bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TIDAL_DIALECT_TIDAL_ANALYSIS_BUFFERLIVENESS_H
+#define TIDAL_DIALECT_TIDAL_ANALYSIS_BUFFERLIVENESS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace mlir::tidal {
+
+/// True for arguments whose value outlives the step (role param, state or
+/// optimizer_state): the driver keeps them in the arena between steps.
+bool isPersistentArgument(func::FuncOp func, unsigned argNumber);
+
+/// The argument that returned value number `resultNumber` replaces (same
+/// `tidal.name`), if any.
+std::optional<unsigned> replacedArgument(func::FuncOp func,
+                                         unsigned resultNumber);
+
+/// The operands whose bytes result `resultNumber` of `op` may take, most
+/// preferred first: InPlaceOpInterface's answer restricted to operands of
+/// the result's byte size.
+SmallVector<unsigned, 2> inPlaceOperands(Operation *op, unsigned resultNumber);
+
+/// One set of bytes and the values that occupy it over time.
+struct Buffer {
+  unsigned id = 0;
+  int64_t bytes = 0;
+  int64_t start = 0; ///< first position live (definition)
+  int64_t end = 0;   ///< last position live (last use)
+  /// The values, in definition order: the root (an argument or a result),
+  /// views of it and results written in place over it.
+  SmallVector<Value, 2> values;
+  bool persistent = false; ///< holds an argument that outlives the step
+  bool returned = false;   ///< holds a value the function returns
+};
+
+/// A value that reuses an operand's bytes.
+struct InPlaceUse {
+  Value result;
+  Value operand;
+  int64_t position;
+};
+
+class BufferLiveness {
+public:
+  /// Analyses `func`, which must have one block of ops without regions.
+  /// With `inPlace` false, no result takes an operand's bytes.
+  explicit BufferLiveness(func::FuncOp func, bool inPlace = true);
+
+  func::FuncOp getFunction() const { return func; }
+  /// The ops in schedule order; op i is at position i + 1.
+  ArrayRef<Operation *> getOps() const { return ops; }
+  int64_t getEndPosition() const { return ops.size() + 1; }
+  int64_t getPosition(Operation *op) const { return positions.lookup(op); }
+
+  /// The function's arena buffers (constants excluded), by id.
+  ArrayRef<Buffer> getBuffers() const { return buffers; }
+  /// The buffer holding `value`; null for constants, views of constants and
+  /// values without a static tensor type.
+  const Buffer *getBuffer(Value value) const;
+  /// The results written over an operand's bytes, in schedule order.
+  ArrayRef<InPlaceUse> getInPlaceUses() const { return inPlaceUses; }
+  /// Returned values that are constants: each needs bytes of its own in the
+  /// arena at the return (position N+1), where the caller reads results.
+  ArrayRef<Value> getReturnedConstants() const { return returnedConstants; }
+
+  /// First and last position at which `value` itself is used or defined
+  /// (not its buffer's).
+  int64_t getDefinition(Value value) const;
+  int64_t getLastUse(Value value) const;
+
+  /// Bytes live at every position 0..N+1 with every buffer's size rounded up
+  /// to `alignment`.
+  SmallVector<int64_t> liveBytes(int64_t alignment) const;
+  /// The largest of liveBytes: no offset assignment of these buffers needs
+  /// fewer bytes.
+  int64_t lowerBound(int64_t alignment) const;
+  /// The sum of the aligned sizes of every tensor without any sharing
+  /// except views (each value its own bytes for the whole step).
+  int64_t noReuseBytes(int64_t alignment) const;
+
+private:
+  func::FuncOp func;
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, int64_t> positions;
+  SmallVector<Buffer> buffers;
+  DenseMap<Value, unsigned> bufferOf;
+  DenseMap<Value, int64_t> lastUse;
+  SmallVector<InPlaceUse> inPlaceUses;
+  SmallVector<Value> returnedConstants;
+};
+
+/// Rounds `bytes` (at least 1) up to a multiple of `alignment`.
+inline int64_t alignBytes(int64_t bytes, int64_t alignment) {
+  bytes = bytes < 1 ? 1 : bytes;
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+} // namespace mlir::tidal
+
+#endif // TIDAL_DIALECT_TIDAL_ANALYSIS_BUFFERLIVENESS_H

@@ -1,0 +1,218 @@
+//===- BufferLiveness.cpp - lifetimes of a function's buffers -------------===//
+
+#include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+bool tidal::isPersistentArgument(func::FuncOp func, unsigned argNumber) {
+  auto role = func.getArgAttrOfType<ArgRoleAttr>(argNumber, kRoleAttr);
+  if (!role)
+    return false;
+  switch (role.getValue()) {
+  case ArgRole::param:
+  case ArgRole::state:
+  case ArgRole::optimizer_state:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::optional<unsigned> tidal::replacedArgument(func::FuncOp func,
+                                                unsigned resultNumber) {
+  auto name = func.getResultAttrOfType<StringAttr>(resultNumber, kNameAttr);
+  if (!name)
+    return std::nullopt;
+  for (unsigned i = 0, e = func.getNumArguments(); i != e; ++i)
+    if (func.getArgAttrOfType<StringAttr>(i, kNameAttr) == name &&
+        isPersistentArgument(func, i))
+      return i;
+  return std::nullopt;
+}
+
+static int64_t staticBytes(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return -1;
+  return tensorByteSize(type);
+}
+
+SmallVector<unsigned, 2> tidal::inPlaceOperands(Operation *op,
+                                                unsigned resultNumber) {
+  SmallVector<unsigned, 2> operands;
+  auto iface = dyn_cast<InPlaceOpInterface>(op);
+  if (!iface || resultNumber >= op->getNumResults())
+    return operands;
+  int64_t bytes = staticBytes(op->getResult(resultNumber));
+  for (unsigned i : iface.getInPlaceOperands(resultNumber))
+    if (i < op->getNumOperands() && staticBytes(op->getOperand(i)) == bytes)
+      operands.push_back(i);
+  return operands;
+}
+
+BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
+  Block &body = func.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    ops.push_back(&op);
+    positions[&op] = ops.size();
+  }
+  const int64_t endPosition = getEndPosition();
+  Operation *terminator = body.getTerminator();
+
+  // Last uses of every value.
+  for (BlockArgument arg : func.getArguments())
+    lastUse[arg] = 0;
+  for (Operation *op : ops) {
+    int64_t p = positions[op];
+    for (Value result : op->getResults())
+      lastUse[result] = p;
+  }
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      lastUse[operand] = std::max(lastUse[operand], positions[op]);
+  for (Value operand : terminator->getOperands())
+    lastUse[operand] = endPosition;
+
+  auto newBuffer = [&](Value value, int64_t start) {
+    Buffer buffer;
+    buffer.id = buffers.size();
+    buffer.bytes = staticBytes(value);
+    buffer.start = start;
+    buffer.end = lastUse[value];
+    buffer.values.push_back(value);
+    bufferOf[value] = buffer.id;
+    buffers.push_back(std::move(buffer));
+  };
+  auto join = [&](Value value, unsigned id) {
+    Buffer &buffer = buffers[id];
+    buffer.values.push_back(value);
+    buffer.end = std::max(buffer.end, lastUse[value]);
+    bufferOf[value] = id;
+  };
+
+  for (BlockArgument arg : func.getArguments()) {
+    if (staticBytes(arg) < 0)
+      continue;
+    newBuffer(arg, 0);
+    buffers.back().persistent = isPersistentArgument(func, arg.getArgNumber());
+  }
+
+  // The argument that each value returned in place of an argument replaces.
+  DenseMap<Value, unsigned> replaces;
+  for (OpOperand &use : terminator->getOpOperands())
+    if (auto arg = replacedArgument(func, use.getOperandNumber()))
+      replaces[use.get()] = *arg;
+
+  for (Operation *op : ops) {
+    int64_t p = positions[op];
+    if (isa<ConstantOp>(op))
+      continue;
+    if (isViewOp(op)) {
+      auto it = bufferOf.find(op->getOperand(0));
+      if (it != bufferOf.end())
+        join(op->getResult(0), it->second);
+      continue;
+    }
+    SmallVector<unsigned, 2> claimed;
+    for (OpResult result : op->getResults()) {
+      if (staticBytes(result) < 0)
+        continue;
+      std::optional<unsigned> reused;
+      if (inPlace) {
+        for (unsigned i : inPlaceOperands(op, result.getResultNumber())) {
+          auto it = bufferOf.find(op->getOperand(i));
+          if (it == bufferOf.end() || llvm::is_contained(claimed, it->second))
+            continue;
+          const Buffer &buffer = buffers[it->second];
+          if (buffer.end != p || buffer.bytes != staticBytes(result))
+            continue;
+          // A persistent argument's bytes take only the value replacing it.
+          if (buffer.persistent) {
+            auto arg = dyn_cast<BlockArgument>(buffer.values.front());
+            auto replaced = replaces.find(result);
+            if (!arg || replaced == replaces.end() ||
+                replaced->second != arg.getArgNumber())
+              continue;
+          }
+          reused = it->second;
+          inPlaceUses.push_back({result, op->getOperand(i), p});
+          break;
+        }
+      }
+      if (reused) {
+        claimed.push_back(*reused);
+        join(result, *reused);
+      } else {
+        newBuffer(result, p);
+      }
+    }
+  }
+
+  for (Value value : terminator->getOperands()) {
+    auto it = bufferOf.find(value);
+    if (it == bufferOf.end()) {
+      if (staticBytes(value) >= 0)
+        returnedConstants.push_back(value);
+      continue;
+    }
+    buffers[it->second].returned = true;
+    buffers[it->second].end = endPosition;
+  }
+  for (Buffer &buffer : buffers)
+    if (buffer.persistent)
+      buffer.end = endPosition;
+}
+
+const Buffer *BufferLiveness::getBuffer(Value value) const {
+  auto it = bufferOf.find(value);
+  return it == bufferOf.end() ? nullptr : &buffers[it->second];
+}
+
+int64_t BufferLiveness::getDefinition(Value value) const {
+  if (auto result = dyn_cast<OpResult>(value))
+    return positions.lookup(result.getOwner());
+  return 0;
+}
+
+int64_t BufferLiveness::getLastUse(Value value) const {
+  return lastUse.lookup(value);
+}
+
+SmallVector<int64_t> BufferLiveness::liveBytes(int64_t alignment) const {
+  int64_t n = getEndPosition() + 1;
+  SmallVector<int64_t> delta(n + 1, 0);
+  for (const Buffer &buffer : buffers) {
+    int64_t bytes = alignBytes(buffer.bytes, alignment);
+    delta[buffer.start] += bytes;
+    delta[buffer.end + 1] -= bytes;
+  }
+  for (Value value : returnedConstants)
+    delta[n - 1] += alignBytes(staticBytes(value), alignment);
+  SmallVector<int64_t> live(n, 0);
+  int64_t running = 0;
+  for (int64_t i = 0; i < n; ++i)
+    live[i] = running += delta[i];
+  return live;
+}
+
+int64_t BufferLiveness::lowerBound(int64_t alignment) const {
+  SmallVector<int64_t> live = liveBytes(alignment);
+  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+}
+
+int64_t BufferLiveness::noReuseBytes(int64_t alignment) const {
+  int64_t total = 0;
+  for (const Buffer &buffer : buffers) {
+    // Views share their operand's bytes; every other value has its own.
+    for (Value value : buffer.values)
+      if (!value.getDefiningOp() || !isViewOp(value.getDefiningOp()))
+        total += alignBytes(staticBytes(value), alignment);
+  }
+  for (Value value : returnedConstants)
+    total += alignBytes(staticBytes(value), alignment);
+  return total;
+}

@@ -1,0 +1,83 @@
+//===- CostModel.cpp - predicted op and step times ------------------------===//
+
+#include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+DeviceProfile tidal::defaultHostProfile() {
+  DeviceProfile p;
+  p.name = "host (uncalibrated default)";
+  p.gflops = 100;
+  p.gbytesPerS = 10;
+  p.opOverheadUs = 2;
+  return p;
+}
+
+static double numel(Value v) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  return type && type.hasStaticShape() ? (double)type.getNumElements() : 0;
+}
+
+static double bytesOf(Value v) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  return type && type.hasStaticShape() ? (double)tensorByteSize(type) : 0;
+}
+
+/// Multiply-adds of a convolution: each element of the output-side tensor
+/// `y` takes one weight row (Cin/group x kernel) of `w`.
+static double convFlops(Value y, Value w) {
+  auto wt = cast<ShapedType>(w.getType());
+  double row = wt.getDimSize(0) ? numel(w) / wt.getDimSize(0) : 0;
+  return 2 * numel(y) * row;
+}
+
+/// 2 * M * N * K for a product whose result is `y` and whose left operand
+/// has inner dimension `k`.
+static double productFlops(Value y, int64_t k) { return 2 * numel(y) * k; }
+
+OpCost tidal::estimateCost(Operation *op, const DeviceProfile &device) {
+  OpCost cost;
+  if (isViewOp(op) || isa<ConstantOp>(op))
+    return cost;
+  cost.kernel = true;
+  for (Value v : op->getOperands())
+    cost.bytes += bytesOf(v);
+  for (Value v : op->getResults())
+    cost.bytes += bytesOf(v);
+  double elements = 0;
+  for (Value v : op->getResults())
+    elements = std::max(elements, numel(v));
+  cost.flops =
+      llvm::TypeSwitch<Operation *, double>(op)
+          .Case(
+              [](ConvOp o) { return convFlops(o.getOutput(), o.getWeight()); })
+          .Case([](ConvBackwardDataOp o) {
+            return convFlops(o.getGrad(), o.getWeight());
+          })
+          .Case([](ConvBackwardWeightsOp o) {
+            return convFlops(o.getGrad(), o.getGradWeight());
+          })
+          .Case([](GemmOp o) {
+            auto a = cast<ShapedType>(o.getA().getType());
+            return productFlops(o.getOutput(),
+                                a.getDimSize(o.getTransA() ? 0 : 1));
+          })
+          .Case([](MatMulOp o) {
+            auto a = cast<ShapedType>(o.getLhs().getType());
+            return productFlops(o.getOutput(), a.getDimSize(a.getRank() - 1));
+          })
+          .Case<BatchNormTrainingOp, BatchNormBackwardOp, LayerNormOp,
+                LayerNormBackwardOp, SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp,
+                LogSoftmaxBackwardOp>([&](Operation *) { return 8 * elements; })
+          .Default([&](Operation *) { return elements; });
+  double computeUs = cost.flops / (device.gflops * 1e3);
+  double memoryUs = cost.bytes / (device.gbytesPerS * 1e3);
+  cost.us = device.opOverheadUs + std::max(computeUs, memoryUs);
+  return cost;
+}

@@ -1,0 +1,339 @@
+//===- PlanFile.cpp - the plan JSON and its trace -------------------------===//
+
+#include "tidal/Target/PlanFile.h"
+#include "tidal/Conversion/TidalToRuntime/KernelOps.h"
+#include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+namespace {
+
+/// Everything both outputs need about the planned step.
+struct PlannedStep {
+  func::FuncOp func;
+  std::unique_ptr<BufferLiveness> liveness;
+  DeviceProfile device = defaultHostProfile();
+  std::vector<OpCost> costs;   // by op position - 1
+  std::vector<double> startUs; // by op position - 1
+  double stepUs = 0;
+  int64_t arenaBytes = 0, constantsBytes = 0, lowerBound = 0, noReuse = 0;
+  SmallVector<int64_t> live;
+  /// Tensor ids: arguments, then each op's results in schedule order.
+  DenseMap<Value, int64_t> ids;
+  std::vector<Value> tensors;
+};
+
+FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
+  PlannedStep step;
+  step.func = module.lookupSymbol<func::FuncOp>(info.stepFunc);
+  if (!step.func || step.func.isExternal())
+    return module.emitError("plan: the module has no @") << info.stepFunc,
+           failure();
+  auto arena = step.func->getAttrOfType<IntegerAttr>(kArenaSizeAttr);
+  if (!arena)
+    return step.func.emitError("plan: @")
+               << info.stepFunc << " has no memory plan",
+           failure();
+  step.arenaBytes = arena.getInt();
+  if (auto c = module->getAttrOfType<IntegerAttr>(kConstantsSizeAttr))
+    step.constantsBytes = c.getInt();
+  step.liveness = std::make_unique<BufferLiveness>(step.func, info.inPlace);
+  step.lowerBound = step.liveness->lowerBound(info.alignment);
+  step.noReuse = step.liveness->noReuseBytes(info.alignment);
+  step.live = step.liveness->liveBytes(info.alignment);
+  double t = 0;
+  for (Operation *op : step.liveness->getOps()) {
+    step.costs.push_back(estimateCost(op, step.device));
+    step.startUs.push_back(t);
+    t += step.costs.back().us;
+  }
+  step.stepUs = t;
+  for (BlockArgument arg : step.func.getArguments()) {
+    step.ids[arg] = step.tensors.size();
+    step.tensors.push_back(arg);
+  }
+  for (Operation *op : step.liveness->getOps())
+    for (Value result : op->getResults()) {
+      step.ids[result] = step.tensors.size();
+      step.tensors.push_back(result);
+    }
+  return step;
+}
+
+/// Where a value lives: (arena name, offset).
+std::pair<StringRef, int64_t> homeOf(PlannedStep &step, Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto offset = step.func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                          kOffsetAttr);
+    return {"step", offset ? offset.getInt() : -1};
+  }
+  auto result = cast<OpResult>(v);
+  Operation *op = result.getOwner();
+  if (auto offsets = op->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr))
+    return {"step", offsets[result.getResultNumber()]};
+  if (auto offsets = op->getAttrOfType<DenseI64ArrayAttr>(kConstOffsetsAttr))
+    return {"constants", offsets[result.getResultNumber()]};
+  return {"none", -1};
+}
+
+std::string valueName(PlannedStep &step, AsmState &state, Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto name = step.func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                           kNameAttr))
+      return name.getValue().str();
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  v.printAsOperand(os, state);
+  return s;
+}
+
+int64_t bytesOf(Value v) {
+  return tensorByteSize(cast<ShapedType>(v.getType()));
+}
+
+} // namespace
+
+FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
+                                            const PlanFileInfo &info) {
+  FailureOr<PlannedStep> analysed = analyse(module, info);
+  if (failed(analysed))
+    return failure();
+  PlannedStep &step = *analysed;
+  BufferLiveness &liveness = *step.liveness;
+  AsmState state(step.func);
+  const int64_t end = liveness.getEndPosition();
+  DenseMap<Value, Value> inPlaceOf;
+  for (const InPlaceUse &use : liveness.getInPlaceUses())
+    inPlaceOf[use.result] = use.operand;
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream j(os, 1);
+  j.object([&] {
+    j.attribute("format", "tidal-plan");
+    j.attribute("version", 1);
+    j.attribute("model", info.model);
+    j.attribute("mode", info.mode);
+    j.attribute("target", info.target);
+    if (info.budgetBytes)
+      j.attribute("budget_bytes", *info.budgetBytes);
+    else
+      j.attribute("budget_bytes", nullptr);
+    j.attribute("function", info.stepFunc);
+    j.attribute("schedule_strategy", info.schedule);
+    j.attribute("strategy", info.strategy);
+    j.attribute("in_place", info.inPlace);
+    j.attribute("alignment", info.alignment);
+    j.attribute("plan_seconds", info.planSeconds);
+    j.attributeObject("positions", [&] {
+      j.attribute("entry", 0);
+      j.attribute("first_op", 1);
+      j.attribute("exit", end);
+    });
+    j.attributeObject("cost_model", [&] {
+      j.attribute("device", step.device.name);
+      j.attribute("gflops", step.device.gflops);
+      j.attribute("gbytes_per_s", step.device.gbytesPerS);
+      j.attribute("op_overhead_us", step.device.opOverheadUs);
+      j.attribute("calibrated", step.device.calibrated);
+    });
+    j.attributeArray("arenas", [&] {
+      j.object([&] {
+        j.attribute("name", "step");
+        j.attribute("space", "host");
+        j.attribute("bytes", step.arenaBytes);
+        j.attribute("lower_bound_bytes", step.lowerBound);
+        j.attribute("no_reuse_bytes", step.noReuse);
+      });
+      j.object([&] {
+        j.attribute("name", "constants");
+        j.attribute("space", "host");
+        j.attribute("bytes", step.constantsBytes);
+        j.attribute("read_only", true);
+      });
+      for (auto func : module.getOps<func::FuncOp>()) {
+        if (func == step.func || func.isExternal())
+          continue;
+        auto size = func->getAttrOfType<IntegerAttr>(kArenaSizeAttr);
+        if (!size)
+          continue;
+        j.object([&] {
+          j.attribute("name", func.getSymName());
+          j.attribute("space", "host");
+          j.attribute("bytes", size.getInt());
+          j.attribute("note", "allocated only by runs that evaluate "
+                              "(--eval-input)");
+        });
+      }
+    });
+    int64_t peak = step.arenaBytes + step.constantsBytes;
+    int64_t baseline = step.noReuse + step.constantsBytes;
+    j.attributeObject("predicted", [&] {
+      j.attribute("peak_host_bytes", peak);
+      j.attribute("peak_device_bytes", 0);
+      j.attribute("step_time_us", step.stepUs);
+    });
+    j.attribute("lower_bound_bytes", step.lowerBound + step.constantsBytes);
+    j.attributeObject("baseline", [&] {
+      j.attribute("strategy", "no-reuse");
+      j.attribute("description", "every tensor kept for the whole step, "
+                                 "no sharing except views");
+      j.attribute("peak_host_bytes", baseline);
+      j.attribute("peak_device_bytes", 0);
+      j.attribute("step_time_us", step.stepUs);
+    });
+    j.attributeObject("saving", [&] {
+      j.attribute("bytes", baseline - peak);
+      j.attribute("fraction",
+                  baseline ? double(baseline - peak) / baseline : 0.0);
+    });
+    j.attributeArray("live_bytes", [&] {
+      for (int64_t bytes : step.live)
+        j.value(bytes);
+    });
+    j.attributeArray("schedule", [&] {
+      for (auto [i, op] : llvm::enumerate(liveness.getOps())) {
+        const OpCost &cost = step.costs[i];
+        j.object([&] {
+          j.attribute("position", (int64_t)i + 1);
+          j.attribute("op", op->getName().getStringRef());
+          j.attribute("name", opDisplayName(op));
+          j.attribute("device", "host");
+          j.attribute("kernel", cost.kernel);
+          j.attribute("start_us", step.startUs[i]);
+          j.attribute("duration_us", cost.us);
+          j.attribute("flops", cost.flops);
+          j.attributeArray("reads", [&] {
+            for (Value v : op->getOperands())
+              j.value(step.ids.lookup(v));
+          });
+          j.attributeArray("writes", [&] {
+            for (Value v : op->getResults())
+              j.value(step.ids.lookup(v));
+          });
+        });
+      }
+    });
+    j.attributeArray("tensors", [&] {
+      for (auto [id, v] : llvm::enumerate(step.tensors)) {
+        auto [arena, offset] = homeOf(step, v);
+        const Buffer *buffer = liveness.getBuffer(v);
+        j.object([&] {
+          j.attribute("id", (int64_t)id);
+          j.attribute("name", valueName(step, state, v));
+          if (auto arg = dyn_cast<BlockArgument>(v)) {
+            if (auto role = step.func.getArgAttrOfType<ArgRoleAttr>(
+                    arg.getArgNumber(), kRoleAttr))
+              j.attribute("role", stringifyArgRole(role.getValue()));
+          } else {
+            j.attribute("producer", liveness.getPosition(v.getDefiningOp()));
+          }
+          j.attribute("bytes", bytesOf(v));
+          j.attribute("first_use", liveness.getDefinition(v));
+          j.attribute("last_use", liveness.getLastUse(v));
+          j.attributeObject("home", [&] {
+            j.attribute("space", "host");
+            j.attribute("arena", arena);
+            j.attribute("offset", offset);
+          });
+          if (buffer) {
+            j.attribute("buffer", (int64_t)buffer->id);
+            j.attribute("buffer_live",
+                        llvm::json::Array{buffer->start, buffer->end});
+          }
+          if (Operation *def = v.getDefiningOp(); def && isViewOp(def))
+            j.attribute("view_of", step.ids.lookup(def->getOperand(0)));
+          if (Value operand = inPlaceOf.lookup(v))
+            j.attribute("in_place_of", step.ids.lookup(operand));
+          j.attributeArray("swaps", [] {});
+          j.attributeArray("recomputations", [] {});
+        });
+      }
+    });
+  });
+  os << "\n";
+  return text;
+}
+
+FailureOr<std::string> tidal::buildPlanTrace(ModuleOp module,
+                                             const PlanFileInfo &info) {
+  FailureOr<PlannedStep> analysed = analyse(module, info);
+  if (failed(analysed))
+    return failure();
+  PlannedStep &step = *analysed;
+  BufferLiveness &liveness = *step.liveness;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream j(os);
+  auto counter = [&](double ts, int64_t bytes) {
+    j.object([&] {
+      j.attribute("name", "arena bytes live");
+      j.attribute("ph", "C");
+      j.attribute("pid", 1);
+      j.attribute("ts", ts);
+      j.attributeObject("args", [&] { j.attribute("bytes", bytes); });
+    });
+  };
+  j.object([&] {
+    j.attribute("displayTimeUnit", "ms");
+    j.attributeObject("otherData", [&] {
+      j.attribute("tidal", "planned schedule (predicted times)");
+      j.attribute("model", info.model);
+      j.attribute("function", info.stepFunc);
+      j.attribute("arena_bytes", step.arenaBytes);
+      j.attribute("lower_bound_bytes", step.lowerBound);
+      j.attribute("no_reuse_bytes", step.noReuse);
+      j.attribute("cost_model", step.device.name);
+    });
+    j.attributeArray("traceEvents", [&] {
+      j.object([&] {
+        j.attribute("name", "process_name");
+        j.attribute("ph", "M");
+        j.attribute("pid", 1);
+        j.attributeObject("args", [&] {
+          j.attribute("name", "tidal plan: " + info.model + " (host)");
+        });
+      });
+      j.object([&] {
+        j.attribute("name", "thread_name");
+        j.attribute("ph", "M");
+        j.attribute("pid", 1);
+        j.attribute("tid", 1);
+        j.attributeObject("args", [&] { j.attribute("name", "host compute"); });
+      });
+      counter(0, step.live[0]);
+      for (auto [i, op] : llvm::enumerate(liveness.getOps())) {
+        const OpCost &cost = step.costs[i];
+        double start = step.startUs[i];
+        if (cost.kernel)
+          j.object([&] {
+            j.attribute("name", opDisplayName(op));
+            j.attribute("cat", op->getName().getStringRef());
+            j.attribute("ph", "X");
+            j.attribute("pid", 1);
+            j.attribute("tid", 1);
+            j.attribute("ts", start);
+            j.attribute("dur", cost.us);
+            j.attributeObject("args", [&] {
+              j.attribute("position", (int64_t)i + 1);
+              j.attribute("op", op->getName().getStringRef());
+              j.attribute("flops", cost.flops);
+              j.attribute("live_bytes", step.live[i + 1]);
+            });
+          });
+        counter(start, step.live[i + 1]);
+      }
+      counter(step.stepUs, step.live.back());
+    });
+  });
+  os << "\n";
+  return text;
+}
