@@ -42,6 +42,23 @@ void tidal::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createTidalInsertOptimizerPass(o));
 }
 
+void tidal::buildMemoryPipeline(OpPassManager &pm,
+                                const MemoryPipelineOptions &options,
+                                StringRef stopAfter) {
+  TidalSchedulePassOptions schedule;
+  schedule.strategy = options.schedule;
+  pm.addPass(createTidalSchedulePass(schedule));
+  if (stopAfter == "tidal-schedule")
+    return;
+  TidalPlanMemoryPassOptions plan;
+  plan.strategy = options.strategy;
+  plan.inPlace = options.inPlace;
+  pm.addPass(createTidalPlanMemoryPass(plan));
+  if (stopAfter == "tidal-plan-memory")
+    return;
+  pm.addPass(createTidalVerifyMemoryPlanPass());
+}
+
 void tidal::registerPipelines() {
   PassPipelineRegistration<TrainingPipelineOptions>(
       "tidal-training-pipeline",
@@ -49,5 +66,12 @@ void tidal::registerPipelines() {
       "optimizer",
       [](OpPassManager &pm, const TrainingPipelineOptions &options) {
         buildTrainingPipeline(pm, options);
+      });
+  PassPipelineRegistration<MemoryPipelineOptions>(
+      "tidal-memory-pipeline",
+      "Memory planning of a training step: schedule, packed offsets, "
+      "verification",
+      [](OpPassManager &pm, const MemoryPipelineOptions &options) {
+        buildMemoryPipeline(pm, options);
       });
 }

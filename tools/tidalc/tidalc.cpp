@@ -274,16 +274,11 @@ std::string defaultOutput(StringRef suffix) {
 bool planMemory(RunPasses runPasses, StringRef stopAfter) {
   return runPasses(
       [&](mlir::PassManager &pm) {
-        mlir::tidal::TidalSchedulePassOptions schedule;
-        schedule.strategy = scheduleStrategy;
-        pm.addPass(mlir::tidal::createTidalSchedulePass(schedule));
-        if (stopAfter == "tidal-schedule")
-          return;
-        mlir::tidal::TidalPlanMemoryPassOptions plan;
-        plan.strategy = memoryPlan;
-        plan.inPlace = inPlace;
-        pm.addPass(mlir::tidal::createTidalPlanMemoryPass(plan));
-        pm.addPass(mlir::tidal::createTidalVerifyMemoryPlanPass());
+        mlir::tidal::MemoryPipelineOptions options;
+        options.schedule = scheduleStrategy.getValue();
+        options.strategy = memoryPlan.getValue();
+        options.inPlace = inPlace.getValue();
+        mlir::tidal::buildMemoryPipeline(pm, options, stopAfter);
       },
       "memory planning");
 }

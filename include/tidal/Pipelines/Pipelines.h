@@ -56,7 +56,29 @@ void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options,
                            llvm::StringRef stopAfter = "");
 
-/// Registers `tidal-training-pipeline`.
+/// Options of the memory-planning pipeline (schedule, plan, verify).
+struct MemoryPipelineOptions
+    : public PassPipelineOptions<MemoryPipelineOptions> {
+  Option<std::string> schedule{*this, "schedule",
+                               llvm::cl::desc("memory or program"),
+                               llvm::cl::init("memory")};
+  Option<std::string> strategy{*this, "strategy",
+                               llvm::cl::desc("packed or slots"),
+                               llvm::cl::init("packed")};
+  Option<bool> inPlace{*this, "in-place",
+                       llvm::cl::desc("let results take the bytes of "
+                                      "operands that die at the op"),
+                       llvm::cl::init(true)};
+};
+
+/// Adds tidal-schedule, tidal-plan-memory and tidal-verify-memory-plan,
+/// stopping after the pass whose argument is `stopAfter` when it is one of
+/// the first two.
+void buildMemoryPipeline(OpPassManager &pm,
+                         const MemoryPipelineOptions &options,
+                         llvm::StringRef stopAfter = "");
+
+/// Registers `tidal-training-pipeline` and `tidal-memory-pipeline`.
 void registerPipelines();
 
 } // namespace mlir::tidal

@@ -63,3 +63,13 @@ func.func @chain(%x: tensor<400xf32> {tidal.name = "x", tidal.role = #tidal<role
   %c = tidal.constant dense<1.0> : tensor<4xf32>
   return %1, %4, %c : tensor<f32>, tensor<f32>, tensor<4xf32>
 }
+
+// The named pipeline that tidalc runs: schedule, plan, verify.
+// RUN: tidal-opt %s -split-input-file -tidal-memory-pipeline | FileCheck %s --check-prefix=PIPELINE
+// RUN: tidal-opt %s -split-input-file -tidal-memory-pipeline="schedule=program strategy=slots" | FileCheck %s --check-prefix=PIPESLOTS
+// PIPELINE-LABEL: func.func @step
+// PIPELINE-SAME: tidal.arena_size = 256 : i64
+// PIPELINE-SAME: tidal.schedule = "memory"
+// PIPESLOTS-LABEL: func.func @step
+// PIPESLOTS-SAME: tidal.arena_size = 512 : i64
+// PIPESLOTS-SAME: tidal.schedule = "program"
