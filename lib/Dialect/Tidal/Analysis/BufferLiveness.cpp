@@ -3,6 +3,8 @@
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <algorithm>
 
 using namespace mlir;
@@ -22,16 +24,21 @@ bool tidal::isPersistentArgument(func::FuncOp func, unsigned argNumber) {
   }
 }
 
-std::optional<unsigned> tidal::replacedArgument(func::FuncOp func,
-                                                unsigned resultNumber) {
-  auto name = func.getResultAttrOfType<StringAttr>(resultNumber, kNameAttr);
-  if (!name)
-    return std::nullopt;
+SmallVector<std::optional<unsigned>>
+tidal::replacedArguments(func::FuncOp func) {
+  llvm::StringMap<unsigned> byName;
   for (unsigned i = 0, e = func.getNumArguments(); i != e; ++i)
-    if (func.getArgAttrOfType<StringAttr>(i, kNameAttr) == name &&
-        isPersistentArgument(func, i))
-      return i;
-  return std::nullopt;
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttr))
+      if (isPersistentArgument(func, i))
+        byName.try_emplace(name.getValue(), i);
+  SmallVector<std::optional<unsigned>> replaced(func.getNumResults());
+  for (unsigned i = 0, e = func.getNumResults(); i != e; ++i)
+    if (auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttr)) {
+      auto it = byName.find(name.getValue());
+      if (it != byName.end())
+        replaced[i] = it->second;
+    }
+  return replaced;
 }
 
 static int64_t staticBytes(Value value) {
@@ -103,8 +110,9 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
 
   // The argument that each value returned in place of an argument replaces.
   DenseMap<Value, unsigned> replaces;
+  SmallVector<std::optional<unsigned>> replaced = replacedArguments(func);
   for (OpOperand &use : terminator->getOpOperands())
-    if (auto arg = replacedArgument(func, use.getOperandNumber()))
+    if (auto arg = replaced[use.getOperandNumber()])
       replaces[use.get()] = *arg;
 
   for (Operation *op : ops) {

@@ -47,41 +47,45 @@ struct Item {
   int64_t offset = -1;
 };
 
-/// Best-fit placement of `items` in the order `order`, above `base`.
-/// Returns the arena size.
+/// Best-fit placement of `items` in the order `order`, above `base`: each
+/// item goes into the smallest gap, between the placed items that overlap
+/// it in time, that holds it, else above them all. Returns the arena size.
 int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
                     int64_t base) {
+  // The placed items by offset, so that the ones overlapping an item in
+  // time come out in offset order without sorting.
   std::vector<unsigned> placed;
   placed.reserve(order.size());
-  std::vector<std::pair<int64_t, int64_t>> overlapping; // (offset, end)
   int64_t top = base;
   for (unsigned id : order) {
     Item &item = items[id];
-    overlapping.clear();
+    int64_t best = -1, bestGap = INT64_MAX, cursor = base;
     for (unsigned other : placed) {
       const Item &o = items[other];
-      if (o.start <= item.end && item.start <= o.end)
-        overlapping.push_back({o.offset, o.offset + o.size});
-    }
-    std::sort(overlapping.begin(), overlapping.end());
-    int64_t best = -1, bestGap = INT64_MAX, cursor = base;
-    for (auto [offset, end] : overlapping) {
-      int64_t gap = offset - cursor;
+      if (o.start > item.end || item.start > o.end)
+        continue;
+      int64_t gap = o.offset - cursor;
       if (gap >= item.size && gap < bestGap) {
         best = cursor;
         bestGap = gap;
       }
-      cursor = std::max(cursor, end);
+      cursor = std::max(cursor, o.offset + o.size);
     }
     item.offset = best >= 0 ? best : cursor;
     top = std::max(top, item.offset + item.size);
-    placed.push_back(id);
+    auto at = std::upper_bound(placed.begin(), placed.end(), item.offset,
+                               [&](int64_t offset, unsigned other) {
+                                 return offset < items[other].offset;
+                               });
+    placed.insert(at, id);
   }
   return top;
 }
 
-/// Offsets for `items`; returns the arena size.
-int64_t pack(std::vector<Item> &items, int64_t endPosition) {
+/// Offsets for `items`; returns the arena size. The second ordering is
+/// tried only when the first misses `lowerBound`.
+int64_t pack(std::vector<Item> &items, int64_t endPosition,
+             int64_t lowerBound) {
   std::vector<unsigned> whole, rest;
   for (unsigned i = 0; i < items.size(); ++i)
     (items[i].start == 0 && items[i].end == endPosition ? whole : rest)
@@ -106,6 +110,8 @@ int64_t pack(std::vector<Item> &items, int64_t endPosition) {
                    });
   std::vector<Item> second = items;
   int64_t first = placeGreedy(items, bySize, base);
+  if (first <= lowerBound)
+    return first;
   int64_t other = placeGreedy(second, byLength, base);
   if (other < first) {
     items = std::move(second);
@@ -213,7 +219,8 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
       items.push_back(
           {align(tensorByteSize(cast<RankedTensorType>(v.getType()))), end,
            end});
-    int64_t arenaSize = pack(items, end);
+    int64_t lowerBound = liveness.lowerBound(alignment);
+    int64_t arenaSize = pack(items, end, lowerBound);
     numSlots += items.size();
     numInPlace += liveness.getInPlaceUses().size();
 
@@ -238,8 +245,7 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
           liveness.getBuffer(v) ? offsetOf(v) : items[nextConstant++].offset);
     func->setAttr(kResultOffsetsAttr, b.getDenseI64ArrayAttr(resultOffsets));
     func->setAttr(kArenaSizeAttr, b.getI64IntegerAttr(arenaSize));
-    func->setAttr(kLowerBoundAttr,
-                  b.getI64IntegerAttr(liveness.lowerBound(alignment)));
+    func->setAttr(kLowerBoundAttr, b.getI64IntegerAttr(lowerBound));
     func->setAttr(kNoReuseSizeAttr,
                   b.getI64IntegerAttr(liveness.noReuseBytes(alignment)));
     return success();

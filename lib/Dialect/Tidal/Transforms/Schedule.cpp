@@ -91,10 +91,11 @@ void ListScheduler::analyse() {
       root[result] = result;
   }
   Operation *terminator = body.getTerminator();
+  SmallVector<std::optional<unsigned>> replaced = replacedArguments(func);
   for (OpOperand &use : terminator->getOpOperands()) {
     if (Value r = root.lookup(use.get()))
       pinned.insert(r);
-    if (auto arg = replacedArgument(func, use.getOperandNumber()))
+    if (auto arg = replaced[use.getOperandNumber()])
       replaces[use.get()] = func.getArgument(*arg);
   }
   for (Operation *op : ops) {

@@ -184,8 +184,9 @@ struct VerifyMemoryPlan
       parent[b] = a;
     };
     DenseMap<Value, Value> replaces;
+    SmallVector<std::optional<unsigned>> replaced = replacedArguments(func);
     for (OpOperand &use : terminator->getOpOperands())
-      if (auto arg = replacedArgument(func, use.getOperandNumber()))
+      if (auto arg = replaced[use.getOperandNumber()])
         replaces[use.get()] = func.getArgument(*arg);
     for (BlockArgument arg : func.getArguments())
       add(arg);

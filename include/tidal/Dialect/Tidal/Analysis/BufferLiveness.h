@@ -34,10 +34,9 @@ namespace mlir::tidal {
 /// optimizer_state): the driver keeps them in the arena between steps.
 bool isPersistentArgument(func::FuncOp func, unsigned argNumber);
 
-/// The argument that returned value number `resultNumber` replaces (same
-/// `tidal.name`), if any.
-std::optional<unsigned> replacedArgument(func::FuncOp func,
-                                         unsigned resultNumber);
+/// For each result of `func`, the persistent argument that it replaces
+/// (same `tidal.name`), if any.
+SmallVector<std::optional<unsigned>> replacedArguments(func::FuncOp func);
 
 /// The operands whose bytes result `resultNumber` of `op` may take, most
 /// preferred first: InPlaceOpInterface's answer restricted to operands of
