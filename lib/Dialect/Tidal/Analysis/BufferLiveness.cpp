@@ -17,6 +17,7 @@ bool tidal::isPersistentArgument(func::FuncOp func, unsigned argNumber) {
   switch (role.getValue()) {
   case ArgRole::param:
   case ArgRole::state:
+  case ArgRole::constant:
   case ArgRole::optimizer_state:
     return true;
   default:

@@ -128,3 +128,17 @@ SmallVector<unsigned, 2> AdamUpdateOp::getInPlaceOperands(unsigned result) {
   static const unsigned operands[] = {0, 2, 3};
   return {operands[result]};
 }
+
+SmallVector<unsigned, 2> OnnxMomentumOp::getInPlaceOperands(unsigned result) {
+  return {result == 0 ? 2u : 4u}; // new_x <- x, new_v <- v
+}
+
+SmallVector<unsigned, 2> OnnxAdagradOp::getInPlaceOperands(unsigned result) {
+  return {result == 0 ? 2u : 4u}; // new_x <- x, new_h <- h
+}
+
+SmallVector<unsigned, 2> OnnxAdamOp::getInPlaceOperands(unsigned result) {
+  // new_x <- x, new_v <- v, new_h <- h
+  static const unsigned operands[] = {2, 4, 5};
+  return {operands[result]};
+}

@@ -49,17 +49,22 @@ func.func @step(%x: tensor<2x8xf32> {tidal.name = "x", tidal.role = #tidal<role 
   return %3, %6 : tensor<f32>, tensor<8xf32>
 }
 
-// A frozen parameter (role param, never replaced) stays live to the end and
-// is never written over; a returned constant needs arena bytes at the end.
-// CHECK-LABEL: liveness @frozen: 2 ops, 2 buffers, end 3
-// CHECK: buffer 0: 32 bytes [0, 3] persistent: %arg0@0..1
-// CHECK: buffer 1: 32 bytes [1, 3] returned: %0@1..3
+// A parameter that nothing replaces and a frozen initializer (role
+// constant) stay live to the end and are never written over: the driver
+// loads them once; a returned constant needs arena bytes at the end.
+// CHECK-LABEL: liveness @frozen: 3 ops, 3 buffers, end 4
+// CHECK: buffer 0: 32 bytes [0, 4] persistent: %arg0@0..1
+// CHECK: buffer 1: 32 bytes [0, 4] persistent: %arg1@0..2
+// CHECK: buffer 2: 32 bytes [1, 4] returned: %0@1..2 %1@2..4
+// CHECK: in-place %1 <- %0 at 2 (tidal.mul)
 // CHECK-NOT: in-place
-// CHECK: returned constant %1
-// CHECK: live: 64 128 128 192
-func.func @frozen(%w: tensor<8xf32> {tidal.name = "w", tidal.role = #tidal<role param>})
+// CHECK: returned constant %2
+// CHECK: live: 128 192 192 192 256
+func.func @frozen(%w: tensor<8xf32> {tidal.name = "w", tidal.role = #tidal<role param>},
+                  %f: tensor<8xf32> {tidal.name = "f", tidal.role = #tidal<role constant>})
     -> (tensor<8xf32>, tensor<8xf32>) {
-  %0 = tidal.relu %w : tensor<8xf32>
+  %r = tidal.relu %w : tensor<8xf32>
+  %0 = tidal.mul %r, %f : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   %c = tidal.constant dense<1.0> : tensor<8xf32>
   return %0, %c : tensor<8xf32>, tensor<8xf32>
 }

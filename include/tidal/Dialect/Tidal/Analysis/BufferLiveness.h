@@ -30,8 +30,10 @@
 
 namespace mlir::tidal {
 
-/// True for arguments whose value outlives the step (role param, state or
-/// optimizer_state): the driver keeps them in the arena between steps.
+/// True for arguments whose value outlives the step (role param, state,
+/// constant or optimizer_state): the driver loads them once and keeps them
+/// in the arena between steps. Data inputs (and arguments without a role)
+/// are written before every step.
 bool isPersistentArgument(func::FuncOp func, unsigned argNumber);
 
 /// For each result of `func`, the persistent argument that it replaces

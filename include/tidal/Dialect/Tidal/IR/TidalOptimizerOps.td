@@ -74,7 +74,8 @@ def Tidal_AdamUpdateOp : Tidal_UpdateOp<"adam_update", [DeclareOpInterfaceMethod
 // ai.onnx.preview.training, one op per tensor
 //===----------------------------------------------------------------------===//
 
-def Tidal_OnnxMomentumOp : Tidal_UpdateOp<"onnx_momentum"> {
+def Tidal_OnnxMomentumOp : Tidal_UpdateOp<"onnx_momentum", [DeclareOpInterfaceMethods<
+    Tidal_InPlaceOpInterface, ["getInPlaceOperands"]>]> {
   let summary = "ONNX Momentum (ai.onnx.preview.training, version 1)";
   let description = [{
     `g = norm_coefficient * x + grad`; `v' = alpha * v + b * g` where `b`
@@ -89,7 +90,8 @@ def Tidal_OnnxMomentumOp : Tidal_UpdateOp<"onnx_momentum"> {
   let results = (outs Tidal_FloatTensor:$new_x, Tidal_FloatTensor:$new_v);
 }
 
-def Tidal_OnnxAdagradOp : Tidal_UpdateOp<"onnx_adagrad"> {
+def Tidal_OnnxAdagradOp : Tidal_UpdateOp<"onnx_adagrad", [DeclareOpInterfaceMethods<
+    Tidal_InPlaceOpInterface, ["getInPlaceOperands"]>]> {
   let summary = "ONNX Adagrad (ai.onnx.preview.training, version 1)";
   let description = [{
     `r' = r / (1 + t * decay_factor)`, `g = norm_coefficient * x + grad`,
@@ -104,7 +106,8 @@ def Tidal_OnnxAdagradOp : Tidal_UpdateOp<"onnx_adagrad"> {
   let results = (outs Tidal_FloatTensor:$new_x, Tidal_FloatTensor:$new_h);
 }
 
-def Tidal_OnnxAdamOp : Tidal_UpdateOp<"onnx_adam"> {
+def Tidal_OnnxAdamOp : Tidal_UpdateOp<"onnx_adam", [DeclareOpInterfaceMethods<
+    Tidal_InPlaceOpInterface, ["getInPlaceOperands"]>]> {
   let summary = "ONNX Adam (ai.onnx.preview.training, version 1)";
   let description = [{
     `g = norm_coefficient * x + grad`, `v' = alpha * v + (1 - alpha) * g`,
