@@ -273,6 +273,27 @@ static LogicalResult matmulRule(Rule &r, MatMulOp op) {
   Location loc = r.loc;
   Value a = op.getLhs(), bv = op.getRhs(), g = r.rg[0];
   auto at = tensorType(a), bt = tensorType(bv);
+  // A batch of rows times a matrix (PyTorch's Linear on a 3-D input): fold
+  // the batch dims into the rows, as PyTorch does, so that the weight's
+  // gradient is one gemm over all rows instead of a per-batch product summed
+  // afterwards, and no transposed copy is made.
+  if (at.getRank() >= 3 && bt.getRank() == 2) {
+    int64_t k = at.getDimSize(at.getRank() - 1);
+    int64_t m = bt.getDimSize(1);
+    int64_t rows = at.getNumElements() / std::max<int64_t>(k, 1);
+    Value af = reshapeTo(b, loc, a, {rows, k});
+    Value gf = reshapeTo(b, loc, g, {rows, m});
+    FloatAttr one = b.getF32FloatAttr(1.0f);
+    auto gemm = [&](Value x, Value y, bool tx, bool ty) -> Value {
+      return b.create<GemmOp>(loc, x, y, Value(), one, one, b.getBoolAttr(tx),
+                              b.getBoolAttr(ty));
+    };
+    if (r.want(0))
+      r.set(0, reshapeTo(b, loc, gemm(gf, bv, false, true), at.getShape()));
+    if (r.want(1))
+      r.set(1, gemm(af, gf, true, false));
+    return success();
+  }
   // Promote 1-D operands to matrices and put the removed dims back into g.
   Value a2 =
       at.getRank() == 1 ? reshapeTo(b, loc, a, {1, at.getDimSize(0)}) : a;

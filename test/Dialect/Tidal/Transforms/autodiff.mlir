@@ -179,3 +179,22 @@ func.func @main(%w: tensor<3xf32> {tidal.name = "w", tidal.role = #tidal<role pa
   %l = tidal.reduce_sum %p {axes = array<i64: 0>, keepdims = false} : (tensor<3xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A batch of rows times a weight matrix folds the batch into the rows: one
+// gemm for each gradient, no transposed copies, no per-batch products.
+// CHECK-LABEL: func.func @train_step(%arg0: tensor<2x3x4xf32>, %arg1: tensor<4x5xf32>)
+// CHECK-DAG: %[[AF:.*]] = tidal.reshape %arg0 {shape = array<i64: 6, 4>}
+// CHECK-DAG: %[[GF:.*]] = tidal.reshape %{{.*}} {shape = array<i64: 6, 5>} : (tensor<2x3x5xf32>) -> tensor<6x5xf32>
+// CHECK: %[[DA:.*]] = tidal.gemm %[[GF]], %arg1 {trans_b = true} : (tensor<6x5xf32>, tensor<4x5xf32>) -> tensor<6x4xf32>
+// CHECK: %[[DA3:.*]] = tidal.reshape %[[DA]] {shape = array<i64: 2, 3, 4>}
+// CHECK: %[[DW:.*]] = tidal.gemm %[[AF]], %[[GF]] {trans_a = true} : (tensor<6x4xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+// CHECK-NOT: tidal.transpose
+// CHECK: return %[[DA3]], %[[DW]]
+func.func @main(%a: tensor<2x3x4xf32>, %w: tensor<4x5xf32>) -> (tensor<2x3x4xf32>, tensor<4x5xf32>) {
+  %y = tidal.matmul %a, %w : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  %s = tidal.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x5xf32>) -> tensor<f32>
+  %g:2 = tidal.gradient %s, %a, %w : (tensor<f32>, tensor<2x3x4xf32>, tensor<4x5xf32>) -> (tensor<2x3x4xf32>, tensor<4x5xf32>)
+  return %g#0, %g#1 : tensor<2x3x4xf32>, tensor<4x5xf32>
+}
