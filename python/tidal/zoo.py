@@ -128,6 +128,31 @@ class ResNet20(nn.Module):
         return self.fc(x)
 
 
+class ResNet56(ResNet20):
+    """CIFAR ResNet-56 (He et al. 2016): ResNet20 with 9 blocks per stage (6n+2, n=9)."""
+
+    def __init__(self, classes=10):
+        super().__init__(classes, blocks_per_stage=9)
+
+
+class ResNet110(ResNet20):
+    """CIFAR ResNet-110 (He et al. 2016): 18 blocks per stage (6n+2, n=18)."""
+
+    def __init__(self, classes=10):
+        super().__init__(classes, blocks_per_stage=18)
+
+
+class ResNet1202(ResNet20):
+    """CIFAR ResNet-1202 (He et al. 2016, section 4.2): 200 blocks per stage
+    (6n+2, n=200): 1,202 layers, 19.4M parameters. A memory-planning stress
+    case (600 blocks, 4,210 ONNX nodes, a 79 MB file). Its export is slow:
+    torch 1.13's ONNX exporter is super-linear in the graph size (minutes
+    on 2 cores, against ~2 s for ResNet-110)."""
+
+    def __init__(self, classes=10):
+        super().__init__(classes, blocks_per_stage=200)
+
+
 class TransformerBlock(nn.Module):
     """One pre-norm encoder block with explicitly written attention.
 
@@ -224,7 +249,16 @@ MODELS: Dict[str, ZooEntry] = {
         scalar_outputs=("loss",),
     ),
     "regressor": ZooEntry(Regressor, (("input", (8,), torch.float32),), ("output",)),
+    # Deeper CIFAR ResNets (appended, so the earlier names keep their order).
+    "resnet56": ZooEntry(ResNet56, (("input", (3, 32, 32), torch.float32),), ("output",)),
+    "resnet110": ZooEntry(ResNet110, (("input", (3, 32, 32), torch.float32),), ("output",)),
+    "resnet1202": ZooEntry(ResNet1202, (("input", (3, 32, 32), torch.float32),), ("output",)),
 }
+
+# Names to leave out of loops over the whole zoo in tests: their export
+# alone takes minutes (torch 1.13's exporter is super-linear in the graph
+# size: resnet1202, 4,210 ONNX nodes, ~400 s on 2 shared cores).
+DEEP = ("resnet1202",)
 
 
 def names() -> List[str]:
