@@ -155,6 +155,11 @@ Handled eval::evalElementwiseOp(Operation *op, EvalState &st,
         return done(
             unary(o.getInput(), st, out, [](double x) { return std::exp(x); }));
       })
+      .Case([&](GeluOp o) {
+        return done(unary(o.getInput(), st, out, [](double x) {
+          return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+        }));
+      })
       .Case([&](LogOp o) {
         return done(
             unary(o.getInput(), st, out, [](double x) { return std::log(x); }));
@@ -193,6 +198,14 @@ Handled eval::evalElementwiseOp(Operation *op, EvalState &st,
         return done(
             gradOp(o.getGrad(), o.getSaved(), st, out, [](double g, double x) {
               return g * 2.0 / std::sqrt(M_PI) * std::exp(-x * x);
+            }));
+      })
+      .Case([&](GeluBackwardOp o) {
+        return done(
+            gradOp(o.getGrad(), o.getSaved(), st, out, [](double g, double x) {
+              double cdf = 0.5 * (1.0 + std::erf(x / std::sqrt(2.0)));
+              double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+              return g * (cdf + x * pdf);
             }));
       })
       .Case([&](DropoutOp o) { return done(evalDropout(o, st, results)); })

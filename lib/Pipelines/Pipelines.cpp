@@ -17,6 +17,7 @@ ArrayRef<StringRef> tidal::trainingPipelineStages() {
 void tidal::buildTrainingPipeline(OpPassManager &pm,
                                   const TrainingPipelineOptions &options,
                                   StringRef stopAfter) {
+  pm.addPass(createTidalFuseGeluPass());
   if (options.predict)
     pm.addPass(createTidalAddPredictPass());
   if (!options.loss.empty()) {

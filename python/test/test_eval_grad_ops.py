@@ -425,6 +425,8 @@ def all_cases(rng):
         for weighted, ignore in ((False, None), (True, None), (True, 2), (False, 1)):
             cases.append(sce_case(reduction, weighted, ignore, rng))
             cases.append(nll_case(reduction, weighted, ignore, rng))
+    # Last, so that the cases above keep their random draws.
+    cases.append(pointwise_case("gelu", False, rng))
     return cases
 
 

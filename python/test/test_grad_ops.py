@@ -350,6 +350,21 @@ def layernorm13_case(name, rng, shape, eps):
     return Case(name, nodes, ["y"], lambda T: [F.layer_norm(T["x"], [d], T["scale"], T["b"], eps)], params=params, opset=13)
 
 
+def gelu_case(name, rng, shape, commuted=False):
+    """nn.GELU() as torch 1.13 exports it (tidal-fuse-gelu makes it one
+    tidal.gelu); `commuted` swaps every commutative operand and multiplies
+    by 1/sqrt(2) instead of dividing."""
+    x = randn(rng, *shape, scale=2.0)
+    if commuted:
+        scale = [const_node("rsqrt2", 1.0 / np.sqrt(2.0)), Node("Mul", ["rsqrt2", "x"], ["d"])]
+        tail = [Node("Add", ["one", "e"], ["a"]), Node("Mul", ["a", "x"], ["m"]), Node("Mul", ["half", "m"], ["y"])]
+    else:
+        scale = [const_node("sqrt2", np.sqrt(2.0)), Node("Div", ["x", "sqrt2"], ["d"])]
+        tail = [Node("Add", ["e", "one"], ["a"]), Node("Mul", ["x", "a"], ["m"]), Node("Mul", ["m", "half"], ["y"])]
+    nodes = scale + [Node("Erf", ["d"], ["e"]), const_node("one", 1.0), const_node("half", 0.5)] + tail
+    return Case(name, nodes, ["y"], lambda T: [F.gelu(T["x"])], params={"x": x})
+
+
 # --- linear algebra --------------------------------------------------------------
 
 
@@ -723,6 +738,8 @@ class GradOpsTest(unittest.TestCase):
             layernorm_case("ln17_axis_m2", rng, (2, 2, 3, 4), -2, 1e-5),
             layernorm13_case("ln13_decomposed", rng, (2, 3, 8), 1e-5),
             layernorm13_case("ln13_decomposed_2d", rng, (4, 5), 1e-5),
+            gelu_case("gelu_exported", rng, (3, 4, 5)),
+            gelu_case("gelu_commuted", rng, (7,), commuted=True),
             layernorm_case("ln17_offset", rng, (3, 16), -1, 1e-5, shift=30.0),
         ]
         self.check("layernorm", cases)

@@ -275,6 +275,281 @@ TEST_P(ElementwiseUnary, BackwardFloat64AndErrors) {
   EXPECT_EQ(err.rfind("UNSUPPORTED: relu_backward (op 0)", 0), 0u) << err;
 }
 
+//===----------------------------------------------------------------------===//
+// gelu and gelu_backward
+//===----------------------------------------------------------------------===//
+
+// PyTorch's exact GELU x * Phi(x) in double, with erfc: 0.5 * x * (1 +
+// erf(x / sqrt(2))) is the same function, but the sum cancels for x < 0.
+double geluRef(double x) {
+  if (std::isinf(x))
+    return x > 0 ? x : -0.0;
+  return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+}
+
+// gelu'(x) = Phi(x) + x * phi(x).
+double geluGradRef(double x) {
+  if (std::isinf(x))
+    return x > 0 ? 1.0 : 0.0;
+  return 0.5 * std::erfc(-x / std::sqrt(2.0)) +
+         x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+}
+
+// The float64 kernels' formulas (lib/Evaluator/ElementwiseOps.cpp), with
+// the infinities that make them -inf * 0.
+double geluErfForm(double x) {
+  if (std::isinf(x))
+    return x > 0 ? x : -0.0;
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+
+double geluBackwardErfForm(double g, double x) {
+  if (std::isinf(x))
+    return g * (x > 0 ? 1.0 : 0.0);
+  double cdf = 0.5 * (1.0 + std::erf(x / std::sqrt(2.0)));
+  double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+  return g * (cdf + x * pdf);
+}
+
+// Element counts around the vector width and beyond it.
+const int64_t kGeluSizes[] = {1, 7, 8, 9, 1000, 4099};
+
+// Random values of [-15, 15] (the vector code's range is [-12.5, FLT_MAX];
+// results underflow below about -14.3) with every 37th element special.
+std::vector<float> geluInputs(int64_t n, uint32_t seed) {
+  const float specials[] = {0.0f,   -0.0f, 10.0f,  -10.0f,     40.0f,  -40.0f,
+                            kInf,   -kInf, kNaN,   12.5f,      -12.5f, -13.0f,
+                            1e-40f, 3e38f, -3e38f, -0.7517916f};
+  auto x = randomFloats(n, -15, 15, seed);
+  for (int64_t i = 3; i < n; i += 37)
+    x[i] = specials[(i / 37) % (sizeof specials / sizeof specials[0])];
+  return x;
+}
+
+TEST_P(ElementwiseUnary, GeluFloat32MatchesReference) {
+  for (int64_t n : kGeluSizes) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto x = geluInputs(n, (uint32_t)n);
+    std::vector<float> y((size_t)n);
+    KernelCall call;
+    call.f32({n}, x.data()).f32({n}, y.data());
+    ASSERT_EQ(call.run(tidalrt_k_gelu), "");
+    for (int64_t i = 0; i < n; ++i)
+      expectClose(y[i], geluRef(x[i]), 1e-6,
+                  "gelu(" + std::to_string(x[i]) + ") at " + std::to_string(i));
+  }
+  // The parallel path.
+  const int64_t n = 100003;
+  auto x = geluInputs(n, 5);
+  std::vector<float> y((size_t)n);
+  KernelCall call;
+  call.f32({n}, x.data()).f32({n}, y.data());
+  ASSERT_EQ(call.run(tidalrt_k_gelu), "");
+  for (int64_t i = 0; i < n; ++i) {
+    double ref = geluRef(x[i]);
+    if ((double)y[i] == ref || (std::isnan(ref) && std::isnan(y[i])))
+      continue;
+    if (!(std::fabs(y[i] - ref) <= 1e-6 * std::fabs(ref) + 1e-38))
+      FAIL() << "gelu(" << x[i] << ") = " << y[i] << ", want " << ref;
+  }
+}
+
+TEST_P(ElementwiseUnary, GeluSpecialValues) {
+  // The first 8 take the vector code's fast path on AVX2, the next 8 its
+  // scalar lanes (an infinity or NaN sends the whole vector there), the
+  // last 3 the tail.
+  std::vector<float> x = {0.0f,   -0.0f,   10.0f,  -10.0f, 40.0f,
+                          3e38f,  12.5f,   -12.5f, kInf,   -kInf,
+                          kNaN,   -40.0f,  -13.0f, -14.0f, -15.0f,
+                          -3e38f, -1e-40f, 1e-40f, -0.0f};
+  const int64_t n = (int64_t)x.size();
+  std::vector<float> y(x.size());
+  KernelCall call;
+  call.f32({n}, x.data()).f32({n}, y.data());
+  ASSERT_EQ(call.run(tidalrt_k_gelu), "");
+  for (size_t i = 0; i < x.size(); ++i)
+    expectClose(y[i], geluRef(x[i]), 1e-6,
+                "gelu(" + std::to_string(x[i]) + ")");
+  // Large |x|: x itself, or a zero with x's sign.
+  EXPECT_EQ(y[2], 10.0f);
+  EXPECT_EQ(y[4], 40.0f);
+  EXPECT_EQ(y[5], 3e38f);
+  EXPECT_EQ(y[6], 12.5f);
+  EXPECT_EQ(y[8], kInf);
+  for (size_t i : {9, 11, 14, 15}) {
+    EXPECT_EQ(y[i], 0.0f) << "gelu(" << x[i] << ")";
+    EXPECT_TRUE(std::signbit(y[i])) << "gelu(" << x[i] << ")";
+  }
+  EXPECT_TRUE(std::isnan(y[10]));
+  // gelu(-10) = -7.6e-23 is tiny but not zero (no 1 + erf cancellation).
+  EXPECT_NEAR(y[3], -7.61985302416e-23, 1e-28);
+  // Signed zeros and denormals: gelu(x) = x / 2 near 0.
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_FALSE(std::signbit(y[0]));
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_TRUE(std::signbit(y[1]));
+  EXPECT_TRUE(std::signbit(y[18]));
+  EXPECT_EQ(y[16], -0.5e-40f);
+  EXPECT_EQ(y[17], 0.5e-40f);
+}
+
+TEST_P(ElementwiseUnary, GeluFloat64) {
+  std::vector<double> x = {-40.0, -10.0,  -3.0,   -0.75, -0.0, 0.0,
+                           0.5,   3.0,    10.0,   40.0,  kInf, -kInf,
+                           kNaN,  1e-310, -1e300, 1e300};
+  for (int i = 0; i <= 300; ++i)
+    x.push_back(-6.0 + 12.0 * i / 300.0);
+  const int64_t n = (int64_t)x.size();
+  std::vector<double> y(x.size());
+  KernelCall call;
+  call.tensor(TIDALRT_ELEMENT_TYPE_F64, {n}, x.data())
+      .tensor(TIDALRT_ELEMENT_TYPE_F64, {n}, y.data());
+  ASSERT_EQ(call.run(tidalrt_k_gelu), "");
+  for (size_t i = 0; i < x.size(); ++i) {
+    double ref = geluErfForm(x[i]);
+    if (std::isnan(ref)) {
+      EXPECT_TRUE(std::isnan(y[i]));
+      continue;
+    }
+    EXPECT_EQ(std::signbit(y[i]), std::signbit(ref)) << "gelu(" << x[i] << ")";
+    if (std::isinf(ref)) {
+      EXPECT_EQ(y[i], ref);
+      continue;
+    }
+    ASSERT_NEAR(y[i], ref, 1e-15 * std::fabs(ref)) << "gelu(" << x[i] << ")";
+    // The erf form is the exact GELU up to the rounding of 1 + erf.
+    EXPECT_NEAR(y[i], geluRef(x[i]),
+                1e-15 * std::fabs(geluRef(x[i])) + 1e-16 * std::fabs(x[i]))
+        << "gelu(" << x[i] << ")";
+  }
+  EXPECT_EQ(y[0], 0.0); // -0
+  EXPECT_EQ(y[9], 40.0);
+  EXPECT_EQ(y[10], kInf);
+  EXPECT_EQ(y[11], 0.0);
+}
+
+TEST_P(ElementwiseUnary, GeluBackwardMatchesReference) {
+  auto check = [](int64_t n, uint32_t seed) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto g = randomFloats(n, -2, 2, seed + 1);
+    auto x = geluInputs(n, seed);
+    std::vector<float> y((size_t)n);
+    KernelCall call;
+    call.f32({n}, g.data()).f32({n}, x.data()).f32({n}, y.data());
+    ASSERT_EQ(call.run(tidalrt_k_gelu_backward), "");
+    for (int64_t i = 0; i < n; ++i) {
+      double ref = (double)g[i] * geluGradRef(x[i]);
+      if (std::isnan(x[i])) {
+        ASSERT_TRUE(std::isnan(y[i])) << "at " << i;
+        continue;
+      }
+      // Phi(x) + x phi(x) cancels near its root x = -0.7518: compare with
+      // the operands' scale there.
+      ASSERT_NEAR(y[i], ref,
+                  1e-6 * std::fabs(ref) + 1e-7 * std::fabs(g[i]) + 1e-38)
+          << "g=" << g[i] << " x=" << x[i] << " at " << i;
+    }
+  };
+  for (int64_t n : kGeluSizes)
+    check(n, (uint32_t)n);
+  check(70001, 3); // the parallel path
+}
+
+TEST_P(ElementwiseUnary, GeluBackwardSpecialValues) {
+  // Fast-path lanes first (on AVX2), then scalar lanes, then a tail.
+  std::vector<float> x = {0.0f,   -0.0f,       10.0f,  -10.0f, 40.0f,
+                          3e38f,  12.5f,       -12.5f, kInf,   -kInf,
+                          kNaN,   -40.0f,      -13.0f, -15.0f, -3e38f,
+                          1e-40f, -0.7517916f, 1.0f,   -1.0f};
+  const int64_t n = (int64_t)x.size();
+  for (float gv : {1.0f, -2.5f}) {
+    SCOPED_TRACE("g=" + std::to_string(gv));
+    std::vector<float> g(x.size(), gv), y(x.size());
+    KernelCall call;
+    call.f32({n}, g.data()).f32({n}, x.data()).f32({n}, y.data());
+    ASSERT_EQ(call.run(tidalrt_k_gelu_backward), "");
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(y[i]));
+        continue;
+      }
+      double ref = gv * geluGradRef(x[i]);
+      EXPECT_NEAR(y[i], ref, 1e-6 * std::fabs(ref) + 1e-7 * std::fabs(gv))
+          << "x=" << x[i];
+    }
+    // Factor 1 for large x, 0 for very negative x, 1/2 at +-0.
+    for (size_t i : {2, 4, 5, 6, 8})
+      EXPECT_EQ(y[i], gv) << "x=" << x[i];
+    for (size_t i : {9, 11, 13, 14})
+      EXPECT_EQ(y[i], 0.0f) << "x=" << x[i];
+    EXPECT_EQ(y[0], 0.5f * gv);
+    EXPECT_EQ(y[1], 0.5f * gv);
+    EXPECT_EQ(y[15], 0.5f * gv);
+    // gelu'(-10) = -7.6e-22.
+    EXPECT_NEAR(y[3], gv * -7.6184001e-22, 1e-27);
+  }
+}
+
+TEST_P(ElementwiseUnary, GeluBackwardFloat64AndErrors) {
+  std::vector<double> x = {-40.0, -10.0, -0.75, -0.0, 0.0,   0.5,
+                           3.0,   10.0,  40.0,  kInf, -kInf, kNaN};
+  for (int i = 0; i <= 300; ++i)
+    x.push_back(-6.0 + 12.0 * i / 300.0);
+  const int64_t n = (int64_t)x.size();
+  std::vector<double> g(x.size()), y(x.size());
+  for (size_t i = 0; i < g.size(); ++i)
+    g[i] = i % 2 ? -1.5 : 0.75;
+  KernelCall call;
+  call.tensor(TIDALRT_ELEMENT_TYPE_F64, {n}, g.data())
+      .tensor(TIDALRT_ELEMENT_TYPE_F64, {n}, x.data())
+      .tensor(TIDALRT_ELEMENT_TYPE_F64, {n}, y.data());
+  ASSERT_EQ(call.run(tidalrt_k_gelu_backward), "");
+  for (size_t i = 0; i < x.size(); ++i) {
+    double ref = geluBackwardErfForm(g[i], x[i]);
+    if (std::isnan(ref)) {
+      EXPECT_TRUE(std::isnan(y[i]));
+      continue;
+    }
+    ASSERT_NEAR(y[i], ref, 1e-15 * std::fabs(ref)) << "x=" << x[i];
+    EXPECT_NEAR(y[i], g[i] * geluGradRef(x[i]), 1e-15 * std::fabs(g[i]))
+        << "x=" << x[i];
+  }
+  EXPECT_EQ(y[0], 0.0);  // x = -40
+  EXPECT_EQ(y[8], 0.75); // x = 40
+  EXPECT_EQ(y[9], -1.5); // +inf
+  EXPECT_EQ(y[10], 0.0); // -inf
+
+  // Float types only, all three alike.
+  int64_t ints[3] = {};
+  KernelCall intsF;
+  intsF.i64({3}, ints).i64({3}, ints);
+  std::string err = intsF.run(tidalrt_k_gelu);
+  EXPECT_EQ(err.rfind("UNSUPPORTED: gelu (op 0): element type int64", 0), 0u)
+      << err;
+  int32_t ints32[3] = {};
+  KernelCall intsF32;
+  intsF32.tensor(TIDALRT_ELEMENT_TYPE_I32, {3}, ints32)
+      .tensor(TIDALRT_ELEMENT_TYPE_I32, {3}, ints32);
+  err = intsF32.run(tidalrt_k_gelu);
+  EXPECT_EQ(err.rfind("UNSUPPORTED: gelu (op 0)", 0), 0u) << err;
+  KernelCall intsB;
+  intsB.i64({3}, ints).i64({3}, ints).i64({3}, ints);
+  err = intsB.run(tidalrt_k_gelu_backward);
+  EXPECT_EQ(err.rfind("UNSUPPORTED: gelu_backward (op 0)", 0), 0u) << err;
+  float f[3] = {};
+  KernelCall mixed;
+  mixed.f32({3}, f).tensor(TIDALRT_ELEMENT_TYPE_F64, {3}, y.data()).f32({3}, f);
+  err = mixed.run(tidalrt_k_gelu_backward);
+  EXPECT_NE(err.find("INVALID_ARGUMENT"), std::string::npos) << err;
+  KernelCall shape;
+  shape.f32({3}, f).f32({2}, f);
+  err = shape.run(tidalrt_k_gelu);
+  EXPECT_NE(err.find("INVALID_ARGUMENT"), std::string::npos) << err;
+  KernelCall empty;
+  empty.f32({0, 4}, nullptr).f32({0, 4}, nullptr).f32({0, 4}, nullptr);
+  EXPECT_EQ(empty.run(tidalrt_k_gelu_backward), "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseUnary,
                          ::testing::Values("scalar", "avx2"),
                          [](const ::testing::TestParamInfo<const char *> &i) {
@@ -346,6 +621,63 @@ TEST(ElementwiseAccuracy, VectorMathWithinOneMillionth) {
       // Few ulp: 2^-23 is 1.2e-7.
       EXPECT_LT(err, 4.0e-7)
           << simd::isaName(isa) << " " << s.name << ": worst at " << worst;
+    }
+  }
+}
+
+// gelu over its vector range and across the switch to the scalar lanes,
+// relative to the exact x * Phi(x); the backward factor Phi(x) + x phi(x)
+// relative where it does not cancel (|x| >= 2) and to within 1e-7 near its
+// root. (All floats of [-12.5, 12.5] were checked once on AVX2: gelu
+// 3.45e-7, backward 2.6e-7 for |x| >= 2 and |error| <= 4e-7 |f'| + 4.6e-8.)
+TEST(ElementwiseAccuracy, GeluWithinFewUlp) {
+  const std::pair<float, float> ranges[] = {
+      {-12.5f, 12.5f}, {-1.2f, 1.2f}, {-14.5f, -11.0f}, {-0.8f, -0.7f}};
+  for (simd::Isa isa : {simd::Isa::Scalar, simd::Isa::Avx2}) {
+    if (isa == simd::Isa::Avx2 && !simd::cpuHasAvx2Fma())
+      continue;
+    for (const auto &range : ranges) {
+      const int64_t n = 400000;
+      std::vector<float> x((size_t)n), y((size_t)n), g((size_t)n, 1.0f),
+          d((size_t)n);
+      for (int64_t i = 0; i < n; ++i)
+        x[i] = range.first + (range.second - range.first) *
+                                 (float)((double)i / (double)(n - 1));
+      simd::unaryF32(isa, simd::Unary::Gelu, x.data(), y.data(), n, 0.0f);
+      simd::gradF32(isa, simd::Grad::Gelu, g.data(), x.data(), d.data(), n,
+                    0.0f);
+      double worst = 0.0, worstGrad = 0.0, worstGradAbs = 0.0;
+      float at = 0.0f, atGrad = 0.0f, atGradAbs = 0.0f;
+      for (int64_t i = 0; i < n; ++i) {
+        double ref = geluRef(x[i]);
+        double err =
+            std::fabs(y[i] - ref) /
+            std::max(std::fabs(ref), (double)std::numeric_limits<float>::min());
+        if (err > worst) {
+          worst = err;
+          at = x[i];
+        }
+        double dref = geluGradRef(x[i]), derr = std::fabs(d[i] - dref);
+        double rel = derr / std::max(std::fabs(dref),
+                                     (double)std::numeric_limits<float>::min());
+        if (std::fabs(x[i]) >= 2.0f && rel > worstGrad) {
+          worstGrad = rel;
+          atGrad = x[i];
+        }
+        double mixed = derr - 4e-7 * std::fabs(dref);
+        if (mixed > worstGradAbs) {
+          worstGradAbs = mixed;
+          atGradAbs = x[i];
+        }
+      }
+      std::string what = std::string(simd::isaName(isa)) + " [" +
+                         std::to_string(range.first) + ", " +
+                         std::to_string(range.second) + "]";
+      EXPECT_LT(worst, 4.0e-7) << what << ": gelu worst at " << at;
+      EXPECT_LT(worstGrad, 4.0e-7)
+          << what << ": gelu_backward worst at " << atGrad;
+      EXPECT_LT(worstGradAbs, 1e-7)
+          << what << ": gelu_backward worst at " << atGradAbs;
     }
   }
 }

@@ -370,6 +370,7 @@ const UnaryKernel kUnary[] = {
     {"exp", tidalrt_k_exp, false, false, -90, 90},
     {"log", tidalrt_k_log, false, false, 1e-3, 1e3},
     {"leaky_relu", tidalrt_k_leaky_relu, false, true, -10, 10},
+    {"gelu", tidalrt_k_gelu, false, false, -15, 15},
 };
 
 TEST_P(InPlaceKernels, Unary) {
@@ -557,6 +558,7 @@ const GradKernel kGrad[] = {
     {"sigmoid_backward", tidalrt_k_sigmoid_backward, false, 0, 1},
     {"tanh_backward", tidalrt_k_tanh_backward, false, -1, 1},
     {"erf_backward", tidalrt_k_erf_backward, false, -5, 5},
+    {"gelu_backward", tidalrt_k_gelu_backward, false, -15, 15},
 };
 
 TEST_P(InPlaceKernels, ActivationBackward) {

@@ -44,11 +44,13 @@
   X(exp)                                                                       \
   X(log)                                                                       \
   X(leaky_relu)                                                                \
+  X(gelu)                                                                      \
   X(relu_backward)                                                             \
   X(leaky_relu_backward)                                                       \
   X(sigmoid_backward)                                                          \
   X(tanh_backward)                                                             \
   X(erf_backward)                                                              \
+  X(gelu_backward)                                                             \
   X(dropout)                                                                   \
   X(dropout_backward)                                                          \
   X(broadcast_to)                                                              \

@@ -8,6 +8,10 @@
 //   tanh_backward        saved = forward output y: grad * (1 - y^2)
 //   erf_backward         saved = forward input x:
 //                        grad * 2/sqrt(pi) * exp(-x^2)
+//   gelu_backward        saved = forward input x:
+//                        grad * (Phi(x) + x * exp(-x^2/2) / sqrt(2 pi)),
+//                        Phi(x) = (1 + erf(x / sqrt(2))) / 2; the factor is
+//                        1 at x = +inf and 0 at -inf (not NaN)
 // float32 (AVX2 or scalar loops of simd.h) and float64 (scalar, in double).
 #include "broadcast.h"
 #include "kernel.h"
@@ -33,6 +37,13 @@ double applyDouble(Grad op, double g, double s, double alpha) {
     return g * (1.0 - s * s);
   case Grad::Erf:
     return g * 1.12837916709551257390 * std::exp(-s * s);
+  case Grad::Gelu: {
+    if (std::isinf(s))
+      return g * (s > 0.0 ? 1.0 : 0.0);
+    double cdf = 0.5 * (1.0 + std::erf(s / std::sqrt(2.0)));
+    double pdf = std::exp(-0.5 * s * s) / std::sqrt(2.0 * M_PI);
+    return g * (cdf + s * pdf);
+  }
   }
   return g;
 }
@@ -91,3 +102,4 @@ TIDALRT_GRAD_KERNEL(leaky_relu_backward, Grad::LeakyRelu, true)
 TIDALRT_GRAD_KERNEL(sigmoid_backward, Grad::Sigmoid, false)
 TIDALRT_GRAD_KERNEL(tanh_backward, Grad::Tanh, false)
 TIDALRT_GRAD_KERNEL(erf_backward, Grad::Erf, false)
+TIDALRT_GRAD_KERNEL(gelu_backward, Grad::Gelu, false)

@@ -6,7 +6,10 @@
 // int64 and int32: neg wraps, relu is max(x, 0), erf is computed in double
 // and truncated, as the reference evaluator rounds integer results.
 // Formulas follow lib/Evaluator/ElementwiseOps.cpp: relu(x) = x > 0 ? x : 0
-// (NaN -> 0), leaky_relu(x) = x >= 0 ? x : alpha * x.
+// (NaN -> 0), leaky_relu(x) = x >= 0 ? x : alpha * x, gelu(x) = 0.5 * x *
+// (1 + erf(x / sqrt(2))) (PyTorch's exact GELU; float64 uses this form, with
+// gelu(-inf) = -0 where it would give NaN; float32 computes x * Phi(x)
+// without the cancellation of 1 + erf for x < 0, see simd.cpp).
 #include "broadcast.h"
 #include "kernel.h"
 #include "simd.h"
@@ -43,6 +46,10 @@ double applyDouble(Unary op, double x, double alpha) {
     return std::log(x);
   case Unary::LeakyRelu:
     return x >= 0.0 ? x : alpha * x;
+  case Unary::Gelu:
+    if (std::isinf(x)) // -inf * 0
+      return x > 0.0 ? x : -0.0;
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   }
   return x;
 }
@@ -140,3 +147,4 @@ TIDALRT_UNARY_KERNEL(erf, Unary::Erf, true, false)
 TIDALRT_UNARY_KERNEL(exp, Unary::Exp, false, false)
 TIDALRT_UNARY_KERNEL(log, Unary::Log, false, false)
 TIDALRT_UNARY_KERNEL(leaky_relu, Unary::LeakyRelu, false, true)
+TIDALRT_UNARY_KERNEL(gelu, Unary::Gelu, false, false)

@@ -16,6 +16,19 @@
 //           1 - exp(-x^2) * R(1 / (1 + |x|/2) - 1/2) with R of degree 6
 //           (fitted for relative error 3e-8 on [1, 4]) and exp(-x^2)
 //           corrected for the rounding of x^2 (FMA); 1 for |x| >= 4.
+//   gelu    x * Phi(x) with Phi(-a) = exp(-a^2/2) * P(q) / (1 + sqrt(2) a),
+//           a = |x|, q = (a - 3 sqrt(2)) / (a + 3 sqrt(2)) in [-1, 0.5]
+//           (Shepherd and Laframboise's form of erfc), P(q) = 1/2 +
+//           (1 + q) R(q) with R of degree 9 (Chebyshev fit of
+//           erfcx(a/sqrt2) (1 + sqrt(2) a) / 2 on a in [0, 12.5], relative
+//           error 5e-9 with float coefficients, exact at a = 0) and
+//           exp(-a^2/2) corrected for the rounding of a^2; Phi(x) is
+//           Phi(-a) for x < 0 and 1 - Phi(-a) otherwise, so that negative x
+//           keep their relative accuracy (no 1 + erf cancellation). The
+//           backward factor Phi(x) + x phi(x) shares exp(-a^2/2):
+//           [x >= 0] + exp(-a^2/2) (x / sqrt(2 pi) -+ P(q) / (1 + sqrt(2) a)).
+//           Fast range -12.5 <= x <= FLT_MAX (x clamped to 12.5 where the
+//           result is x, or the factor 1).
 // Lanes outside a fast range (NaN, |x| > 87 for exp, non-normal or
 // non-positive input for log, ...) make the whole vector take the scalar
 // libm path.
@@ -69,6 +82,8 @@ const char *isaName(Isa isa) { return isa == Isa::Avx2 ? "avx2" : "scalar"; }
 //===----------------------------------------------------------------------===//
 
 static constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+static constexpr double kSqrtHalf = 0.70710678118654752440;
+static constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
 float sigmoidScalar(float x) {
   if (x >= 0.0f)
@@ -80,6 +95,23 @@ float sigmoidScalar(float x) {
 float erfBackwardScalar(float g, float x) {
   double xd = x;
   return (float)((double)g * kTwoOverSqrtPi * std::exp(-xd * xd));
+}
+
+float geluScalar(float x) {
+  if (std::isinf(x)) // -inf * Phi(-inf) is -inf * 0
+    return x > 0.0f ? x : -0.0f;
+  double xd = x;
+  return (float)(0.5 * xd * std::erfc(-xd * kSqrtHalf));
+}
+
+float geluBackwardScalar(float g, float x) {
+  double xd = x, d;
+  if (std::isinf(xd))
+    d = xd > 0.0 ? 1.0 : 0.0;
+  else // x^2 is exact in double
+    d = 0.5 * std::erfc(-xd * kSqrtHalf) +
+        xd * kInvSqrt2Pi * std::exp(-0.5 * (xd * xd));
+  return (float)((double)g * d);
 }
 
 static float negS(float x) { return -x; }
@@ -118,6 +150,8 @@ static void unaryScalar(Unary op, const float *x, float *y, int64_t n,
   case Unary::LeakyRelu:
     return mapScalar(x, y, n,
                      [alpha](float v) { return v >= 0.0f ? v : alpha * v; });
+  case Unary::Gelu:
+    return mapScalar(x, y, n, geluScalar);
   }
 }
 
@@ -182,6 +216,10 @@ static void gradScalar(Grad op, const float *g, const float *s, float *y,
   case Grad::Erf:
     for (int64_t i = 0; i < n; ++i)
       y[i] = erfBackwardScalar(g[i], s[i]);
+    return;
+  case Grad::Gelu:
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = geluBackwardScalar(g[i], s[i]);
     return;
   }
 }
@@ -392,6 +430,52 @@ struct ErfV {
   }
 };
 
+// gelu's fast range: -12.5 <= x <= FLT_MAX (not NaN).
+TIDALRT_AVX2 inline bool geluFast(__m256 x) {
+  return allTrue(
+      _mm256_and_ps(_mm256_cmp_ps(x, set1(-12.5f), _CMP_GE_OQ),
+                    _mm256_cmp_ps(x, set1(3.40282347e38f), _CMP_LE_OQ)));
+}
+
+// For 0 <= a <= 12.5: e = exp(-a^2/2) and r = Phi(-a) / e =
+// erfcx(a / sqrt(2)) / 2 (see the file comment).
+TIDALRT_AVX2 inline void geluParts(__m256 a, __m256 &e, __m256 &r) {
+  __m256 h = _mm256_mul_ps(a, a);
+  __m256 l = _mm256_fmsub_ps(a, a, h); // a^2 = h + l exactly
+  __m256 eh = expCore(_mm256_mul_ps(h, set1(-0.5f)));
+  e = _mm256_fnmadd_ps(eh, _mm256_mul_ps(l, set1(0.5f)), eh); // eh (1 - l/2)
+  // s = 1 + q = 2a / (a + k), k = 3 sqrt(2) rounded to float (the fit's
+  // k); P(q) = 1/2 + s R(q) is exact at a = 0.
+  const __m256 k = set1(4.24264049530029296875f);
+  __m256 s = _mm256_div_ps(_mm256_add_ps(a, a), _mm256_add_ps(a, k));
+  __m256 q = _mm256_sub_ps(s, set1(1.0f));
+  __m256 p = set1(-1.469210692e-04f);
+  p = _mm256_fmadd_ps(p, q, set1(-2.771690197e-04f));
+  p = _mm256_fmadd_ps(p, q, set1(1.252057729e-03f));
+  p = _mm256_fmadd_ps(p, q, set1(3.872242814e-05f));
+  p = _mm256_fmadd_ps(p, q, set1(-1.192333549e-02f));
+  p = _mm256_fmadd_ps(p, q, set1(4.607304558e-02f));
+  p = _mm256_fmadd_ps(p, q, set1(-1.057107002e-01f));
+  p = _mm256_fmadd_ps(p, q, set1(1.705334783e-01f));
+  p = _mm256_fmadd_ps(p, q, set1(-1.943145692e-01f));
+  p = _mm256_fmadd_ps(p, q, set1(1.265040189e-01f));
+  p = _mm256_fmadd_ps(p, s, set1(0.5f));
+  r = _mm256_div_ps(
+      p, _mm256_fmadd_ps(a, set1(1.41421353816986083984375f), set1(1.0f)));
+}
+
+struct GeluV {
+  TIDALRT_AVX2 __m256 operator()(__m256 x) const {
+    if (!geluFast(x))
+      return perLane(x, geluScalar);
+    __m256 e, r;
+    geluParts(_mm256_min_ps(absV(x), set1(12.5f)), e, r);
+    __m256 c = _mm256_mul_ps(e, r); // Phi(-|x|)
+    // Sign bit set (-0 included): x * c, else x - x * c.
+    return _mm256_blendv_ps(_mm256_fnmadd_ps(x, c, x), _mm256_mul_ps(x, c), x);
+  }
+};
+
 // y[i] = op(x[i]); the tail goes through the same vector code, padded
 // with ones, so that every element's result is independent of its position.
 template <typename Op>
@@ -430,6 +514,8 @@ TIDALRT_AVX2 void unaryAvx2(Unary op, const float *x, float *y, int64_t n,
     return mapAvx2(x, y, n, LogV());
   case Unary::LeakyRelu:
     return mapAvx2(x, y, n, LeakyReluV{set1(alpha)});
+  case Unary::Gelu:
+    return mapAvx2(x, y, n, GeluV());
   }
 }
 
@@ -564,6 +650,26 @@ struct ErfGradV {
   }
 };
 
+struct GeluGradV {
+  TIDALRT_AVX2 __m256 operator()(__m256 g, __m256 x) const {
+    if (!geluFast(x)) {
+      alignas(32) float gv[8], xv[8];
+      _mm256_store_ps(gv, g);
+      _mm256_store_ps(xv, x);
+      for (int k = 0; k < 8; ++k)
+        gv[k] = geluBackwardScalar(gv[k], xv[k]);
+      return _mm256_load_ps(gv);
+    }
+    __m256 xc = _mm256_min_ps(x, set1(12.5f));
+    __m256 e, r;
+    geluParts(absV(xc), e, r);
+    // [x >= 0] + e * (x / sqrt(2 pi) - copysign(r, x)).
+    __m256 t = _mm256_fmsub_ps(xc, set1((float)kInvSqrt2Pi), copySignV(r, x));
+    __m256 base = _mm256_blendv_ps(set1(1.0f), _mm256_setzero_ps(), x);
+    return _mm256_mul_ps(g, _mm256_fmadd_ps(e, t, base));
+  }
+};
+
 TIDALRT_AVX2 void gradAvx2(Grad op, const float *g, const float *s, float *y,
                            int64_t n, float alpha) {
   switch (op) {
@@ -577,6 +683,8 @@ TIDALRT_AVX2 void gradAvx2(Grad op, const float *g, const float *s, float *y,
     return zipAvx2(g, 1, s, 1, y, n, TanhGradV());
   case Grad::Erf:
     return zipAvx2(g, 1, s, 1, y, n, ErfGradV());
+  case Grad::Gelu:
+    return zipAvx2(g, 1, s, 1, y, n, GeluGradV());
   }
 }
 

@@ -5,9 +5,9 @@
 // with __attribute__((target("avx2,fma"))) so the rest of the runtime stays
 // baseline x86-64) and a scalar one. activeIsa() picks AVX2 when the CPU has
 // it; TIDAL_CPU_ISA=scalar in the environment forces the scalar loops (tests
-// run both). The vector exp/log/tanh/sigmoid/erf are accurate to a few ulp
-// (relative error below 1e-6); lanes outside a function's fast range (NaN,
-// overflow, denormals) are computed with the scalar libm function.
+// run both). The vector exp/log/tanh/sigmoid/erf/gelu are accurate to a few
+// ulp (relative error below 1e-6); lanes outside a function's fast range
+// (NaN, overflow, denormals) are computed with the scalar libm function.
 //
 // The loops take contiguous arrays; the kernels split the work into chunks
 // and rows (broadcast.h) and run those in parallel.
@@ -32,7 +32,18 @@ Isa activeIsa();
 // "scalar" or "avx2".
 const char *isaName(Isa isa);
 
-enum class Unary { Neg, Relu, Sigmoid, Tanh, Sqrt, Erf, Exp, Log, LeakyRelu };
+enum class Unary {
+  Neg,
+  Relu,
+  Sigmoid,
+  Tanh,
+  Sqrt,
+  Erf,
+  Exp,
+  Log,
+  LeakyRelu,
+  Gelu
+};
 
 // y[i] = f(x[i]) for i < n; `alpha` is LeakyRelu's slope. y may alias x.
 void unaryF32(Isa isa, Unary op, const float *x, float *y, int64_t n,
@@ -45,11 +56,11 @@ enum class Binary { Add, Sub, Mul, Div };
 void binaryF32(Isa isa, Binary op, const float *a, int64_t aStride,
                const float *b, int64_t bStride, float *y, int64_t n);
 
-enum class Grad { Relu, LeakyRelu, Sigmoid, Tanh, Erf };
+enum class Grad { Relu, LeakyRelu, Sigmoid, Tanh, Erf, Gelu };
 
 // y[i] = grad[i] * f'(saved[i]) for the activation backward ops: `saved` is
 // the forward output for Relu, Sigmoid and Tanh, the forward input for
-// LeakyRelu and Erf.
+// LeakyRelu, Erf and Gelu.
 void gradF32(Isa isa, Grad op, const float *grad, const float *saved, float *y,
              int64_t n, float alpha);
 
@@ -99,6 +110,12 @@ void dropoutF32(Isa isa, const DropoutStream &s, uint32_t first, const float *x,
 // Scalar reference functions (also the fallback of the vector code).
 float sigmoidScalar(float x);
 float erfBackwardScalar(float g, float x);
+// gelu(x) = x * Phi(x) (Phi the standard normal CDF, PyTorch's exact GELU)
+// and g * gelu'(x) = g * (Phi(x) + x * phi(x)), both evaluated in double
+// with erfc (no cancellation for x < 0) and rounded once; -inf gives -0
+// and a gradient factor of 0, +inf gives +inf and 1.
+float geluScalar(float x);
+float geluBackwardScalar(float g, float x);
 
 } // namespace simd
 } // namespace tidalrt

@@ -218,6 +218,7 @@ static LogicalResult unaryRule(Rule &r) {
               [&](SigmoidOp) { return b.create<SigmoidBackwardOp>(loc, g, y); })
           .Case([&](TanhOp) { return b.create<TanhBackwardOp>(loc, g, y); })
           .Case([&](ErfOp) { return b.create<ErfBackwardOp>(loc, g, x); })
+          .Case([&](GeluOp) { return b.create<GeluBackwardOp>(loc, g, x); })
           .Case([&](ExpOp) { return r.mul(g, y); })
           .Case([&](LogOp) { return r.div(g, x); })
           .Case([&](SqrtOp) { // 0.5 / sqrt(x)
@@ -542,7 +543,7 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp>(
           [&](auto) { return binaryRule(r); })
-      .Case<NegOp, ReluOp, LeakyReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, LogOp,
+      .Case<NegOp, ReluOp, LeakyReluOp, SigmoidOp, TanhOp, ErfOp, GeluOp, ExpOp, LogOp,
             SqrtOp, IdentityOp, SoftmaxOp, LogSoftmaxOp>(
           [&](auto) { return unaryRule(r); })
       .Case([&](GemmOp o) { return gemmRule(r, o); })

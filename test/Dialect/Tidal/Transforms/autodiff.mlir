@@ -198,3 +198,16 @@ func.func @main(%a: tensor<2x3x4xf32>, %w: tensor<4x5xf32>) -> (tensor<2x3x4xf32
   %g:2 = tidal.gradient %s, %a, %w : (tensor<f32>, tensor<2x3x4xf32>, tensor<4x5xf32>) -> (tensor<2x3x4xf32>, tensor<4x5xf32>)
   return %g#0, %g#1 : tensor<2x3x4xf32>, tensor<4x5xf32>
 }
+
+// -----
+
+// GELU's backward keeps only the forward input.
+// CHECK-LABEL: func.func @train_step(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32>
+// CHECK: %[[G:.*]] = tidal.broadcast_to
+// CHECK: tidal.gelu_backward %[[G]], %arg0 : tensor<2x8xf32>
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %y = tidal.gelu %x : tensor<2x8xf32>
+  %s = tidal.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x8xf32>) -> tensor<f32>
+  %g = tidal.gradient %s, %x : (tensor<f32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %g : tensor<2x8xf32>
+}

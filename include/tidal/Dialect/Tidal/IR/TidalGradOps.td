@@ -59,6 +59,13 @@ def Tidal_SigmoidBackwardOp
 def Tidal_TanhBackwardOp : Tidal_ElementwiseGradOp<"tanh_backward"> {
   let summary = "grad * (1 - y^2), y the forward output";
 }
+def Tidal_GeluBackwardOp : Tidal_ElementwiseGradOp<"gelu_backward"> {
+  let summary = "grad * (Phi(x) + x * phi(x)), x the forward input";
+  let description = [{
+    `Phi(x) = 0.5 * (1 + erf(x / sqrt(2)))`, `phi(x) = exp(-x^2 / 2) /
+    sqrt(2 pi)`.
+  }];
+}
 def Tidal_ErfBackwardOp : Tidal_ElementwiseGradOp<"erf_backward"> {
   let summary = "grad * 2/sqrt(pi) * exp(-x^2), x the forward input";
 }

@@ -106,6 +106,14 @@ def Tidal_SqrtOp : Tidal_UnaryOp<"sqrt"> {
 def Tidal_ErfOp : Tidal_UnaryOp<"erf", Tidal_NumTensor> {
   let summary = "Gauss error function (ONNX Erf)";
 }
+def Tidal_GeluOp : Tidal_UnaryOp<"gelu"> {
+  let summary = "GELU, 0.5 * x * (1 + erf(x / sqrt(2)))";
+  let description = [{
+    PyTorch's exact GELU (`approximate='none'`). ONNX before opset 20 has no
+    Gelu; `tidal-fuse-gelu` forms it from the exported Div, Erf, Add, Mul,
+    Mul chain so that backward keeps only `x`.
+  }];
+}
 def Tidal_ExpOp : Tidal_UnaryOp<"exp"> {
   let summary = "natural exponential (ONNX Exp)";
 }

@@ -106,6 +106,23 @@ def TidalAddPredictPass : Pass<"tidal-add-predict", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalFuseGeluPass : Pass<"tidal-fuse-gelu", "mlir::ModuleOp"> {
+  let summary = "form tidal.gelu from the exported erf GELU chain";
+  let description = [{
+    ONNX before opset 20 has no Gelu, so PyTorch exports `nn.GELU()` as
+    `Mul(Mul(x, Add(Erf(Div(x, sqrt(2))), 1)), 0.5)` (any operand order of
+    the commutative ops, `Mul(x, 1/sqrt(2))` for the division, constants as
+    scalars). This pass replaces each such chain whose intermediate values
+    have no other use by one `tidal.gelu`, whose backward
+    (`tidal.gelu_backward`) keeps only `x` for the backward pass instead of
+    four intermediate tensors. Runs first in the training pipeline.
+  }];
+  let statistics = [
+    Statistic<"numFused", "fused", "GELU chains replaced by tidal.gelu">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 def TidalSchedulePass : Pass<"tidal-schedule", "mlir::ModuleOp"> {
   let summary = "order each function's ops to keep the bytes live low";
   let description = [{
