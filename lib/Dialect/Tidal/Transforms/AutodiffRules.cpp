@@ -543,8 +543,8 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp>(
           [&](auto) { return binaryRule(r); })
-      .Case<NegOp, ReluOp, LeakyReluOp, SigmoidOp, TanhOp, ErfOp, GeluOp, ExpOp, LogOp,
-            SqrtOp, IdentityOp, SoftmaxOp, LogSoftmaxOp>(
+      .Case<NegOp, ReluOp, LeakyReluOp, SigmoidOp, TanhOp, ErfOp, GeluOp, ExpOp,
+            LogOp, SqrtOp, IdentityOp, SoftmaxOp, LogSoftmaxOp>(
           [&](auto) { return unaryRule(r); })
       .Case([&](GemmOp o) { return gemmRule(r, o); })
       .Case([&](MatMulOp o) { return matmulRule(r, o); })
