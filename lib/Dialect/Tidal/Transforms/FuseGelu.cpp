@@ -48,8 +48,7 @@ bool onlyUse(Value v) { return v.hasOneUse(); }
 
 /// For a commutative binary op, the operand that is not `which`, if the
 /// other one satisfies `pred`.
-template <typename Op, typename Pred>
-Value otherOperand(Op op, Pred pred) {
+template <typename Op, typename Pred> Value otherOperand(Op op, Pred pred) {
   if (pred(op.getLhs()))
     return op.getRhs();
   if (pred(op.getRhs()))
