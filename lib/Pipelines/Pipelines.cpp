@@ -51,6 +51,14 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
   pm.addPass(createTidalSchedulePass(schedule));
   if (stopAfter == "tidal-schedule")
     return;
+  if (options.budget > 0) {
+    TidalScheduleSwapsPassOptions swaps;
+    swaps.budget = options.budget;
+    swaps.linkGbps = options.linkGbps;
+    pm.addPass(createTidalScheduleSwapsPass(swaps));
+  }
+  if (stopAfter == "tidal-schedule-swaps")
+    return;
   TidalPlanMemoryPassOptions plan;
   plan.strategy = options.strategy;
   plan.inPlace = options.inPlace;

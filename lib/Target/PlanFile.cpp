@@ -21,11 +21,14 @@ struct PlannedStep {
   func::FuncOp func;
   std::unique_ptr<BufferLiveness> liveness;
   DeviceProfile device = defaultHostProfile();
-  std::vector<OpCost> costs;   // by op position - 1
-  std::vector<double> startUs; // by op position - 1
-  double stepUs = 0;
+  std::vector<OpCost> costs;         // by op position - 1
+  std::vector<double> startUs;       // by op position - 1
+  std::vector<const char *> streams; // by op position - 1
+  double stepUs = 0, stallUs = 0;
   int64_t arenaBytes = 0, constantsBytes = 0, lowerBound = 0, noReuse = 0;
-  SmallVector<int64_t> live;
+  int64_t hostArenaBytes = 0, hostLowerBound = 0;
+  bool onDevice = false; ///< the arena is device memory (sim, cuda)
+  SmallVector<int64_t> live, hostLive;
   /// Tensor ids: arguments, then each op's results in schedule order.
   DenseMap<Value, int64_t> ids;
   std::vector<Value> tensors;
@@ -49,11 +52,47 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
   step.lowerBound = step.liveness->lowerBound(info.alignment);
   step.noReuse = step.liveness->noReuseBytes(info.alignment);
   step.live = step.liveness->liveBytes(info.alignment);
-  double t = 0;
+  step.onDevice = info.target != "cpu";
+  if (auto host = step.func->getAttrOfType<IntegerAttr>(kHostArenaSizeAttr)) {
+    step.hostArenaBytes = host.getInt();
+    step.hostLowerBound = step.liveness->lowerBound(info.alignment, true);
+    step.hostLive = step.liveness->liveBytes(info.alignment, true);
+  }
+  // Kernels run back to back on the compute stream; offloads and prefetches
+  // on one copy stream each, at the link's bandwidth; a wait stalls the
+  // compute stream until its copy is done.
+  LinkProfile link = simulatedLinkProfile(info.linkGbps);
+  double t = 0, toHostFree = 0, toDeviceFree = 0;
+  DenseMap<Value, double> copyDone;
   for (Operation *op : step.liveness->getOps()) {
-    step.costs.push_back(estimateCost(op, step.device));
-    step.startUs.push_back(t);
-    t += step.costs.back().us;
+    OpCost cost;
+    const char *stream = "compute";
+    double start = t;
+    if (isa<OffloadOp, PrefetchOp>(op)) {
+      bool toHost = isa<OffloadOp>(op);
+      double &free = toHost ? toHostFree : toDeviceFree;
+      int64_t bytes =
+          tensorByteSize(cast<ShapedType>(op->getResult(0).getType()));
+      start = std::max(t, free);
+      cost.bytes = bytes;
+      cost.us = copyMicroseconds(link, bytes);
+      free = start + cost.us;
+      copyDone[op->getResult(0)] = free;
+      stream = toHost ? "copy_to_host" : "copy_to_device";
+    } else if (auto wait = dyn_cast<WaitOp>(op)) {
+      double done = copyDone.lookup(wait.getInput());
+      if (done > t) {
+        cost.us = done - t;
+        step.stallUs += cost.us;
+        t = done;
+      }
+    } else {
+      cost = estimateCost(op, step.device);
+      t += cost.us;
+    }
+    step.costs.push_back(cost);
+    step.startUs.push_back(start);
+    step.streams.push_back(stream);
   }
   step.stepUs = t;
   for (BlockArgument arg : step.func.getArguments()) {
@@ -70,6 +109,12 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
 
 /// Where a value lives: (arena name, offset).
 std::pair<StringRef, int64_t> homeOf(PlannedStep &step, Value v) {
+  if (const Buffer *buffer = step.liveness->getBuffer(v);
+      buffer && buffer->host) {
+    auto offsets =
+        v.getDefiningOp()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+    return {"host", offsets ? offsets[0] : -1};
+  }
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto offset = step.func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
                                                           kOffsetAttr);
@@ -97,6 +142,32 @@ std::string valueName(PlannedStep &step, AsmState &state, Value v) {
 
 int64_t bytesOf(Value v) {
   return tensorByteSize(cast<ShapedType>(v.getType()));
+}
+
+/// The copies of one swap: positions of the offload, the wait for it, each
+/// prefetch of the host copy and the wait for that.
+void describeSwap(llvm::json::OStream &j, PlannedStep &step,
+                  OffloadOp offload) {
+  BufferLiveness &liveness = *step.liveness;
+  j.attribute("bytes", bytesOf(offload.getResult()));
+  j.attribute("offload", liveness.getPosition(offload));
+  j.attribute("host_tensor", step.ids.lookup(offload.getResult()));
+  for (Operation *user : offload->getUsers())
+    if (auto wait = dyn_cast<WaitOp>(user)) {
+      j.attribute("offload_wait", liveness.getPosition(wait));
+      j.attributeArray("prefetches", [&] {
+        for (Operation *p : wait->getUsers())
+          if (auto prefetch = dyn_cast<PrefetchOp>(p))
+            j.object([&] {
+              j.attribute("prefetch", liveness.getPosition(prefetch));
+              for (Operation *w : prefetch->getUsers())
+                if (auto back = dyn_cast<WaitOp>(w)) {
+                  j.attribute("prefetch_wait", liveness.getPosition(back));
+                  j.attribute("device_tensor", step.ids.lookup(back));
+                }
+            });
+      });
+    }
 }
 
 } // namespace
@@ -145,14 +216,23 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
       j.attribute("op_overhead_us", step.device.opOverheadUs);
       j.attribute("calibrated", step.device.calibrated);
     });
+    const char *mainSpace = step.onDevice ? "device" : "host";
     j.attributeArray("arenas", [&] {
       j.object([&] {
         j.attribute("name", "step");
-        j.attribute("space", "host");
+        j.attribute("space", mainSpace);
         j.attribute("bytes", step.arenaBytes);
         j.attribute("lower_bound_bytes", step.lowerBound);
         j.attribute("no_reuse_bytes", step.noReuse);
       });
+      if (step.hostArenaBytes)
+        j.object([&] {
+          j.attribute("name", "host");
+          j.attribute("space", "host");
+          j.attribute("bytes", step.hostArenaBytes);
+          j.attribute("lower_bound_bytes", step.hostLowerBound);
+          j.attribute("note", "offloaded copies of swapped tensors");
+        });
       j.object([&] {
         j.attribute("name", "constants");
         j.attribute("space", "host");
@@ -174,21 +254,30 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
         });
       }
     });
-    int64_t peak = step.arenaBytes + step.constantsBytes;
-    int64_t baseline = step.noReuse + step.constantsBytes;
+    // On the cpu target the arena is host memory; on a device the arena is
+    // device memory and the host holds the offloaded copies and constants.
+    int64_t hostPeak = step.onDevice ? step.hostArenaBytes + step.constantsBytes
+                                     : step.arenaBytes + step.constantsBytes;
+    int64_t devicePeak = step.onDevice ? step.arenaBytes : 0;
+    int64_t peak = step.onDevice ? devicePeak : hostPeak;
+    int64_t baseline =
+        step.onDevice ? step.noReuse : step.noReuse + step.constantsBytes;
     j.attributeObject("predicted", [&] {
-      j.attribute("peak_host_bytes", peak);
-      j.attribute("peak_device_bytes", 0);
+      j.attribute("peak_host_bytes", hostPeak);
+      j.attribute("peak_device_bytes", devicePeak);
       j.attribute("step_time_us", step.stepUs);
+      j.attribute("copy_stall_us", step.stallUs);
     });
-    j.attribute("lower_bound_bytes", step.lowerBound + step.constantsBytes);
+    j.attribute("lower_bound_bytes",
+                step.lowerBound + (step.onDevice ? 0 : step.constantsBytes));
     j.attributeObject("baseline", [&] {
       j.attribute("strategy", "no-reuse");
       j.attribute("description", "every tensor kept for the whole step, "
-                                 "no sharing except views");
-      j.attribute("peak_host_bytes", baseline);
-      j.attribute("peak_device_bytes", 0);
-      j.attribute("step_time_us", step.stepUs);
+                                 "no sharing except views, no swaps");
+      j.attribute("peak_host_bytes",
+                  step.onDevice ? step.constantsBytes : baseline);
+      j.attribute("peak_device_bytes", step.onDevice ? baseline : 0);
+      j.attribute("step_time_us", step.stepUs - step.stallUs);
     });
     j.attributeObject("saving", [&] {
       j.attribute("bytes", baseline - peak);
@@ -199,6 +288,11 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
       for (int64_t bytes : step.live)
         j.value(bytes);
     });
+    if (!step.hostLive.empty())
+      j.attributeArray("host_live_bytes", [&] {
+        for (int64_t bytes : step.hostLive)
+          j.value(bytes);
+      });
     j.attributeArray("schedule", [&] {
       for (auto [i, op] : llvm::enumerate(liveness.getOps())) {
         const OpCost &cost = step.costs[i];
@@ -206,7 +300,8 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
           j.attribute("position", (int64_t)i + 1);
           j.attribute("op", op->getName().getStringRef());
           j.attribute("name", opDisplayName(op));
-          j.attribute("device", "host");
+          j.attribute("device", mainSpace);
+          j.attribute("stream", step.streams[i]);
           j.attribute("kernel", cost.kernel);
           j.attribute("start_us", step.startUs[i]);
           j.attribute("duration_us", cost.us);
@@ -240,7 +335,7 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
           j.attribute("first_use", liveness.getDefinition(v));
           j.attribute("last_use", liveness.getLastUse(v));
           j.attributeObject("home", [&] {
-            j.attribute("space", "host");
+            j.attribute("space", arena == "step" ? mainSpace : "host");
             j.attribute("arena", arena);
             j.attribute("offset", offset);
           });
@@ -253,7 +348,16 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
             j.attribute("view_of", step.ids.lookup(def->getOperand(0)));
           if (Value operand = inPlaceOf.lookup(v))
             j.attribute("in_place_of", step.ids.lookup(operand));
-          j.attributeArray("swaps", [] {});
+          if (Operation *def = v.getDefiningOp(); def && isCopyOp(def))
+            j.attribute("copy_of", step.ids.lookup(def->getOperand(0)));
+          j.attributeArray("swaps", [&] {
+            for (Operation *user : v.getUsers()) {
+              auto offload = dyn_cast<OffloadOp>(user);
+              if (!offload)
+                continue;
+              j.object([&] { describeSwap(j, step, offload); });
+            }
+          });
           j.attributeArray("recomputations", [] {});
         });
       }

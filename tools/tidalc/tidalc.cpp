@@ -92,9 +92,23 @@ cl::opt<std::string> mode("mode",
                                    "written, run once over its inputs)"),
                           cl::init("train"), cl::cat(category));
 cl::opt<std::string> target("target",
-                            cl::desc("cpu (sim and cuda come with the "
-                                     "device planner)"),
+                            cl::desc("cpu, or sim (a simulated device: "
+                                     "planning only so far; cuda comes "
+                                     "later)"),
                             cl::init("cpu"), cl::cat(category));
+cl::opt<std::string>
+    deviceMemory("device-memory",
+                 cl::desc("Device memory budget (512MiB, 12GiB, 1.5GB, "
+                          "bytes) that the plan must fit"),
+                 cl::value_desc("size"), cl::init(""), cl::cat(category));
+cl::opt<std::string> swapMode("swap",
+                              cl::desc("auto (offload and prefetch tensors "
+                                       "to fit --device-memory) or off"),
+                              cl::init("auto"), cl::cat(category));
+cl::opt<double> linkGbps("link-gbps",
+                         cl::desc("Host<->device bandwidth in GB/s that the "
+                                  "planner assumes (default 16)"),
+                         cl::init(16.0), cl::cat(category));
 cl::list<std::string>
     embedData("embed-data",
               cl::desc("NAME=FILE.npy: compile example data into the "
@@ -269,8 +283,43 @@ std::string defaultOutput(StringRef suffix) {
   return (sys::path::stem(inputPath) + suffix).str();
 }
 
+/// The parsed --device-memory (0: none).
+int64_t budgetBytes = 0;
+
+/// Parses a size: bytes, or a number with KB/MB/GB/TB (powers of 1000) or
+/// KiB/MiB/GiB/TiB (powers of 1024).
+std::optional<int64_t> parseSize(StringRef text) {
+  text = text.trim();
+  size_t digits = 0;
+  while (digits < text.size() && (isDigit(text[digits]) || text[digits] == '.'))
+    ++digits;
+  double number;
+  if (digits == 0 || text.substr(0, digits).getAsDouble(number))
+    return std::nullopt;
+  StringRef unit = text.substr(digits).trim();
+  static const std::pair<StringRef, double> units[] = {
+      {"", 1},
+      {"B", 1},
+      {"KB", 1e3},
+      {"MB", 1e6},
+      {"GB", 1e9},
+      {"TB", 1e12},
+      {"KiB", 1024.0},
+      {"MiB", 1048576.0},
+      {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0}};
+  for (auto [name, scale] : units)
+    if (unit.equals_insensitive(name)) {
+      double bytes = number * scale;
+      if (bytes < 1 || bytes > 9.2e18)
+        return std::nullopt;
+      return static_cast<int64_t>(bytes);
+    }
+  return std::nullopt;
+}
+
 /// Schedule and memory plan (verified), up to `stopAfter` if that names one
-/// of the two passes.
+/// of the passes.
 bool planMemory(RunPasses runPasses, StringRef stopAfter) {
   return runPasses(
       [&](mlir::PassManager &pm) {
@@ -278,6 +327,8 @@ bool planMemory(RunPasses runPasses, StringRef stopAfter) {
         options.schedule = scheduleStrategy.getValue();
         options.strategy = memoryPlan.getValue();
         options.inPlace = inPlace.getValue();
+        options.budget = swapMode == "auto" ? budgetBytes : 0;
+        options.linkGbps = linkGbps.getValue();
         mlir::tidal::buildMemoryPipeline(pm, options, stopAfter);
       },
       "memory planning");
@@ -288,6 +339,9 @@ int writePlanOutputs(mlir::ModuleOp module, bool training, double planSeconds) {
   mlir::tidal::PlanFileInfo info;
   info.model = sys::path::filename(inputPath).str();
   info.target = target;
+  if (budgetBytes)
+    info.budgetBytes = budgetBytes;
+  info.linkGbps = linkGbps;
   info.mode = training ? "train" : "forward";
   info.stepFunc = training ? "train_step" : "main";
   info.schedule = scheduleStrategy;
@@ -454,9 +508,25 @@ int main(int argc, char **argv) {
       emit != "mlir")
     return fail("unknown --emit stage '" + emit +
                 "' (expected exe, obj, llvm, mlir or plan)");
-  if (target != "cpu")
+  if (target != "cpu" && target != "sim")
     return fail("--target " + target +
-                " is not available in this build yet (only cpu)");
+                " is not available in this build yet (cpu or sim)");
+  if (target == "sim" && emit != "plan" && emit != "mlir")
+    return fail("--target sim can be planned (--emit plan, --emit mlir) but "
+                "not yet compiled to an executable in this build");
+  if (swapMode != "auto" && swapMode != "off")
+    return fail("unknown --swap '" + swapMode + "' (expected auto or off)");
+  if (!(linkGbps > 0))
+    return fail("--link-gbps must be positive");
+  if (!deviceMemory.empty()) {
+    if (target == "cpu")
+      return fail("--device-memory needs a device: use --target sim");
+    std::optional<int64_t> size = parseSize(deviceMemory);
+    if (!size)
+      return fail("--device-memory '" + deviceMemory +
+                  "' is not a size (bytes, or e.g. 512MiB, 12GiB, 1.5GB)");
+    budgetBytes = *size;
+  }
   if (mode != "train" && mode != "forward")
     return fail("unknown --mode '" + mode + "' (expected train or forward)");
   bool codegen = emit != "mlir";
@@ -466,13 +536,14 @@ int main(int argc, char **argv) {
     return fail("unknown --loss '" + loss +
                 "' (expected cross-entropy, mse or output)");
   ArrayRef<StringRef> stages = mlir::tidal::trainingPipelineStages();
-  bool planStage =
-      stopAfter == "tidal-schedule" || stopAfter == "tidal-plan-memory";
+  bool planStage = stopAfter == "tidal-schedule" ||
+                   stopAfter == "tidal-schedule-swaps" ||
+                   stopAfter == "tidal-plan-memory";
   if (!stopAfter.empty() && stopAfter != "import" && !planStage &&
       !llvm::is_contained(stages, StringRef(stopAfter)))
     return fail("unknown --stop-after stage '" + stopAfter +
                 "' (expected import, " + llvm::join(stages, ", ") +
-                ", tidal-schedule, tidal-plan-memory)");
+                ", tidal-schedule, tidal-schedule-swaps, tidal-plan-memory)");
   if (scheduleStrategy != "memory" && scheduleStrategy != "program")
     return fail("unknown --schedule '" + scheduleStrategy +
                 "' (expected memory or program)");

@@ -69,9 +69,17 @@ struct MemoryPipelineOptions
                        llvm::cl::desc("let results take the bytes of "
                                       "operands that die at the op"),
                        llvm::cl::init(true)};
+  Option<int64_t> budget{*this, "budget",
+                         llvm::cl::desc("device memory budget in bytes; 0: "
+                                        "no swapping (tidal-schedule-swaps)"),
+                         llvm::cl::init(0)};
+  Option<double> linkGbps{*this, "link-gbps",
+                          llvm::cl::desc("host<->device bandwidth, GB/s"),
+                          llvm::cl::init(16.0)};
 };
 
-/// Adds tidal-schedule, tidal-plan-memory and tidal-verify-memory-plan,
+/// Adds tidal-schedule, tidal-schedule-swaps (with a budget),
+/// tidal-plan-memory and tidal-verify-memory-plan,
 /// stopping after the pass whose argument is `stopAfter` when it is one of
 /// the first two.
 void buildMemoryPipeline(OpPassManager &pm,

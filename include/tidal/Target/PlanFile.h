@@ -27,6 +27,7 @@ struct PlanFileInfo {
   std::string schedule; ///< tidal-schedule strategy
   std::string strategy; ///< tidal-plan-memory strategy
   bool inPlace = true;
+  double linkGbps = 16.0; ///< host<->device copies (sim, cuda)
   int64_t alignment = 64;
   double planSeconds = 0; ///< compile time up to the plan
 };

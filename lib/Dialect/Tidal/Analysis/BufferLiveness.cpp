@@ -49,6 +49,10 @@ static int64_t staticBytes(Value value) {
   return tensorByteSize(type);
 }
 
+bool tidal::isCopyOp(Operation *op) {
+  return isa<OffloadOp, PrefetchOp, WaitOp>(op);
+}
+
 SmallVector<unsigned, 2> tidal::inPlaceOperands(Operation *op,
                                                 unsigned resultNumber) {
   SmallVector<unsigned, 2> operands;
@@ -84,6 +88,13 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
       lastUse[operand] = std::max(lastUse[operand], positions[op]);
   for (Value operand : terminator->getOperands())
     lastUse[operand] = endPosition;
+  // A copy reads its source until the wait for it.
+  for (Operation *op : ops)
+    if (auto wait = dyn_cast<WaitOp>(op))
+      if (Operation *copy = wait.getInput().getDefiningOp())
+        if (isa<OffloadOp, PrefetchOp>(copy))
+          lastUse[copy->getOperand(0)] =
+              std::max(lastUse[copy->getOperand(0)], positions[op]);
 
   auto newBuffer = [&](Value value, int64_t start) {
     Buffer buffer;
@@ -120,10 +131,15 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
     int64_t p = positions[op];
     if (isa<ConstantOp>(op))
       continue;
-    if (isViewOp(op)) {
+    if (isViewOp(op) || isa<WaitOp>(op)) {
       auto it = bufferOf.find(op->getOperand(0));
       if (it != bufferOf.end())
         join(op->getResult(0), it->second);
+      continue;
+    }
+    if (isa<OffloadOp, PrefetchOp>(op)) {
+      newBuffer(op->getResult(0), p);
+      buffers.back().host = isa<OffloadOp>(op);
       continue;
     }
     SmallVector<unsigned, 2> claimed;
@@ -137,7 +153,8 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
           if (it == bufferOf.end() || llvm::is_contained(claimed, it->second))
             continue;
           const Buffer &buffer = buffers[it->second];
-          if (buffer.end != p || buffer.bytes != staticBytes(result))
+          if (buffer.end != p || buffer.bytes != staticBytes(result) ||
+              buffer.host)
             continue;
           // A persistent argument's bytes take only the value replacing it.
           if (buffer.persistent) {
@@ -191,16 +208,20 @@ int64_t BufferLiveness::getLastUse(Value value) const {
   return lastUse.lookup(value);
 }
 
-SmallVector<int64_t> BufferLiveness::liveBytes(int64_t alignment) const {
+SmallVector<int64_t> BufferLiveness::liveBytes(int64_t alignment,
+                                               bool host) const {
   int64_t n = getEndPosition() + 1;
   SmallVector<int64_t> delta(n + 1, 0);
   for (const Buffer &buffer : buffers) {
+    if (buffer.host != host)
+      continue;
     int64_t bytes = alignBytes(buffer.bytes, alignment);
     delta[buffer.start] += bytes;
     delta[buffer.end + 1] -= bytes;
   }
-  for (Value value : returnedConstants)
-    delta[n - 1] += alignBytes(staticBytes(value), alignment);
+  if (!host)
+    for (Value value : returnedConstants)
+      delta[n - 1] += alignBytes(staticBytes(value), alignment);
   SmallVector<int64_t> live(n, 0);
   int64_t running = 0;
   for (int64_t i = 0; i < n; ++i)
@@ -208,8 +229,8 @@ SmallVector<int64_t> BufferLiveness::liveBytes(int64_t alignment) const {
   return live;
 }
 
-int64_t BufferLiveness::lowerBound(int64_t alignment) const {
-  SmallVector<int64_t> live = liveBytes(alignment);
+int64_t BufferLiveness::lowerBound(int64_t alignment, bool host) const {
+  SmallVector<int64_t> live = liveBytes(alignment, host);
   return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
 }
 
@@ -217,11 +238,17 @@ int64_t BufferLiveness::noReuseBytes(int64_t alignment) const {
   int64_t total = 0;
   for (const Buffer &buffer : buffers) {
     // Views share their operand's bytes; every other value has its own.
-    for (Value value : buffer.values)
-      if (!value.getDefiningOp() || !isViewOp(value.getDefiningOp()))
+    for (Value value : buffer.values) {
+      Operation *def = value.getDefiningOp();
+      if (!def || (!isViewOp(def) && !isCopyOp(def)))
         total += alignBytes(staticBytes(value), alignment);
+    }
   }
   for (Value value : returnedConstants)
     total += alignBytes(staticBytes(value), alignment);
   return total;
+}
+
+bool BufferLiveness::hasHostBuffers() const {
+  return llvm::any_of(buffers, [](const Buffer &b) { return b.host; });
 }

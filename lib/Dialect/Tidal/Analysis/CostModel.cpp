@@ -10,15 +10,6 @@
 using namespace mlir;
 using namespace mlir::tidal;
 
-DeviceProfile tidal::defaultHostProfile() {
-  DeviceProfile p;
-  p.name = "host (uncalibrated default)";
-  p.gflops = 100;
-  p.gbytesPerS = 10;
-  p.opOverheadUs = 2;
-  return p;
-}
-
 static double numel(Value v) {
   auto type = dyn_cast<ShapedType>(v.getType());
   return type && type.hasStaticShape() ? (double)type.getNumElements() : 0;

@@ -210,22 +210,32 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
 
     BufferLiveness liveness(func, inPlace);
     ArrayRef<Buffer> buffers = liveness.getBuffers();
-    std::vector<Item> items;
-    for (const Buffer &buffer : buffers)
-      items.push_back({align(buffer.bytes), buffer.start, buffer.end});
+    // The (device) arena and the host arena of offloaded copies are packed
+    // separately; `slot` maps each buffer to its item.
+    std::vector<Item> items, hostItems;
+    std::vector<unsigned> slot(buffers.size());
+    for (const Buffer &buffer : buffers) {
+      std::vector<Item> &into = buffer.host ? hostItems : items;
+      slot[buffer.id] = into.size();
+      into.push_back({align(buffer.bytes), buffer.start, buffer.end});
+    }
     // Returned constants are copied into the arena at the return.
     int64_t end = liveness.getEndPosition();
+    unsigned firstConstant = items.size();
     for (Value v : liveness.getReturnedConstants())
       items.push_back(
           {align(tensorByteSize(cast<RankedTensorType>(v.getType()))), end,
            end});
     int64_t lowerBound = liveness.lowerBound(alignment);
     int64_t arenaSize = pack(items, end, lowerBound);
-    numSlots += items.size();
+    int64_t hostLowerBound = liveness.lowerBound(alignment, /*host=*/true);
+    int64_t hostArenaSize = pack(hostItems, end, hostLowerBound);
+    numSlots += items.size() + hostItems.size();
     numInPlace += liveness.getInPlaceUses().size();
 
     auto offsetOf = [&](Value v) {
-      return items[liveness.getBuffer(v)->id].offset;
+      const Buffer *buffer = liveness.getBuffer(v);
+      return (buffer->host ? hostItems : items)[slot[buffer->id]].offset;
     };
     for (BlockArgument arg : func.getArguments())
       func.setArgAttr(arg.getArgNumber(), kOffsetAttr,
@@ -239,10 +249,14 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
       op->setAttr(kOffsetsAttr, b.getDenseI64ArrayAttr(offsets));
     }
     SmallVector<int64_t> resultOffsets;
-    unsigned nextConstant = buffers.size();
+    unsigned nextConstant = firstConstant;
     for (Value v : func.getBody().front().getTerminator()->getOperands())
       resultOffsets.push_back(
           liveness.getBuffer(v) ? offsetOf(v) : items[nextConstant++].offset);
+    if (!hostItems.empty()) {
+      func->setAttr(kHostArenaSizeAttr, b.getI64IntegerAttr(hostArenaSize));
+      func->setAttr(kHostLowerBoundAttr, b.getI64IntegerAttr(hostLowerBound));
+    }
     func->setAttr(kResultOffsetsAttr, b.getDenseI64ArrayAttr(resultOffsets));
     func->setAttr(kArenaSizeAttr, b.getI64IntegerAttr(arenaSize));
     func->setAttr(kLowerBoundAttr, b.getI64IntegerAttr(lowerBound));
@@ -253,6 +267,10 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
 
   LogicalResult planSlots(func::FuncOp func, int64_t &constantsSize) {
     Builder b(func.getContext());
+    for (Operation &op : func.getBody().front())
+      if (isCopyOp(&op))
+        return op.emitError("tidal-plan-memory: strategy slots does not plan "
+                            "swaps (use packed)");
     DenseMap<Value, int64_t> constOffsets;
     planConstants(func, constantsSize, constOffsets);
     DenseMap<Value, int64_t> offsets;

@@ -31,12 +31,14 @@ namespace {
 struct Home {
   bool constant = false;
   int64_t offset = -1;
+  bool host = false; ///< in the host arena of offloaded copies
 };
 
 /// A set of values sharing bytes, live on [start, end].
 struct Group {
   Value leader;
   int64_t offset = 0, bytes = 0, start = 0, end = 0;
+  bool host = false;
 };
 
 struct VerifyMemoryPlan
@@ -83,6 +85,8 @@ struct VerifyMemoryPlan
     if (!func.getBody().hasOneBlock())
       return func.emitError("memory plan: more than one block");
     const int64_t arenaSize = arenaAttr.getInt();
+    auto hostAttr = func->getAttrOfType<IntegerAttr>(kHostArenaSizeAttr);
+    const int64_t hostArenaSize = hostAttr ? hostAttr.getInt() : 0;
     Block &body = func.getBody().front();
 
     DenseMap<Value, Home> homes;
@@ -90,13 +94,17 @@ struct VerifyMemoryPlan
     int64_t position = 0;
     auto checkHome = [&](Value v, Home home) -> LogicalResult {
       int64_t bytes = tensorByteSize(cast<ShapedType>(v.getType()));
-      int64_t limit = home.constant ? constantsSize : arenaSize;
+      int64_t limit = home.constant ? constantsSize
+                      : home.host   ? hostArenaSize
+                                    : arenaSize;
       if (home.offset < 0 || home.offset + bytes > limit)
         return errorAt(func, v)
                << describe(func, v) << " at offset " << home.offset << " ("
                << bytes << " bytes) does not fit the "
-               << (home.constant ? "constant arena" : "arena") << " of "
-               << limit << " bytes";
+               << (home.constant ? "constant arena"
+                   : home.host   ? "host arena"
+                                 : "arena")
+               << " of " << limit << " bytes";
       if (home.offset % alignment)
         return errorAt(func, v)
                << describe(func, v) << " at offset " << home.offset
@@ -138,18 +146,26 @@ struct VerifyMemoryPlan
                             "live in the constant arena");
       for (auto [result, offset] :
            llvm::zip(op.getResults(), offsets.asArrayRef())) {
-        if (failed(checkHome(result, {isConstant, offset})))
+        // Offloaded copies (and the waits for them) are in the host arena.
+        bool host = isa<OffloadOp>(op) ||
+                    (isa<WaitOp>(op) && homes[op.getOperand(0)].host);
+        if (failed(checkHome(result, {isConstant, offset, host})))
           return failure();
         def[result] = position;
         lastUse[result] = position;
       }
-      if (isViewOp(&op)) {
+      if (isViewOp(&op) || isa<WaitOp>(&op)) {
         Home src = homes[op.getOperand(0)];
         if (src.offset != offsets[0])
-          return op.emitError("memory plan: a view must have its operand's "
-                              "offset ")
-                 << src.offset << ", not " << offsets[0];
+          return op.emitError("memory plan: a ")
+                 << (isa<WaitOp>(&op) ? "wait" : "view")
+                 << " must have its operand's offset " << src.offset << ", not "
+                 << offsets[0];
       }
+      // A copy reads its source until the wait for it.
+      if (auto wait = dyn_cast<WaitOp>(&op))
+        if (Operation *copy = wait.getInput().getDefiningOp())
+          lastUse[copy->getOperand(0)] = position;
     }
     const int64_t end = position + 1;
     Operation *terminator = body.getTerminator();
@@ -197,16 +213,18 @@ struct VerifyMemoryPlan
         add(result);
       if (op.getNumResults() == 0 || homes[op.getResult(0)].constant)
         continue;
-      if (isViewOp(&op)) {
+      if (isViewOp(&op) || isa<WaitOp>(&op)) {
         merge(op.getOperand(0), op.getResult(0));
         continue;
       }
+      if (isa<OffloadOp, PrefetchOp>(&op))
+        continue; // bytes of their own
       SmallVector<Value, 2> taken;
       for (OpResult result : op.getResults())
         for (unsigned i : inPlaceOperands(&op, result.getResultNumber())) {
           Value operand = op.getOperand(i);
           Value l = leader(operand);
-          if (homes[operand].constant ||
+          if (homes[operand].constant || homes[operand].host ||
               homes[operand].offset != homes[result].offset ||
               groupEnd[l] != position || llvm::is_contained(taken, l))
             continue;
@@ -229,7 +247,7 @@ struct VerifyMemoryPlan
       Value l = leader(v);
       auto [it, inserted] = index.try_emplace(l, list.size());
       if (inserted)
-        list.push_back({l, homes[l].offset, 0, INT64_MAX, 0});
+        list.push_back({l, homes[l].offset, 0, INT64_MAX, 0, homes[l].host});
       Group &g = list[it->second];
       g.bytes =
           std::max(g.bytes, tensorByteSize(cast<ShapedType>(v.getType())));
@@ -261,7 +279,15 @@ struct VerifyMemoryPlan
                << i << " at offset " << offset << " does not fit the arena";
       list.push_back({v, offset, bytes, end, end});
     }
-    return checkOverlaps(func, list);
+    // The arena and the host arena are checked separately.
+    std::vector<Group> hostList;
+    for (Group &g : list)
+      if (g.host)
+        hostList.push_back(g);
+    llvm::erase_if(list, [](const Group &g) { return g.host; });
+    if (failed(checkOverlaps(func, list)))
+      return failure();
+    return checkOverlaps(func, hostList);
   }
 
   /// Sweeps the groups in time order with the live ones ordered by offset.

@@ -56,7 +56,11 @@ struct Buffer {
   SmallVector<Value, 2> values;
   bool persistent = false; ///< holds an argument that outlives the step
   bool returned = false;   ///< holds a value the function returns
+  bool host = false;       ///< in the host arena (an offloaded copy)
 };
+
+/// True for the ops that move a tensor between the arenas.
+bool isCopyOp(Operation *op);
 
 /// A value that reuses an operand's bytes.
 struct InPlaceUse {
@@ -94,14 +98,17 @@ public:
   int64_t getLastUse(Value value) const;
 
   /// Bytes live at every position 0..N+1 with every buffer's size rounded up
-  /// to `alignment`.
-  SmallVector<int64_t> liveBytes(int64_t alignment) const;
+  /// to `alignment`, in the (device) arena or, with `host`, the host arena.
+  SmallVector<int64_t> liveBytes(int64_t alignment, bool host = false) const;
   /// The largest of liveBytes: no offset assignment of these buffers needs
   /// fewer bytes.
-  int64_t lowerBound(int64_t alignment) const;
+  int64_t lowerBound(int64_t alignment, bool host = false) const;
   /// The sum of the aligned sizes of every tensor without any sharing
-  /// except views (each value its own bytes for the whole step).
+  /// except views (each value its own bytes for the whole step), swaps left
+  /// out: the arena of the program without planning.
   int64_t noReuseBytes(int64_t alignment) const;
+  /// True if any buffer lives in the host arena.
+  bool hasHostBuffers() const;
 
 private:
   func::FuncOp func;

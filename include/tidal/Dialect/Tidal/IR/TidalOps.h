@@ -46,6 +46,13 @@ inline constexpr llvm::StringLiteral kConstantsSizeAttr =
     "tidal.constants_size";
 inline constexpr llvm::StringLiteral kLowerBoundAttr = "tidal.lower_bound";
 inline constexpr llvm::StringLiteral kNoReuseSizeAttr = "tidal.no_reuse_size";
+/// The device memory budget that tidal-schedule-swaps fitted a function to.
+inline constexpr llvm::StringLiteral kDeviceBudgetAttr = "tidal.device_budget";
+/// The host arena of offloaded copies (tidal-schedule-swaps), and its bound.
+inline constexpr llvm::StringLiteral kHostArenaSizeAttr =
+    "tidal.host_arena_size";
+inline constexpr llvm::StringLiteral kHostLowerBoundAttr =
+    "tidal.host_lower_bound";
 /// The tidal-schedule strategy that ordered a function's ops.
 inline constexpr llvm::StringLiteral kScheduleAttr = "tidal.schedule";
 

@@ -435,5 +435,6 @@ def Tidal_GatherOp : Tidal_InferOp<"gather", [Pure]> {
 
 include "tidal/Dialect/Tidal/IR/TidalGradOps.td"
 include "tidal/Dialect/Tidal/IR/TidalOptimizerOps.td"
+include "tidal/Dialect/Tidal/IR/TidalMemoryOps.td"
 
 #endif // TIDAL_DIALECT_TIDAL_IR_TIDALOPS_TD

@@ -154,6 +154,40 @@ def TidalSchedulePass : Pass<"tidal-schedule", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
+  let summary = "offload idle tensors to host memory to fit a device budget";
+  let description = [{
+    Makes each function's device arena fit `budget` bytes by swapping
+    tensors out while they are idle: a tensor that is not used between two
+    uses (typically an activation saved by the forward pass for the
+    backward pass) is copied to host memory after the first
+    (`tidal.offload`, waited for before the peak with `tidal.wait`) and back
+    before the second (`tidal.prefetch`, started early enough for the copy
+    to hide behind the kernels in between, by the cost model and
+    `link-gbps`, and waited for just before the use).
+
+    Greedy, as vDNN and Capuchin: while the liveness lower bound of the
+    device arena exceeds the budget, it swaps the largest tensor that is
+    idle across the peak position. If no swap is left and the step still
+    does not fit, the error states the smallest budget these swaps reach.
+    Arguments that outlive the step and returned values stay on the device.
+    The function gets `tidal.device_budget`.
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", "0",
+           "device memory budget in bytes (0: no limit, no swaps)">,
+    Option<"linkGbps", "link-gbps", "double", "16.0",
+           "host<->device copy bandwidth, GB/s, for placing the copies">,
+    Option<"alignment", "alignment", "int64_t", "64",
+           "the memory plan's alignment">,
+  ];
+  let statistics = [
+    Statistic<"numSwapped", "swapped", "tensors offloaded and prefetched">,
+    Statistic<"bytesSwapped", "swapped-bytes", "bytes offloaded per step">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 def TidalPrintLivenessPass : Pass<"tidal-print-liveness", "mlir::ModuleOp"> {
   let summary = "print every buffer's lifetime and the in-place decisions";
   let description = [{

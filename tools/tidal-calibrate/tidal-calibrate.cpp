@@ -1,0 +1,828 @@
+//===- tidal-calibrate.cpp - measure the cost model's host figures --------===//
+//
+//   tidal-calibrate [-o profile.json] [--threads N] [--quick] [--link-gbps X]
+//   tidal-calibrate --check FILE [-o out.json]
+//
+// Measures this machine's host figures through the runtime's own kernels
+// (tidalrt's C kernel ABI) and writes a machine profile
+// (docs/cost-model.md):
+//
+// - sgemm GFLOP/s: the oneDNN matmul kernel on square sizes, the median of
+//   repeats per size, the best size reported; once with oneDNN's best ISA
+//   and, on an AVX-512 machine, once limited to AVX2. oneDNN's ISA limit
+//   must be set before its first use, so each measurement runs in a forked
+//   child (which also keeps a crash or hang there from taking the tool
+//   down: a child that overruns its time is killed);
+// - memory bandwidth: the add kernel over three large arrays (STREAM "add"),
+//   bytes counted as the cost model counts them (operands + result);
+// - per-kernel overhead: a tiny relu call, the median microseconds.
+//
+// The device and the link are the documented defaults (a --link-gbps link
+// is "sim"). The JSON goes to -o (temp file + rename) or stdout, and a
+// one-line summary to stderr. Errors are one line, exit status 1.
+//
+// --check FILE loads and validates a profile and prints it normalised.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tidal/Dialect/Tidal/Analysis/DeviceProfile.h"
+
+#include "tidalrt/tidalrt.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Signals.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <poll.h>
+#include <signal.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace llvm;
+using namespace mlir::tidal;
+
+namespace {
+
+std::string tempPath; // the output's temp file while it exists
+
+/// Reports `message` and exits 1, removing the output's temp file.
+[[noreturn]] void fatal(const Twine &message) {
+  if (!tempPath.empty())
+    unlink(tempPath.c_str());
+  llvm::outs().flush();
+  llvm::errs() << "tidal-calibrate: error: " << message << "\n";
+  std::exit(1);
+}
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// `v` to `decimals` places. Dividing the rounded integer by a power of ten
+/// gives the double nearest the decimal, which prints as written ("222.6";
+/// multiplying by 0.1 instead gives 222.60000000000002).
+double roundTo(double v, int decimals) {
+  double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
+}
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+// Parsed by hand: libLLVM already registers an llvm::cl option "threads".
+struct Options {
+  std::string output;
+  int threads = 0; ///< 0: OpenMP's default
+  bool quick = false;
+  bool verbose = false;
+  double linkGbps = 0; ///< 0: the documented link
+  std::string check;
+};
+
+const char *const usage =
+    "USAGE: tidal-calibrate [-o FILE] [--threads N] [--quick] [--link-gbps X]\n"
+    "       tidal-calibrate --check FILE [-o FILE]\n"
+    "\n"
+    "Measures this host's sgemm rate (with and without AVX-512), memory\n"
+    "bandwidth and kernel overhead through the runtime's kernels, and writes\n"
+    "a machine profile for tidal's cost model (docs/cost-model.md).\n"
+    "\n"
+    "  -o FILE          write the profile to FILE (temp file + rename);\n"
+    "                   default or '-': stdout\n"
+    "  --threads N      threads to measure with (default: OpenMP's,\n"
+    "                   OMP_NUM_THREADS or every CPU)\n"
+    "  --quick          fewer repeats and smaller arrays (under 5 s)\n"
+    "  --link-gbps X    a simulated host<->device link of X GB/s (\"sim\")\n"
+    "                   instead of the documented PCIe 5.0 default\n"
+    "  --check FILE     load and validate a profile and print it; measures\n"
+    "                   nothing\n"
+    "  --verbose        print every measurement to stderr\n"
+    "  --help           this text\n";
+
+Options parseOptions(int argc, char **argv) {
+  Options o;
+  bool sawThreads = false, sawLink = false;
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "-h") {
+      llvm::outs() << usage;
+      llvm::outs().flush();
+      std::exit(0);
+    }
+    if (arg == "--quick" || arg == "-quick") {
+      o.quick = true;
+      continue;
+    }
+    if (arg == "--verbose" || arg == "-verbose" || arg == "-v") {
+      o.verbose = true;
+      continue;
+    }
+    // The options with a value: "--name VALUE" or "--name=VALUE".
+    StringRef name = arg, value;
+    bool inlineValue = false;
+    if (arg.starts_with("-")) {
+      size_t eq = arg.find('=');
+      if (eq != StringRef::npos) {
+        name = arg.take_front(eq);
+        value = arg.drop_front(eq + 1);
+        inlineValue = true;
+      }
+    }
+    StringRef bare = name.ltrim('-');
+    if (!name.starts_with("-") || (bare != "o" && bare != "threads" &&
+                                   bare != "link-gbps" && bare != "check"))
+      fatal("unknown " +
+            Twine(name.starts_with("-") ? "option '" : "argument '") + arg +
+            "' (see --help)");
+    if (!inlineValue) {
+      if (i + 1 >= argc)
+        fatal(Twine("missing value for '") + arg + "'");
+      value = argv[++i];
+    }
+    if (bare == "o") {
+      o.output = value.str();
+    } else if (bare == "check") {
+      if (value.empty())
+        fatal("--check: expected a file name");
+      o.check = value.str();
+    } else if (bare == "threads") {
+      sawThreads = true;
+      if (value.getAsInteger(10, o.threads) || o.threads < 1 ||
+          o.threads > 4096)
+        fatal("--threads: expected an integer from 1 to 4096, got '" + value +
+              "'");
+    } else {
+      sawLink = true;
+      std::string text = value.str();
+      char *end = nullptr;
+      o.linkGbps = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end || !std::isfinite(o.linkGbps) || o.linkGbps <= 0)
+        fatal("--link-gbps: expected a positive number of GB/s, got '" + value +
+              "'");
+    }
+  }
+  if (!o.check.empty() && (o.quick || sawThreads || sawLink))
+    fatal("--check measures nothing: it takes no --quick, --threads or "
+          "--link-gbps");
+  return o;
+}
+
+//===----------------------------------------------------------------------===//
+// Calling runtime kernels
+//===----------------------------------------------------------------------===//
+
+std::string consume(tidalrt_status_t s) {
+  std::string m =
+      std::string(tidalrt_status_code_name(tidalrt_status_code(s))) + ": " +
+      tidalrt_status_message(s);
+  tidalrt_status_free(s);
+  return m;
+}
+
+struct FreeDeleter {
+  void operator()(float *p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<float[], FreeDeleter>;
+
+/// `n` floats, TIDALRT_ARRAY_ALIGNMENT-aligned, filled with small values
+/// (which also faults every page in before timing).
+Buffer allocate(int64_t n, std::string &error) {
+  size_t bytes = (size_t)n * sizeof(float);
+  bytes = (bytes + TIDALRT_ARRAY_ALIGNMENT - 1) / TIDALRT_ARRAY_ALIGNMENT *
+          TIDALRT_ARRAY_ALIGNMENT;
+  Buffer b((float *)std::aligned_alloc(TIDALRT_ARRAY_ALIGNMENT, bytes));
+  if (!b) {
+    error = "out of memory allocating " + std::to_string(bytes) + " bytes";
+    return b;
+  }
+  uint32_t x = 12345;
+  for (int64_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    b[i] = (float)(x >> 8) / (float)(1u << 24) - 0.5f;
+  }
+  return b;
+}
+
+/// One kernel call site (op 0 of a one-op program) on its own prepared
+/// context, as the generated code and the driver make it.
+class KernelCall {
+public:
+  KernelCall(tidalrt_kernel_fn_t fn,
+             std::initializer_list<std::vector<int64_t>> shapes,
+             std::vector<void *> buffers)
+      : fn(fn), buffers(std::move(buffers)) {
+    desc = {0, (int64_t)shapes.size()};
+    for (const std::vector<int64_t> &dims : shapes) {
+      desc.push_back(TIDALRT_ELEMENT_TYPE_F32);
+      desc.push_back((int64_t)dims.size());
+      desc.insert(desc.end(), dims.begin(), dims.end());
+    }
+    desc.push_back(0); // no attributes
+  }
+  KernelCall(const KernelCall &) = delete;
+  KernelCall &operator=(const KernelCall &) = delete;
+  ~KernelCall() { tidalrt_context_free(ctx); }
+
+  /// Creates and prepares the context; returns "" or the error.
+  std::string prepare() {
+    tidalrt_context_options_t options = {1, 0};
+    if (tidalrt_status_t s = tidalrt_context_create(&options, &ctx))
+      return consume(s);
+    tidalrt_context_begin_prepare(ctx);
+    if (tidalrt_status_t s = fn(ctx, desc.data(), buffers.data()))
+      return consume(s);
+    if (tidalrt_status_t s = tidalrt_context_end_prepare(ctx))
+      return consume(s);
+    return "";
+  }
+  /// Runs the call `times` times; returns "" or the error.
+  std::string run(int64_t times = 1) {
+    for (int64_t i = 0; i < times; ++i)
+      if (tidalrt_status_t s = fn(ctx, desc.data(), buffers.data()))
+        return consume(s);
+    return "";
+  }
+
+private:
+  tidalrt_kernel_fn_t fn;
+  std::vector<int64_t> desc;
+  std::vector<void *> buffers;
+  tidalrt_context_t *ctx = nullptr;
+};
+
+/// How long and how often each figure is measured.
+struct Plan {
+  std::vector<int64_t> sgemmSizes;
+  int reps;             ///< timed repeats per figure (the median is kept)
+  double repSeconds;    ///< each repeat runs calls for at least this long
+  int64_t streamFloats; ///< elements of each array of the bandwidth test
+  int64_t overheadCalls;
+  double childTimeoutS;
+  bool verbose = false;
+};
+
+Plan makePlan(bool quick) {
+  if (quick)
+    return {{256, 512, 1024}, 3, 0.02, 16 << 20, 500, 30};
+  return {{256, 512, 1024, 2048}, 7, 0.1, 32 << 20, 2000, 240};
+}
+
+/// The median rate of `call`, in `work` units per call per second: calls
+/// to warm up, then `plan.reps` repeats of enough calls to last
+/// `plan.repSeconds`. `firstCallS` returns the first call's time.
+std::string measureRate(KernelCall &call, double work, const Plan &plan,
+                        const std::string &label, double &rate,
+                        double *firstCallS = nullptr) {
+  Clock::time_point start = Clock::now();
+  std::string error = call.run();
+  if (!error.empty())
+    return error;
+  double once = std::max(secondsSince(start), 1e-9);
+  if (firstCallS)
+    *firstCallS = once;
+  // Warm up (caches, the OpenMP pool, clocks) for a quarter of a repeat,
+  // which also gives a better per-call estimate than the first call.
+  int64_t warm = 1;
+  start = Clock::now();
+  while (once < 1.0 && secondsSince(start) < plan.repSeconds / 4) {
+    if (!(error = call.run()).empty())
+      return error;
+    ++warm;
+  }
+  if (warm > 1)
+    once = std::max(secondsSince(start) / (double)(warm - 1), 1e-9);
+  int64_t calls =
+      std::max<int64_t>(1, (int64_t)std::ceil(plan.repSeconds / once));
+  std::vector<double> rates;
+  for (int r = 0; r < plan.reps; ++r) {
+    start = Clock::now();
+    if (!(error = call.run(calls)).empty())
+      return error;
+    double s = std::max(secondsSince(start), 1e-9);
+    rates.push_back(work * (double)calls / s);
+    // Re-aim after the first repeat, whose single-call estimate may have
+    // included one-off costs.
+    if (r == 0)
+      calls = std::max<int64_t>(
+          1, (int64_t)std::ceil(plan.repSeconds * (double)calls / s));
+  }
+  rate = median(rates);
+  if (plan.verbose)
+    llvm::errs() << "tidal-calibrate: " << label << ": median "
+                 << format("%.2f", rate) << " (min "
+                 << format("%.2f",
+                           *std::min_element(rates.begin(), rates.end()))
+                 << ", max "
+                 << format("%.2f",
+                           *std::max_element(rates.begin(), rates.end()))
+                 << ") over " << rates.size() << " repeats of " << calls
+                 << " calls\n";
+  return "";
+}
+
+/// The median microseconds of one call of the prepared `call`: batches of
+/// `plan.overheadCalls` calls after one warm-up batch.
+std::string medianCallUs(KernelCall &call, const Plan &plan, const char *label,
+                         double &result) {
+  std::string error = call.run(plan.overheadCalls); // warm-up
+  if (!error.empty())
+    return error;
+  std::vector<double> us;
+  for (int r = 0; r < std::max(plan.reps, 7); ++r) {
+    Clock::time_point start = Clock::now();
+    if (!(error = call.run(plan.overheadCalls)).empty())
+      return error;
+    us.push_back(secondsSince(start) * 1e6 / (double)plan.overheadCalls);
+  }
+  result = median(us);
+  if (plan.verbose)
+    llvm::errs() << "tidal-calibrate: " << label << " us/call: median "
+                 << format("%.3f", result) << " (min "
+                 << format("%.3f", *std::min_element(us.begin(), us.end()))
+                 << ", max "
+                 << format("%.3f", *std::max_element(us.begin(), us.end()))
+                 << ") over " << us.size() << " repeats of "
+                 << plan.overheadCalls << " calls\n";
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// sgemm, in a child process per ISA
+//===----------------------------------------------------------------------===//
+
+struct SgemmResult {
+  int isa = 0; ///< dnnl_get_effective_cpu_isa()
+  double gflops = 0;
+  int64_t bestSize = 0;
+};
+
+/// "avx512", "avx2" or "sse41": the profile's name of a oneDNN ISA.
+std::string isaClass(int isa) {
+  if ((isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core)
+    return "avx512";
+  if ((isa & dnnl_cpu_isa_avx2) == dnnl_cpu_isa_avx2)
+    return "avx2";
+  return "sse41";
+}
+
+const char *isaName(int isa) {
+  switch (isa) {
+  case dnnl_cpu_isa_sse41:
+    return "sse41";
+  case dnnl_cpu_isa_avx:
+    return "avx";
+  case dnnl_cpu_isa_avx2:
+    return "avx2";
+  case dnnl_cpu_isa_avx2_vnni:
+    return "avx2_vnni";
+  case dnnl_cpu_isa_avx512_mic:
+    return "avx512_mic";
+  case dnnl_cpu_isa_avx512_mic_4ops:
+    return "avx512_mic_4ops";
+  case dnnl_cpu_isa_avx512_core:
+    return "avx512_core";
+  case dnnl_cpu_isa_avx512_core_vnni:
+    return "avx512_core_vnni";
+  case dnnl_cpu_isa_avx512_core_bf16:
+    return "avx512_core_bf16";
+  case dnnl_cpu_isa_avx512_core_amx:
+    return "avx512_core_amx";
+  default:
+    return "unknown";
+  }
+}
+
+/// Runs in the child: limits oneDNN to `maxIsa` (before its first use) and
+/// measures the matmul kernel. Returns the line sent to the parent.
+std::string sgemmChild(dnnl_cpu_isa_t maxIsa, const Plan &plan) {
+  if (dnnl_set_max_cpu_isa(maxIsa) != dnnl_success)
+    return "error oneDNN refused the ISA limit (was it already used?)";
+  SgemmResult best;
+  best.isa = (int)dnnl_get_effective_cpu_isa();
+  for (int64_t n : plan.sgemmSizes) {
+    std::string error;
+    Buffer a = allocate(n * n, error), b = allocate(n * n, error),
+           y = allocate(n * n, error);
+    if (!error.empty())
+      return "error " + error;
+    KernelCall call(tidalrt_k_matmul, {{n, n}, {n, n}, {n, n}},
+                    {a.get(), b.get(), y.get()});
+    if (!(error = call.prepare()).empty())
+      return "error matmul " + std::to_string(n) + ": " + error;
+    double rate = 0, once = 0;
+    std::string label =
+        "sgemm " + std::to_string(n) + " [" + isaName(best.isa) + "] GFLOP/s";
+    if (!(error = measureRate(call, 2.0 * n * n * n / 1e9, plan, label, rate,
+                              &once))
+             .empty())
+      return "error matmul " + std::to_string(n) + ": " + error;
+    if (rate > best.gflops) {
+      best.gflops = rate;
+      best.bestSize = n;
+    }
+    // A very slow machine: larger sizes would only take longer.
+    if (once > 1.0)
+      break;
+  }
+  if (plan.verbose) {
+    // For information: what a oneDNN primitive call costs beyond a plain
+    // kernel's (the profile's overhead is the relu call's).
+    std::string error;
+    Buffer a = allocate(64, error), b = allocate(64, error),
+           y = allocate(64, error);
+    KernelCall call(tidalrt_k_matmul, {{8, 8}, {8, 8}, {8, 8}},
+                    {a.get(), b.get(), y.get()});
+    double us = 0;
+    if (error.empty() && (error = call.prepare()).empty())
+      error = medianCallUs(call, plan, "sgemm 8", us);
+    if (!error.empty())
+      return "error matmul 8: " + error;
+  }
+  std::ostringstream os;
+  os.precision(17);
+  os << "ok " << best.isa << " " << best.gflops << " " << best.bestSize;
+  return os.str();
+}
+
+/// Runs `body` in a forked child and returns its line in `line`; fails on
+/// a crash, a non-zero exit or a child still running after `timeoutS`.
+std::string runInChild(const std::function<std::string()> &body,
+                       double timeoutS, std::string &line) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return std::string("pipe: ") + std::strerror(errno);
+  llvm::outs().flush();
+  llvm::errs().flush();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return std::string("fork: ") + std::strerror(errno);
+  }
+  if (pid == 0) {
+    // The parent owns the temp file; a crash here must not remove it.
+    if (!tempPath.empty())
+      llvm::sys::DontRemoveFileOnSignal(tempPath);
+    tempPath.clear();
+    llvm::sys::unregisterHandlers();
+    close(fds[0]);
+    std::string result = body() + "\n";
+    const char *p = result.data();
+    size_t left = result.size();
+    while (left > 0) {
+      ssize_t w = write(fds[1], p, left);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        _exit(3);
+      p += w;
+      left -= (size_t)w;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  Clock::time_point start = Clock::now();
+  bool timedOut = false;
+  for (;;) {
+    double left = timeoutS - secondsSince(start);
+    if (left <= 0) {
+      timedOut = true;
+      break;
+    }
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    int r = poll(&pfd, 1, (int)std::ceil(left * 1000));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      break;
+    if (r == 0)
+      continue;
+    char buf[512];
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    out.append(buf, (size_t)n);
+  }
+  close(fds[0]);
+  if (timedOut)
+    kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timedOut)
+    return "did not finish in " + std::to_string((int)timeoutS) + " s";
+  if (WIFSIGNALED(status))
+    return std::string("crashed (") + strsignal(WTERMSIG(status)) + ")";
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return "failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  line = out;
+  return "";
+}
+
+SgemmResult measureSgemm(dnnl_cpu_isa_t maxIsa, const char *what,
+                         const Plan &plan) {
+  std::string line;
+  std::string error = runInChild([&] { return sgemmChild(maxIsa, plan); },
+                                 plan.childTimeoutS, line);
+  if (!error.empty())
+    fatal(Twine("sgemm measurement (") + what + ") " + error);
+  if (StringRef(line).starts_with("error "))
+    fatal(Twine("sgemm measurement (") + what + "): " + line.substr(6));
+  std::istringstream is(line);
+  std::string ok;
+  SgemmResult r;
+  if (!(is >> ok >> r.isa >> r.gflops >> r.bestSize) || ok != "ok" ||
+      !(r.gflops > 0))
+    fatal(Twine("sgemm measurement (") + what + "): unexpected result '" +
+          line + "'");
+  return r;
+}
+
+//===----------------------------------------------------------------------===//
+// Bandwidth and overhead (in this process, after the children)
+//===----------------------------------------------------------------------===//
+
+double measureBandwidth(const Plan &plan) {
+  int64_t n = plan.streamFloats;
+  std::string error;
+  Buffer x = allocate(n, error), y = allocate(n, error), z = allocate(n, error);
+  if (!error.empty())
+    fatal("bandwidth measurement: " + error);
+  KernelCall call(tidalrt_k_add, {{n}, {n}, {n}}, {x.get(), y.get(), z.get()});
+  double rate = 0;
+  if (!(error = call.prepare()).empty() ||
+      !(error = measureRate(call, 3.0 * n * sizeof(float) / 1e9, plan,
+                            "add GB/s", rate))
+           .empty())
+    fatal("bandwidth measurement (add): " + error);
+  return rate;
+}
+
+double measureOverheadUs(const Plan &plan) {
+  std::string error;
+  Buffer x = allocate(16, error), y = allocate(16, error);
+  if (!error.empty())
+    fatal("overhead measurement: " + error);
+  KernelCall call(tidalrt_k_relu, {{16}, {16}}, {x.get(), y.get()});
+  double us = 0;
+  if (!(error = call.prepare()).empty() ||
+      !(error = medianCallUs(call, plan, "relu [16]", us)).empty())
+    fatal("overhead measurement (relu): " + error);
+  return us;
+}
+
+//===----------------------------------------------------------------------===//
+// Machine description and output
+//===----------------------------------------------------------------------===//
+
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (StringRef(line).starts_with("model name")) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos)
+        return StringRef(line).substr(colon + 1).trim().str();
+    }
+  return "host CPU";
+}
+
+/// "load 0.52 on 2 CPUs" (the 1-minute load average), or "": on a busy
+/// machine the figures come out low and noisy, and the summary says so.
+std::string loadNote() {
+  std::ifstream in("/proc/loadavg");
+  double load = 0;
+  if (!(in >> load))
+    return "";
+  std::string s;
+  raw_string_ostream os(s);
+  os << "load " << format("%.2f", load) << " on "
+     << sysconf(_SC_NPROCESSORS_ONLN) << " CPUs";
+  return s;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0])
+    return "unknown";
+  return buf;
+}
+
+std::string utcNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm;
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+/// The output file: created (empty, as a temp file next to it) before any
+/// measurement, so an unwritable path fails at once, and renamed over the
+/// path only when complete. Devices and pipes (/dev/null, a FIFO) are
+/// written in place, as tidalc does: renaming over them would replace them.
+class Output {
+public:
+  explicit Output(std::string path) : path(std::move(path)) {
+    if (toStdout())
+      return;
+    sys::fs::file_status st;
+    if (!sys::fs::status(this->path, st) && sys::fs::exists(st)) {
+      if (sys::fs::is_directory(st))
+        fatal("cannot write '" + this->path + "': it is a directory");
+      if (!sys::fs::is_regular_file(st)) {
+        fd = open(this->path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+          fatal("cannot write '" + this->path + "': " + std::strerror(errno));
+        inPlace = true;
+        return;
+      }
+    }
+    tempPath = this->path + ".tmp." + std::to_string(getpid());
+    fd = open(tempPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      std::string reason = std::strerror(errno);
+      tempPath.clear();
+      fatal("cannot write '" + this->path + "': " + reason);
+    }
+    sys::RemoveFileOnSignal(tempPath);
+  }
+  ~Output() { discard(); }
+
+  bool toStdout() const { return path.empty() || path == "-"; }
+
+  void commit(const std::string &text) {
+    if (toStdout()) {
+      llvm::outs() << text;
+      llvm::outs().flush();
+      if (llvm::outs().has_error()) {
+        std::string reason = llvm::outs().error().message();
+        llvm::outs().clear_error();
+        fatal("cannot write to stdout: " + reason);
+      }
+      return;
+    }
+    const char *p = text.data();
+    size_t left = text.size();
+    while (left > 0) {
+      ssize_t w = write(fd, p, left);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        failWrite();
+      p += w;
+      left -= (size_t)w;
+    }
+    if (inPlace) {
+      int closed = close(fd);
+      fd = -1;
+      if (closed != 0)
+        failWrite();
+      return;
+    }
+    bool synced = fsync(fd) == 0;
+    int closed = close(fd);
+    fd = -1;
+    if (!synced || closed != 0)
+      failWrite();
+    if (rename(tempPath.c_str(), path.c_str()) != 0)
+      failWrite();
+    sys::DontRemoveFileOnSignal(tempPath);
+    tempPath.clear();
+  }
+
+private:
+  [[noreturn]] void failWrite() {
+    std::string reason = std::strerror(errno);
+    discard();
+    fatal("cannot write '" + path + "': " + reason);
+  }
+  void discard() {
+    if (fd >= 0)
+      close(fd);
+    fd = -1;
+    if (!tempPath.empty()) {
+      unlink(tempPath.c_str());
+      sys::DontRemoveFileOnSignal(tempPath);
+      tempPath.clear();
+    }
+  }
+
+  std::string path;
+  int fd = -1;
+  bool inPlace = false;
+};
+
+std::string summary(const MachineProfile &p) {
+  std::string s;
+  raw_string_ostream os(s);
+  const DeviceProfile &h = p.host;
+  os << "host '" << h.name << "', " << h.threads << " threads, "
+     << (h.isa.empty() ? "isa unrecorded" : h.isa) << ": sgemm "
+     << format("%.1f", h.gflops) << " GFLOP/s (avx2 "
+     << format("%.1f", h.gflopsAvx2) << ", avx512 "
+     << format("%.1f", h.gflopsAvx512) << "), " << format("%.2f", h.gbytesPerS)
+     << " GB/s, " << format("%.3f", h.opOverheadUs) << " us/kernel"
+     << (h.calibrated ? "" : " (uncalibrated)") << "; device '" << p.device.name
+     << "'; link '" << p.link.name << "' " << format("%g", p.link.gbytesPerS)
+     << " GB/s";
+  return s;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  Options opts = parseOptions(argc, argv);
+
+  if (!opts.check.empty()) {
+    std::string error;
+    FailureOr<MachineProfile> profile = loadMachineProfile(opts.check, error);
+    if (failed(profile))
+      fatal(error);
+    Output out(opts.output);
+    out.commit(machineProfileJson(*profile));
+    llvm::errs() << "tidal-calibrate: " << opts.check
+                 << ": valid profile: " << summary(*profile) << "\n";
+    return 0;
+  }
+
+  Clock::time_point start = Clock::now();
+  Output out(opts.output);
+  std::string load = loadNote();
+  Plan plan = makePlan(opts.quick);
+  plan.verbose = opts.verbose;
+  int threads = opts.threads ? opts.threads : omp_get_max_threads();
+  // Set before the children fork, so they inherit it; this creates no
+  // OpenMP threads yet.
+  omp_set_num_threads(threads);
+
+  SgemmResult best = measureSgemm(dnnl_cpu_isa_all, "default ISA", plan);
+  std::string isa = isaClass(best.isa);
+  SgemmResult avx2 = best;
+  if (isa == "avx512")
+    avx2 = measureSgemm(dnnl_cpu_isa_avx2, "AVX2", plan);
+  double gbytes = measureBandwidth(plan);
+  double overheadUs = measureOverheadUs(plan);
+
+  MachineProfile p = defaultMachineProfile();
+  p.machine = hostName();
+  p.created = utcNow();
+  DeviceProfile &h = p.host;
+  h.name = cpuModel();
+  h.threads = threads;
+  h.isa = isa;
+  h.gflops = roundTo(best.gflops, 1);
+  h.gflopsAvx512 = isa == "avx512" ? h.gflops : 0;
+  h.gflopsAvx2 = isa == "sse41" ? 0 : roundTo(avx2.gflops, 1);
+  h.gbytesPerS = roundTo(gbytes, 2);
+  h.opOverheadUs = roundTo(overheadUs, 3);
+  h.calibrated = true;
+  if (opts.linkGbps > 0)
+    p.link = simulatedLinkProfile(opts.linkGbps);
+
+  std::string problem = validateMachineProfile(p);
+  if (!problem.empty())
+    fatal("the measured profile is not valid: " + problem);
+  out.commit(machineProfileJson(p));
+  llvm::errs() << "tidal-calibrate: " << summary(p) << " (oneDNN "
+               << isaName(best.isa) << ", best sgemm at " << best.bestSize
+               << "; " << (load.empty() ? "" : load + " before; ")
+               << format("%.1f", secondsSince(start)) << " s)";
+  if (!out.toStdout())
+    llvm::errs() << " -> " << opts.output;
+  llvm::errs() << "\n";
+  return 0;
+}
