@@ -403,27 +403,39 @@ FailureOr<std::string> tidal::buildPlanTrace(ModuleOp module,
         j.attribute("ph", "M");
         j.attribute("pid", 1);
         j.attributeObject("args", [&] {
-          j.attribute("name", "tidal plan: " + info.model + " (host)");
+          j.attribute("name", "tidal plan: " + info.model + " (" +
+                                  info.target + ")");
         });
       });
-      j.object([&] {
-        j.attribute("name", "thread_name");
-        j.attribute("ph", "M");
-        j.attribute("pid", 1);
-        j.attribute("tid", 1);
-        j.attributeObject("args", [&] { j.attribute("name", "host compute"); });
-      });
+      // One track per stream: compute, copies to the host, to the device.
+      const char *tracks[] = {step.onDevice ? "device compute" : "host compute",
+                              "copy to host", "copy to device"};
+      for (int tid = 1; tid <= 3; ++tid)
+        j.object([&] {
+          j.attribute("name", "thread_name");
+          j.attribute("ph", "M");
+          j.attribute("pid", 1);
+          j.attribute("tid", tid);
+          j.attributeObject("args",
+                            [&] { j.attribute("name", tracks[tid - 1]); });
+        });
       counter(0, step.live[0]);
       for (auto [i, op] : llvm::enumerate(liveness.getOps())) {
         const OpCost &cost = step.costs[i];
         double start = step.startUs[i];
-        if (cost.kernel)
+        StringRef stream = step.streams[i];
+        int tid = stream == "copy_to_host"     ? 2
+                  : stream == "copy_to_device" ? 3
+                                               : 1;
+        // Kernels, copies, and waits that stall the compute stream.
+        if (cost.kernel || (isCopyOp(op) && cost.us > 0))
           j.object([&] {
-            j.attribute("name", opDisplayName(op));
+            j.attribute("name", isCopyOp(op) ? op->getName().stripDialect()
+                                             : StringRef(opDisplayName(op)));
             j.attribute("cat", op->getName().getStringRef());
             j.attribute("ph", "X");
             j.attribute("pid", 1);
-            j.attribute("tid", 1);
+            j.attribute("tid", tid);
             j.attribute("ts", start);
             j.attribute("dur", cost.us);
             j.attributeObject("args", [&] {

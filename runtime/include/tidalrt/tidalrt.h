@@ -38,7 +38,7 @@ extern "C" {
 /* MINOR grows when functions or enumerators are added; MAJOR grows (and
  * MINOR resets) when anything existing changes meaning, signature or value. */
 #define TIDALRT_ABI_VERSION_MAJOR 0
-#define TIDALRT_ABI_VERSION_MINOR 2
+#define TIDALRT_ABI_VERSION_MINOR 3
 #define TIDALRT_ABI_VERSION                                                    \
   ((uint32_t)(((uint32_t)TIDALRT_ABI_VERSION_MAJOR << 16) |                    \
               (uint32_t)TIDALRT_ABI_VERSION_MINOR))
@@ -311,5 +311,9 @@ TIDALRT_KERNEL_LIST(TIDALRT_DECLARE_KERNEL)
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+/* Devices, streams and events (ABI 0.3); after everything above, which it
+ * uses. */
+#include "tidalrt/device.h"
 
 #endif /* TIDALRT_TIDALRT_H */

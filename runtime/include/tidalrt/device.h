@@ -1,0 +1,245 @@
+/* device.h - devices, streams and events: how generated code runs a plan. */
+/*
+ * The memory planner places tensors in a device arena of exactly the user's
+ * budget and in a host arena, and schedules kernel launches on a compute
+ * stream and asynchronous copies (offload: device -> host, prefetch: host ->
+ * device) on copy streams, with an event for every dependency between
+ * streams. Generated code drives that schedule through this interface.
+ *
+ * Kinds of device (docs/runtime-abi.md, "Devices, streams and events"):
+ * - TIDALRT_DEVICE_HOST: every call runs its work at once on the calling
+ *   thread; the device arena is plain host memory.
+ * - TIDALRT_DEVICE_SIM: the simulated device of SPEC section 4. The arena is
+ *   one host allocation; each stream owns a worker thread that runs its work
+ *   in order; copies can be throttled to a link bandwidth; events
+ *   synchronise the threads so that a program with every needed wait is free
+ *   of data races, and one that misses a wait has a real race.
+ * - TIDALRT_DEVICE_CUDA: reserved; tidalrt_device_create() returns
+ *   TIDALRT_UNSUPPORTED for it in this runtime.
+ *
+ * Semantics follow CUDA's streams and events. Work enqueued on one stream
+ * runs in the order of the calls that enqueued it; work on different streams
+ * is unordered unless an event orders it. Errors are sticky: once work on a
+ * stream fails, the stream skips all later work and every synchronisation
+ * reports the failure.
+ *
+ * This header is included by tidalrt.h and may also be included alone.
+ */
+#ifndef TIDALRT_DEVICE_H
+#define TIDALRT_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tidalrt/tidalrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===
+ * Devices
+ *===----------------------------------------------------------------------===*/
+
+typedef struct tidalrt_device_s tidalrt_device_t;
+typedef struct tidalrt_stream_s tidalrt_stream_t;
+typedef struct tidalrt_event_s tidalrt_event_t;
+
+/* Values are stable within an ABI major version. */
+typedef enum tidalrt_device_kind_e {
+  TIDALRT_DEVICE_HOST = 0,
+  TIDALRT_DEVICE_SIM = 1,
+  TIDALRT_DEVICE_CUDA = 2,
+} tidalrt_device_kind_t;
+
+typedef struct tidalrt_device_options_s {
+  tidalrt_device_kind_t kind;
+  /* The size of the device arena: exactly this many bytes (0 is allowed: an
+   * arena that no non-empty range fits). */
+  uint64_t memory_bytes;
+  /* SIM only: the link bandwidth of every copy in GB/s (1e9 bytes per
+   * second); 0 means unthrottled, unless the environment variable
+   * TIDAL_SIM_LINK_GBPS holds a bandwidth, which is then used. Must be
+   * finite and not negative. */
+  double link_gbps;
+} tidalrt_device_options_t;
+
+/* Creates a device of `options->kind` with an arena of
+ * `options->memory_bytes` bytes, aligned to TIDALRT_ARRAY_ALIGNMENT, whose
+ * contents are undefined (as cudaMalloc's are; pages are only committed when
+ * touched). Fails with INVALID_ARGUMENT for a bad option or a malformed
+ * TIDAL_SIM_LINK_GBPS, UNSUPPORTED for TIDALRT_DEVICE_CUDA, OUT_OF_MEMORY if
+ * the arena cannot be allocated. */
+tidalrt_status_t tidalrt_device_create(const tidalrt_device_options_t *options,
+                                       tidalrt_device_t **out_device);
+
+/* Waits for all work on the device's streams to finish, then releases the
+ * device with every stream and event created on it that is still open (their
+ * handles become invalid). Never hangs and never fails, even after failed
+ * work; failures not yet reported are dropped. NULL is allowed. */
+void tidalrt_device_free(tidalrt_device_t *device);
+
+tidalrt_device_kind_t tidalrt_device_kind(const tidalrt_device_t *device);
+
+/* The base of the device arena; the device ranges of launches and copies
+ * are byte offsets from it. Never NULL. The host may read and write it
+ * directly only while no enqueued work touches the same bytes (for example
+ * after tidalrt_device_synchronize()). */
+uint8_t *tidalrt_device_memory(tidalrt_device_t *device);
+
+/* options.memory_bytes. */
+uint64_t tidalrt_device_memory_bytes(const tidalrt_device_t *device);
+
+/* The link bandwidth in GB/s that SIM copies are throttled to (after the
+ * TIDAL_SIM_LINK_GBPS fallback); 0 when unthrottled and for HOST. */
+double tidalrt_device_link_gbps(const tidalrt_device_t *device);
+
+/* Waits for all work enqueued so far on every stream of the device. Returns
+ * the failure of the earliest-created failed stream (as
+ * tidalrt_stream_synchronize() would), or NULL. */
+tidalrt_status_t tidalrt_device_synchronize(tidalrt_device_t *device);
+
+/*===----------------------------------------------------------------------===
+ * Streams
+ *===----------------------------------------------------------------------===*/
+
+typedef enum tidalrt_stream_kind_e {
+  /* Runs tidalrt_stream_launch() work. */
+  TIDALRT_STREAM_COMPUTE = 0,
+  /* Runs tidalrt_stream_copy() work from the device arena to host memory
+   * (offload). */
+  TIDALRT_STREAM_COPY_TO_HOST = 1,
+  /* Runs tidalrt_stream_copy() work from host memory to the device arena
+   * (prefetch). */
+  TIDALRT_STREAM_COPY_TO_DEVICE = 2,
+} tidalrt_stream_kind_t;
+
+/* Creates a stream of `kind` on `device`. A device may have any number of
+ * streams of each kind; each is numbered in creation order (0, 1, ...), and
+ * messages name it, e.g. "stream 2 (copy to host)". On SIM each stream
+ * starts its own worker thread. */
+tidalrt_status_t tidalrt_stream_create(tidalrt_device_t *device,
+                                       tidalrt_stream_kind_t kind,
+                                       tidalrt_stream_t **out_stream);
+
+/* Waits for the stream's work to finish, then releases it (and its thread).
+ * NULL is allowed. Events recorded on it stay valid. */
+void tidalrt_stream_free(tidalrt_stream_t *stream);
+
+/* Work for a compute stream: returns NULL on success or a status that the
+ * stream takes ownership of. */
+typedef tidalrt_status_t (*tidalrt_work_fn_t)(void *arg);
+
+/* A byte range of the device arena: [offset, offset + bytes). */
+typedef struct tidalrt_range_s {
+  uint64_t offset;
+  uint64_t bytes;
+} tidalrt_range_t;
+
+/* Enqueues fn(arg) on a compute stream. `reads` and `writes` are the device
+ * ranges the work touches (either list may be empty, with a NULL pointer).
+ * Before enqueueing, every range is checked against the arena; one that
+ * does not fit fails the call with INVALID_ARGUMENT naming the range and
+ * enqueues nothing (the stream is not marked failed). When the work runs,
+ * the device's stats count it and raise the measured peak to the end of its
+ * highest range. On HOST fn runs before this call returns; on SIM it runs on
+ * the stream's thread, and `arg` must stay valid until then. fn must not
+ * call into the device's streams or events (synchronising its own stream
+ * would never return).
+ *
+ * A status returned by fn marks the stream failed: it skips all later work,
+ * and synchronisation returns the status, prefixed with the stream and the
+ * launch's number on it ("stream 0 (compute), launch #3: ..."). The call
+ * itself only reports enqueue errors (bounds, a copy stream, a NULL fn),
+ * on HOST as on SIM. */
+tidalrt_status_t
+tidalrt_stream_launch(tidalrt_stream_t *stream, tidalrt_work_fn_t fn, void *arg,
+                      const tidalrt_range_t *reads, size_t num_reads,
+                      const tidalrt_range_t *writes, size_t num_writes);
+
+/* Enqueues an asynchronous copy on a copy stream: on a COPY_TO_HOST stream
+ * the device range [device_offset, +bytes) is copied to `host`, on a
+ * COPY_TO_DEVICE stream `bytes` bytes at `host` are copied into that range.
+ * Bounds are checked as by tidalrt_stream_launch(); `host` must stay valid
+ * (and, for COPY_TO_DEVICE, unchanged) until the copy has run, and must not
+ * overlap the device arena. The device's stats count the bytes in
+ * bytes_to_host or bytes_to_device and raise the measured peak. On SIM a
+ * throttled copy lasts at least bytes / (link_gbps * 1e9) seconds. */
+tidalrt_status_t tidalrt_stream_copy(tidalrt_stream_t *stream, void *host,
+                                     uint64_t device_offset, uint64_t bytes);
+
+/* Blocks until all work enqueued on the stream before the call has finished.
+ * Returns NULL, or a new status (the caller frees it) carrying the stream's
+ * first failure; a failed stream returns its failure every time. */
+tidalrt_status_t tidalrt_stream_synchronize(tidalrt_stream_t *stream);
+
+/*===----------------------------------------------------------------------===
+ * Events
+ *===----------------------------------------------------------------------===*/
+
+/* Creates an event on `device`, never recorded. */
+tidalrt_status_t tidalrt_event_create(tidalrt_device_t *device,
+                                      tidalrt_event_t **out_event);
+
+/* Releases the event. NULL is allowed. Work that still waits on it (or will
+ * record it) is unaffected: it keeps what it needs alive. */
+void tidalrt_event_free(tidalrt_event_t *event);
+
+/* Captures all work enqueued on `stream` so far: the event completes when
+ * that work has finished. Recording again replaces the capture (earlier
+ * waits keep waiting for what they captured). An event may be recorded on
+ * any stream of its device. If the stream has failed by the time the
+ * captured work is reached, the capture completes as failed. */
+tidalrt_status_t tidalrt_event_record(tidalrt_event_t *event,
+                                      tidalrt_stream_t *stream);
+
+/* Makes all work enqueued on `stream` after this call wait until the work
+ * the event captured most recently (at the time of this call) has finished,
+ * without blocking the caller. Waiting on an event never recorded does
+ * nothing (as in CUDA). If the capture completes as failed, `stream` fails
+ * too, with a message naming both streams. */
+tidalrt_status_t tidalrt_stream_wait_event(tidalrt_stream_t *stream,
+                                           tidalrt_event_t *event);
+
+/* Blocks until the event's most recent capture has finished (at once if it
+ * was never recorded). Returns NULL, or a new status carrying the failure if
+ * the capture completed as failed. */
+tidalrt_status_t tidalrt_event_synchronize(tidalrt_event_t *event);
+
+/* 1 when the event's most recent capture has finished (or it was never
+ * recorded), 0 otherwise. Does not block. */
+int tidalrt_event_query(tidalrt_event_t *event);
+
+/*===----------------------------------------------------------------------===
+ * Statistics
+ *===----------------------------------------------------------------------===*/
+
+/* What the device's work did since creation or the last reset. Work counts
+ * when it has run (skipped work after a failure does not count), so read
+ * the figures after synchronising. */
+typedef struct tidalrt_device_stats_s {
+  /* The highest device byte touched + 1, over the ranges of every launch
+   * and copy run: the measured device peak, which must not exceed the
+   * plan's. */
+  uint64_t peak_device_bytes;
+  /* Bytes copied by COPY_TO_HOST and COPY_TO_DEVICE streams. */
+  uint64_t bytes_to_host;
+  uint64_t bytes_to_device;
+  /* Launches and copies run (a launch counts even if its fn failed). */
+  uint64_t launches;
+  uint64_t copies;
+  /* The total time copies took, summed over streams (SIM: including the
+   * throttle's sleep). */
+  double copy_seconds;
+} tidalrt_device_stats_t;
+
+void tidalrt_device_stats(const tidalrt_device_t *device,
+                          tidalrt_device_stats_t *out_stats);
+/* Sets every figure to 0. */
+void tidalrt_device_reset_stats(tidalrt_device_t *device);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TIDALRT_DEVICE_H */
