@@ -403,8 +403,8 @@ FailureOr<std::string> tidal::buildPlanTrace(ModuleOp module,
         j.attribute("ph", "M");
         j.attribute("pid", 1);
         j.attributeObject("args", [&] {
-          j.attribute("name", "tidal plan: " + info.model + " (" +
-                                  info.target + ")");
+          j.attribute("name",
+                      "tidal plan: " + info.model + " (" + info.target + ")");
         });
       });
       // One track per stream: compute, copies to the host, to the device.
