@@ -55,6 +55,7 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     TidalScheduleSwapsPassOptions swaps;
     swaps.budget = options.budget;
     swaps.linkGbps = options.linkGbps;
+    swaps.function = options.swapFunction;
     pm.addPass(createTidalScheduleSwapsPass(swaps));
   }
   if (stopAfter == "tidal-schedule-swaps")

@@ -42,7 +42,10 @@ static std::optional<ArgRole> roleOf(DictionaryAttr attrs) {
   return std::nullopt;
 }
 
-static FailureOr<json::Object> describeFunction(func::FuncOp func) {
+/// `onDevice`: the function runs on the runtime's device, whose memory (its
+/// budget) holds the arena; offloaded copies go to a host arena.
+static FailureOr<json::Object> describeFunction(func::FuncOp func,
+                                                bool onDevice) {
   json::Array args, results;
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
@@ -64,9 +67,20 @@ static FailureOr<json::Object> describeFunction(func::FuncOp func) {
         describeValue(func.getResultTypes()[i],
                       func.getResultAttrOfType<StringAttr>(i, kNameAttr),
                       roleOf(func.getResultAttrDict(i)), resultOffsets[i]));
-  return json::Object{{"arena_bytes", arenaSize.getInt()},
-                      {"args", std::move(args)},
-                      {"results", std::move(results)}};
+  json::Object description{{"arena_bytes", arenaSize.getInt()},
+                           {"args", std::move(args)},
+                           {"results", std::move(results)}};
+  if (onDevice) {
+    auto budget = func->getAttrOfType<IntegerAttr>(kDeviceBudgetAttr);
+    auto host = func->getAttrOfType<IntegerAttr>(kHostArenaSizeAttr);
+    int64_t copies = 0;
+    func.walk([&](Operation *op) { copies += isa<OffloadOp, PrefetchOp>(op); });
+    description["device_bytes"] =
+        std::max(budget ? budget.getInt() : 0, arenaSize.getInt());
+    description["host_arena_bytes"] = host ? host.getInt() : 0;
+    description["num_copies"] = copies;
+  }
+  return description;
 }
 
 FailureOr<std::string> tidal::buildManifest(ModuleOp planned,
@@ -76,12 +90,13 @@ FailureOr<std::string> tidal::buildManifest(ModuleOp planned,
   auto step = symbols.lookup<func::FuncOp>(info.stepFunc);
   if (!step)
     return planned.emitError() << "no function @" << info.stepFunc;
-  FailureOr<json::Object> stepJson = describeFunction(step);
+  FailureOr<json::Object> stepJson =
+      describeFunction(step, info.target != "cpu");
   if (failed(stepJson))
     return failure();
   functions["step"] = std::move(*stepJson);
   if (auto predict = symbols.lookup<func::FuncOp>(info.predictFunc)) {
-    FailureOr<json::Object> predictJson = describeFunction(predict);
+    FailureOr<json::Object> predictJson = describeFunction(predict, false);
     if (failed(predictJson))
       return failure();
     functions["predict"] = std::move(*predictJson);
@@ -113,6 +128,7 @@ FailureOr<std::string> tidal::buildManifest(ModuleOp planned,
       {"format", 1},
       {"model", info.modelName},
       {"mode", info.mode},
+      {"target", info.target},
       {"loss", info.loss},
       {"batch_size", info.batchSize},
       {"num_ops", numOps},

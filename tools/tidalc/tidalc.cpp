@@ -329,6 +329,7 @@ bool planMemory(RunPasses runPasses, StringRef stopAfter) {
         options.inPlace = inPlace.getValue();
         options.budget = swapMode == "auto" ? budgetBytes : 0;
         options.linkGbps = linkGbps.getValue();
+        options.swapFunction = mode == "train" ? "train_step" : "main";
         mlir::tidal::buildMemoryPipeline(pm, options, stopAfter);
       },
       "memory planning");
@@ -383,6 +384,7 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
   mlir::tidal::ProgramInfo info;
   info.modelName = sys::path::filename(inputPath).str();
   info.mode = training ? "train" : "forward";
+  info.target = target;
   info.loss = training ? loss.getValue() : "";
   info.stepFunc = training ? "train_step" : "main";
   info.optimizerJson = optimizerJson(training);
@@ -436,6 +438,7 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
             mlir::tidal::TidalLowerToRuntimePassOptions o;
             o.stepFunc = info.stepFunc;
             o.predictFunc = info.predictFunc;
+            o.device = target == "sim";
             pm.addPass(mlir::tidal::createTidalLowerToRuntimePass(o));
           },
           "lowering to the runtime"))
@@ -511,9 +514,6 @@ int main(int argc, char **argv) {
   if (target != "cpu" && target != "sim")
     return fail("--target " + target +
                 " is not available in this build yet (cpu or sim)");
-  if (target == "sim" && emit != "plan" && emit != "mlir")
-    return fail("--target sim can be planned (--emit plan, --emit mlir) but "
-                "not yet compiled to an executable in this build");
   if (swapMode != "auto" && swapMode != "off")
     return fail("unknown --swap '" + swapMode + "' (expected auto or off)");
   if (!(linkGbps > 0))

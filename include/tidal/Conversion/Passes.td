@@ -24,6 +24,14 @@ def TidalLowerToRuntimePass : Pass<"tidal-lower-to-runtime", "mlir::ModuleOp"> {
     Views and constants emit no code. Ops are numbered in module order; the
     number is the first word of their descriptor.
 
+    With `device`, the step function runs on the runtime's device: each
+    kernel is enqueued on the compute stream (`tidalrt_dev_launch`, with the
+    device byte ranges it reads and writes), each `tidal.offload` /
+    `tidal.prefetch` becomes an asynchronous copy numbered in block order
+    (`tidalrt_dev_offload` / `tidalrt_dev_prefetch`), each `tidal.wait` a
+    stream wait (`tidalrt_dev_wait`), and the function ends with
+    `tidalrt_dev_synchronize`. The predict function stays on the host.
+
     The step function becomes `tidal_program_step` and the predict function
     (if any) `tidal_program_predict`; a missing predict function is emitted
     as one that does nothing, so every program defines both symbols.
@@ -33,6 +41,11 @@ def TidalLowerToRuntimePass : Pass<"tidal-lower-to-runtime", "mlir::ModuleOp"> {
            "the function that becomes tidal_program_step">,
     Option<"predictFunc", "predict-func", "std::string", "\"predict\"",
            "the function that becomes tidal_program_predict">,
+    Option<"device", "device", "bool", "false",
+           "run the step function on the runtime's device (--target sim): "
+           "kernels are enqueued with tidalrt_dev_launch, swaps become "
+           "tidalrt_dev_offload/prefetch/wait, and the step ends with "
+           "tidalrt_dev_synchronize">,
   ];
   let statistics = [
     Statistic<"numKernelCalls", "kernel-calls", "kernel calls emitted">,

@@ -73,6 +73,10 @@ struct MemoryPipelineOptions
                          llvm::cl::desc("device memory budget in bytes; 0: "
                                         "no swapping (tidal-schedule-swaps)"),
                          llvm::cl::init(0)};
+  Option<std::string> swapFunction{
+      *this, "swap-function",
+      llvm::cl::desc("swap only in this function (empty: all)"),
+      llvm::cl::init("")};
   Option<double> linkGbps{*this, "link-gbps",
                           llvm::cl::desc("host<->device bandwidth, GB/s"),
                           llvm::cl::init(16.0)};

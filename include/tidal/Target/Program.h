@@ -31,6 +31,7 @@ struct EmbeddedData {
 struct ProgramInfo {
   std::string modelName;      // the ONNX file's base name
   std::string mode = "train"; // train or forward
+  std::string target = "cpu"; // cpu, or sim: the step runs on the device
   std::string loss;           // cross-entropy, mse or output
   int64_t batchSize = 0;
   std::string stepFunc = "train_step";

@@ -21,7 +21,7 @@ bool tidal::hasRuntimeKernel(StringRef opName) {
 
 bool tidal::isKernelCall(Operation *op) {
   return op->getDialect() && isa<TidalDialect>(op->getDialect()) &&
-         !isViewOp(op) && !isa<ConstantOp>(op);
+         !isViewOp(op) && !isa<ConstantOp, OffloadOp, PrefetchOp, WaitOp>(op);
 }
 
 void tidal::forEachKernelCall(ModuleOp module,

@@ -4,6 +4,7 @@
 
 #include "tidal/Conversion/Passes.h"
 #include "tidal/Conversion/TidalToRuntime/KernelOps.h"
+#include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,7 +45,7 @@ private:
                            Type result, ArrayRef<Type> params);
   FailureOr<LLVM::LLVMFuncOp>
   lowerFunction(ModuleOp module, func::FuncOp func, StringRef symbol,
-                llvm::DenseMap<Operation *, int64_t> &indices);
+                llvm::DenseMap<Operation *, int64_t> &indices, bool onDevice);
   void emitEmptyFunction(ModuleOp module, StringRef symbol);
 };
 
@@ -114,10 +115,9 @@ void LowerToRuntime::emitEmptyFunction(ModuleOp module, StringRef symbol) {
   b.create<LLVM::ReturnOp>(module.getLoc(), null);
 }
 
-FailureOr<LLVM::LLVMFuncOp>
-LowerToRuntime::lowerFunction(ModuleOp module, func::FuncOp func,
-                              StringRef symbol,
-                              llvm::DenseMap<Operation *, int64_t> &indices) {
+FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
+    ModuleOp module, func::FuncOp func, StringRef symbol,
+    llvm::DenseMap<Operation *, int64_t> &indices, bool onDevice) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   Location loc = func.getLoc();
@@ -150,6 +150,8 @@ LowerToRuntime::lowerFunction(ModuleOp module, func::FuncOp func,
     for (auto [result, offset] :
          llvm::zip(op->getResults(), offsets.asArrayRef()))
       homes[result] = {constant, offset};
+    if (isCopyOp(op) && !onDevice)
+      return op->emitError("swaps need a device: lower with device=true");
     if (isKernelCall(op)) {
       if (!hasRuntimeKernel(op->getName().stripDialect()))
         return op->emitError()
@@ -174,6 +176,14 @@ LowerToRuntime::lowerFunction(ModuleOp module, func::FuncOp func,
   Block *entry = fn.addEntryBlock(b);
   Value context = entry->getArgument(0);
   Value arena = entry->getArgument(1);
+
+  // A failure that names no op (a copy, the final synchronization, whose
+  // failing kernel the runtime has already recorded): return its status.
+  Block *returnStatus = new Block();
+  fn.getBody().push_back(returnStatus);
+  returnStatus->addArgument(ptr, loc);
+  b.setInsertionPointToStart(returnStatus);
+  b.create<LLVM::ReturnOp>(loc, returnStatus->getArgument(0));
 
   // One shared failure exit: record the op, return its status.
   Block *failBlock = new Block();
@@ -211,27 +221,76 @@ LowerToRuntime::lowerFunction(ModuleOp module, func::FuncOp func,
     return byteOffset(base, home.offset);
   };
 
+  // Device mode: the copies, numbered in block order.
+  llvm::DenseMap<Operation *, int64_t> copyIds;
+  auto checked = [&](Location opLoc, Value status) {
+    Value failed =
+        b.create<LLVM::ICmpOp>(opLoc, LLVM::ICmpPredicate::ne, status, null);
+    Block *next = new Block();
+    fn.getBody().push_back(next);
+    b.create<LLVM::CondBrOp>(opLoc, failed, returnStatus, ValueRange{status},
+                             next, ValueRange{});
+    b.setInsertionPointToStart(next);
+  };
+  auto constant = [&](Location opLoc, int64_t value) -> Value {
+    return b.create<LLVM::ConstantOp>(opLoc, i64, value);
+  };
+  auto bytesOf = [](Value v) {
+    return tensorByteSize(cast<ShapedType>(v.getType()));
+  };
+
   SmallVector<Operation *> calls;
   func.walk([&](Operation *op) {
-    if (isKernelCall(op))
+    if (isKernelCall(op) || (onDevice && isCopyOp(op)))
       calls.push_back(op);
   });
   for (Operation *op : calls) {
+    Location opLoc = op->getLoc();
+    if (isa<OffloadOp, PrefetchOp>(op)) {
+      int64_t id = copyIds.size();
+      copyIds[op] = id;
+      bool toHost = isa<OffloadOp>(op);
+      Value device = toHost ? op->getOperand(0) : op->getResult(0);
+      Value host = toHost ? op->getResult(0) : op->getOperand(0);
+      auto copy = declare(
+          b, module, toHost ? "tidalrt_dev_offload" : "tidalrt_dev_prefetch",
+          ptr, {ptr, i64, i64, i64, i64});
+      Value status =
+          b.create<LLVM::CallOp>(
+               opLoc, copy,
+               ValueRange{context, constant(opLoc, id),
+                          constant(opLoc, homes.lookup(host).offset),
+                          constant(opLoc, homes.lookup(device).offset),
+                          constant(opLoc, bytesOf(device))})
+              .getResult();
+      checked(opLoc, status);
+      continue;
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      auto waitFn = declare(b, module, "tidalrt_dev_wait", ptr, {ptr, i64});
+      int64_t id = copyIds.lookup(wait.getInput().getDefiningOp());
+      Value status =
+          b.create<LLVM::CallOp>(opLoc, waitFn,
+                                 ValueRange{context, constant(opLoc, id)})
+              .getResult();
+      checked(opLoc, status);
+      continue;
+    }
     int64_t index = indices.lookup(op);
     FailureOr<SmallVector<int64_t>> words = encodeDescriptor(op, index);
     if (failed(words))
       return failure();
     std::string descName = ("__tidal_desc_" + Twine(index)).str();
-    {
+    auto constantArray = [&](StringRef name, ArrayRef<int64_t> values) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(module.getBody());
-      auto type = RankedTensorType::get({(int64_t)words->size()}, i64);
-      b.create<LLVM::GlobalOp>(
-          loc, LLVM::LLVMArrayType::get(i64, words->size()),
-          /*isConstant=*/true, LLVM::Linkage::Private, descName,
-          DenseElementsAttr::get(type, ArrayRef<int64_t>(*words)));
-    }
-    Location opLoc = op->getLoc();
+      auto type = RankedTensorType::get({(int64_t)values.size()}, i64);
+      b.create<LLVM::GlobalOp>(loc,
+                               LLVM::LLVMArrayType::get(i64, values.size()),
+                               /*isConstant=*/true, LLVM::Linkage::Private,
+                               name, DenseElementsAttr::get(type, values));
+    };
+    constantArray(descName, *words);
     SmallVector<Value> tensors = kernelTensors(op);
     for (auto [i, v] : llvm::enumerate(tensors)) {
       Value slot = b.create<LLVM::GEPOp>(opLoc, ptr, ptr, buffers,
@@ -239,12 +298,46 @@ LowerToRuntime::lowerFunction(ModuleOp module, func::FuncOp func,
       b.create<LLVM::StoreOp>(opLoc, address(v), slot);
     }
     Value desc = b.create<LLVM::AddressOfOp>(opLoc, ptr, descName);
-    auto kernel =
-        declare(b, module, ("tidalrt_k_" + op->getName().stripDialect()).str(),
-                ptr, {ptr, ptr, ptr});
-    Value status = b.create<LLVM::CallOp>(opLoc, kernel,
-                                          ValueRange{context, desc, buffers})
-                       .getResult();
+    std::string kernelName =
+        ("tidalrt_k_" + op->getName().stripDialect()).str();
+    auto kernel = declare(b, module, kernelName, ptr, {ptr, ptr, ptr});
+    Value status;
+    if (onDevice) {
+      // The device byte ranges the kernel reads, then writes.
+      SmallVector<int64_t> ranges;
+      int64_t reads = 0, writes = 0;
+      auto addRange = [&](Value v, int64_t &count) {
+        Home home = homes.lookup(v);
+        if (!v || home.constant)
+          return;
+        ranges.push_back(home.offset);
+        ranges.push_back(bytesOf(v));
+        ++count;
+      };
+      for (Value v : op->getOperands())
+        addRange(v, reads);
+      for (Value v : op->getResults())
+        addRange(v, writes);
+      std::string rangesName = ("__tidal_ranges_" + Twine(index)).str();
+      if (ranges.empty())
+        ranges.push_back(0);
+      constantArray(rangesName, ranges);
+      auto launch = declare(b, module, "tidalrt_dev_launch", ptr,
+                            {ptr, ptr, ptr, ptr, i64, i64, ptr, i64, i64});
+      Value kernelPtr = b.create<LLVM::AddressOfOp>(opLoc, ptr, kernelName);
+      Value rangesPtr = b.create<LLVM::AddressOfOp>(opLoc, ptr, rangesName);
+      status = b.create<LLVM::CallOp>(
+                    opLoc, launch,
+                    ValueRange{context, kernelPtr, desc, buffers,
+                               constant(opLoc, tensors.size()),
+                               constant(opLoc, index), rangesPtr,
+                               constant(opLoc, reads), constant(opLoc, writes)})
+                   .getResult();
+    } else {
+      status = b.create<LLVM::CallOp>(opLoc, kernel,
+                                      ValueRange{context, desc, buffers})
+                   .getResult();
+    }
     Value failed =
         b.create<LLVM::ICmpOp>(opLoc, LLVM::ICmpPredicate::ne, status, null);
     Block *next = new Block();
@@ -255,6 +348,13 @@ LowerToRuntime::lowerFunction(ModuleOp module, func::FuncOp func,
                              ValueRange{});
     b.setInsertionPointToStart(next);
     ++numKernelCalls;
+  }
+  if (onDevice) {
+    // Everything the step enqueued has run before the caller reads the
+    // arena.
+    auto sync = declare(b, module, "tidalrt_dev_synchronize", ptr, {ptr});
+    checked(loc,
+            b.create<LLVM::CallOp>(loc, sync, ValueRange{context}).getResult());
   }
 
   // Results the plan put outside the arena (constants) are copied in.
@@ -312,11 +412,12 @@ void LowerToRuntime::runOnOperation() {
     global.setAlignment(64);
   }
 
-  if (failed(lowerFunction(module, step, "tidal_program_step", indices)))
+  if (failed(
+          lowerFunction(module, step, "tidal_program_step", indices, device)))
     return signalPassFailure();
   if (predict) {
-    if (failed(
-            lowerFunction(module, predict, "tidal_program_predict", indices)))
+    if (failed(lowerFunction(module, predict, "tidal_program_predict", indices,
+                             /*onDevice=*/false)))
       return signalPassFailure();
   } else {
     emitEmptyFunction(module, "tidal_program_predict");

@@ -50,7 +50,8 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
       return;
     Builder b(&getContext());
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
+      if (func.isExternal() ||
+          (!function.empty() && func.getSymName() != function))
         continue;
       if (!func.getBody().hasOneBlock()) {
         func.emitError("tidal-schedule-swaps: more than one block");

@@ -180,6 +180,8 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
            "host<->device copy bandwidth, GB/s, for placing the copies">,
     Option<"alignment", "alignment", "int64_t", "64",
            "the memory plan's alignment">,
+    Option<"function", "function", "std::string", "\"\"",
+           "only this function (empty: every function)">,
   ];
   let statistics = [
     Statistic<"numSwapped", "swapped", "tensors offloaded and prefetched">,
