@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the runtime and its tests with ThreadSanitizer (TIDALRT_TSAN=ON) in
-# /work/build-tsan (or $1) and runs the device tests under it. Correct
-# programs must be race-free, so any report fails the script.
+# /work/build-tsan (or $1) and runs the device tests under it: the devices,
+# streams and events (DeviceTest, DeviceSim*), generated device programs
+# (DeviceProgram*: real kernels launched with tidalrt_dev_launch, offloads
+# and prefetches) and the driver on the sim target (DriverSimDeviceTest).
+# Correct programs must be race-free, so any report fails the script.
 #
 # DeviceSimRacyTest omits a wait on purpose (a real race) and is excluded
 # from the checked run with a gtest filter; it is then run once more on its

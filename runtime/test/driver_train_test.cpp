@@ -737,4 +737,205 @@ TEST_F(DriverEvalTest, EvalInputErrors) {
                         "give --eval-input label=FILE.npy\n");
 }
 
+//===----------------------------------------------------------------------===
+// --target sim: the step runs on a SIM device whose memory is the arena.
+//===----------------------------------------------------------------------===
+
+// The stdout summary without its timings.
+std::string untimed(const std::string &out) {
+  std::string kept;
+  for (const std::string &line : lines(out))
+    if (line.rfind("mean_step_ms ", 0) != 0 &&
+        line.rfind("samples_per_s ", 0) != 0)
+      kept += line + "\n";
+  return kept;
+}
+
+TEST_F(DriverEvalTest, SimTargetEqualsCpu) {
+  run_result cpu = run({"--steps", "3", "--log", path("cpu.jsonl")});
+  ASSERT_EQ(cpu.status, 0) << cpu.err;
+  std::vector<float> cpu_w = classifier().predict_w;
+  // The step on a device; the predict function on the host (no
+  // device_bytes), then on a device of its own.
+  program.manifest["target"] = "sim";
+  program.manifest["functions"]["step"]["device_bytes"] =
+      classifier().step.arena_bytes + 64;
+  for (bool predict_on_device : {false, true}) {
+    if (predict_on_device)
+      program.manifest["functions"]["predict"]["device_bytes"] =
+          classifier().predict.arena_bytes;
+    classifier().predict_calls = 0;
+    run_result sim = run({"--steps", "3", "--log", path("sim.jsonl")});
+    ASSERT_EQ(sim.status, 0) << sim.err;
+    EXPECT_EQ(untimed(sim.out), untimed(cpu.out));
+    EXPECT_EQ(classifier().predict_calls, 3);
+    EXPECT_EQ(classifier().predict_w, cpu_w);
+    // Host memory: the predict arena if it is on the host (the step's
+    // arena is device memory; no copies, no scratch).
+    EXPECT_EQ(read_jsonl(path("sim.jsonl")).at(0)["host_peak_bytes"],
+              predict_on_device ? 0 : classifier().predict.arena_bytes);
+  }
+}
+
+// The linear model's step as --target sim code: op 0 computes everything
+// (linear_step over the whole arena), then the new w is offloaded (copy 0),
+// op 1 overwrites its device bytes, and w is prefetched back (copy 1).
+tidalrt_status_t linear_kernel(tidalrt_context_t *ctx, const int64_t *,
+                               void *const *buffers) {
+  return linear_step(ctx, static_cast<uint8_t *>(buffers[0]));
+}
+
+tidalrt_status_t scribble_kernel(tidalrt_context_t *ctx, const int64_t *,
+                                 void *const *buffers) {
+  if (!tidalrt::preparing(ctx))
+    std::memset(buffers[0], 0xff, 8);
+  return nullptr;
+}
+
+tidalrt_status_t linear_sim_step(tidalrt_context_t *ctx, uint8_t *arena) {
+  static const int64_t desc0[] = {0, 0, 0}, desc1[] = {1, 0, 0};
+  const function_layout &f = linear().step;
+  uint64_t w = f.results.at("w");
+  void *whole[1] = {arena};
+  tidalrt_range_t all[2] = {{0, f.arena_bytes}, {0, f.arena_bytes}};
+  void *w_buffer[1] = {arena + w};
+  tidalrt_range_t w_range = {w, 8};
+  tidalrt_status_t status =
+      tidalrt_dev_launch(ctx, linear_kernel, desc0, whole, 1, 0, all, 1, 1);
+  if (!status)
+    status = tidalrt_dev_offload(ctx, 0, 0, w, 8);
+  if (!status)
+    status = tidalrt_dev_wait(ctx, 0);
+  if (!status)
+    status = tidalrt_dev_launch(ctx, scribble_kernel, desc1, w_buffer, 1, 1,
+                                &w_range, 0, 1);
+  if (!status)
+    status = tidalrt_dev_prefetch(ctx, 1, 0, w, 8);
+  if (!status)
+    status = tidalrt_dev_wait(ctx, 1);
+  if (status)
+    return status;
+  return tidalrt_dev_synchronize(ctx);
+}
+
+class DriverSimDeviceTest : public DriverTrainTest {
+protected:
+  void SetUp() override {
+    DriverTrainTest::SetUp();
+    make_sim_program(program);
+  }
+
+  static void make_sim_program(fake_program &p) {
+    make_linear_program(p);
+    p.manifest["target"] = "sim";
+    json &step = p.manifest["functions"]["step"];
+    step["device_bytes"] = linear().step.arena_bytes + 256;
+    step["host_arena_bytes"] = 64;
+    step["num_copies"] = 2;
+    p.program.step = linear_sim_step;
+  }
+};
+
+TEST_F(DriverSimDeviceTest, TrainingEqualsTheCpuTarget) {
+  fake_program cpu_program;
+  make_linear_program(cpu_program);
+  std::vector<std::string> args = {"--input",  "x=" + path("x.npy"),
+                                   "--input",  "y=" + path("y.npy"),
+                                   "--steps",  "7",
+                                   "--shuffle"};
+  std::vector<std::string> cpu_args = args, sim_args = args;
+  cpu_args.insert(cpu_args.end(), {"--save", path("cpu.onnx")});
+  sim_args.insert(sim_args.end(), {"--save", path("sim.onnx")});
+  run_result cpu = run_driver(cpu_program.get(), cpu_args);
+  ASSERT_EQ(cpu.status, 0) << cpu.err;
+  std::vector<float> cpu_losses = linear().losses;
+  std::vector<float> cpu_w = linear().last_w;
+  make_sim_program(program);
+  run_result sim = run_driver(program.get(), sim_args);
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  EXPECT_EQ(linear().prepare_calls, 1);
+  EXPECT_EQ(linear().losses, cpu_losses);
+  EXPECT_EQ(linear().last_w, cpu_w);
+  EXPECT_EQ(untimed(sim.out), untimed(cpu.out));
+  EXPECT_EQ(read_file(path("sim.onnx")), read_file(path("cpu.onnx")));
+}
+
+TEST_F(DriverSimDeviceTest, LogHasTheDeviceFigures) {
+  ASSERT_EQ(run({"--steps", "3", "--log", path("log.jsonl")}).status, 0);
+  std::vector<json> log = read_jsonl(path("log.jsonl"));
+  ASSERT_EQ(log.size(), 3u);
+  for (const json &entry : log) {
+    // Op 0 touches the whole arena: the measured peak is its size.
+    EXPECT_EQ(entry["device_peak_bytes"], linear().step.arena_bytes);
+    EXPECT_EQ(entry["bytes_to_host"], 8);
+    EXPECT_EQ(entry["bytes_to_device"], 8);
+    // Host memory: the 64-byte host arena (no scratch).
+    EXPECT_EQ(entry["host_peak_bytes"], 64);
+  }
+}
+
+TEST_F(DriverSimDeviceTest, KernelFaultNamesTheLaunchedOp) {
+  linear().fail_call = 1;
+  linear().fail_op = 2; // the launch's op (0) wins
+  run_result result = run({"--steps", "3", "--log", path("log.jsonl")});
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.err.rfind("prog: error: op '/MatMul' (matmul): ", 0), 0u)
+      << result.err;
+  EXPECT_NE(result.err.find("stream 0 (compute)"), std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("injected failure"), std::string::npos)
+      << result.err;
+  EXPECT_EQ(read_jsonl(path("log.jsonl")).size(), 1u);
+}
+
+TEST_F(DriverSimDeviceTest, PrepareFaultNamesTheLaunchedOp) {
+  linear().fail_prepare = true;
+  linear().fail_op = 2;
+  run_result result = run({"--steps", "3"});
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.err,
+            "prog: error: op '/MatMul' (matmul): injected prepare\n");
+  EXPECT_TRUE(linear().steps.empty());
+}
+
+TEST_F(DriverSimDeviceTest, ManifestErrors) {
+  auto expect_error = [&](const std::string &message) {
+    run_result result = run({"--steps", "1"});
+    EXPECT_EQ(result.status, 2);
+    EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+  };
+  json &step = program.manifest["functions"]["step"];
+  program.manifest["target"] = "cuda";
+  expect_error("malformed program manifest: target 'cuda' is not one this "
+               "runtime runs (cpu, sim)");
+  program.manifest["target"] = "sim";
+  step["device_bytes"] = linear().step.arena_bytes - 64;
+  expect_error("functions.step.device_bytes " +
+               std::to_string(linear().step.arena_bytes - 64) +
+               " is below its arena_bytes");
+  step.erase("device_bytes");
+  expect_error("functions.step has copies (host_arena_bytes, num_copies) but "
+               "no device_bytes");
+  step["host_arena_bytes"] = 0;
+  step["num_copies"] = 0;
+  expect_error("functions.step of a sim program has no \"device_bytes\"");
+  program.manifest["target"] = "cpu";
+  step["num_copies"] = 2;
+  step["device_bytes"] = 4096;
+  expect_error("a cpu program has copies");
+}
+
+TEST_F(DriverSimDeviceTest, LinkBandwidthFromTheEnvironment) {
+  setenv("TIDAL_SIM_LINK_GBPS", "fast", 1);
+  run_result bad = run({"--steps", "1"});
+  setenv("TIDAL_SIM_LINK_GBPS", "0.001", 1); // 8 bytes in 8 us
+  run_result slow = run({"--steps", "2"});
+  unsetenv("TIDAL_SIM_LINK_GBPS");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("TIDAL_SIM_LINK_GBPS='fast' is not a bandwidth"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(slow.status, 0) << slow.err;
+}
+
 } // namespace

@@ -23,6 +23,8 @@
  * stream fails, the stream skips all later work and every synchronisation
  * reports the failure.
  *
+ * The last section (ABI 0.4) is what generated device programs call.
+ *
  * This header is included by tidalrt.h and may also be included alone.
  */
 #ifndef TIDALRT_DEVICE_H
@@ -237,6 +239,123 @@ void tidalrt_device_stats(const tidalrt_device_t *device,
                           tidalrt_device_stats_t *out_stats);
 /* Sets every figure to 0. */
 void tidalrt_device_reset_stats(tidalrt_device_t *device);
+
+/*===----------------------------------------------------------------------===
+ * Generated device programs (ABI 0.4)
+ *===----------------------------------------------------------------------===*/
+
+/*
+ * A program compiled for a device target (tidalc --target sim) keeps the
+ * step function's signature,
+ *
+ *   tidalrt_status_t tidal_program_step(tidalrt_context_t *ctx,
+ *                                       uint8_t *arena);
+ *
+ * where `arena` is the base of the device arena (tidalrt_device_memory()),
+ * and drives the memory plan through the calls below instead of calling
+ * kernels directly. They use the device that the driver attached to the
+ * context with tidalrt_context_set_device(), with one compute stream, one
+ * copy-to-host stream, one copy-to-device stream and, per copy (offload or
+ * prefetch op, numbered by its copy_id 0..num_copies-1), two events: "the
+ * compute stream reached the copy" and "the copy is done". Events are
+ * re-recorded every step (CUDA semantics: a wait uses the latest record).
+ *
+ * With no device attached (the cpu target, or a function the driver runs on
+ * the host), tidalrt_dev_launch() calls the kernel at once and
+ * tidalrt_dev_synchronize() returns NULL; the copy calls fail.
+ *
+ * Preparation (tidalrt_context_begin_prepare .. end_prepare): every call
+ * checks its arguments (op and copy numbers, device and host ranges), so a
+ * malformed program fails before its first step; tidalrt_dev_launch() then
+ * runs the kernel in preparation mode on the calling thread (after the
+ * compute stream has finished its earlier work, if any), so kernels build
+ * their state and reserve scratch as on the cpu target, and allocates the
+ * op's launch record; copies and waits enqueue nothing (there is no data
+ * yet).
+ *
+ * Steps: kernels run on the compute stream's thread (SIM), one at a time, in
+ * launch order; they use the context's per-op state and scratch exactly as
+ * on the host, which is safe because only that thread runs kernels while a
+ * step is in flight and every hand-off between it and the calling thread
+ * (enqueue, synchronisation) goes through the stream's mutex. The calling
+ * thread must not touch the arena, the host arena or the context (other
+ * than through these calls) until tidalrt_dev_synchronize() returns.
+ */
+
+/* Enqueues `fn(ctx, desc, buffers)` on the context's compute stream.
+ * `buffers` holds `num_buffers` pointers (into the device arena, or
+ * constants of the program image) and may live on the caller's stack: it is
+ * copied into op `op_index`'s launch record, allocated during preparation
+ * and reused every step (an op launched again before the next
+ * tidalrt_dev_synchronize() first waits for its previous launch). `desc`
+ * must stay valid until the kernel has run (a constant of the program
+ * does). `ranges` lists `num_reads` read ranges, then `num_writes` write
+ * ranges, of the device arena (NULL if there are none): they are checked
+ * against the arena (INVALID_ARGUMENT naming the op and the range) and raise
+ * the measured device peak.
+ *
+ * With no device attached, calls fn directly and returns its status. A
+ * failure, at enqueue or of the kernel itself, is recorded with
+ * tidalrt_context_fail_at(ctx, op_index): a kernel that fails on the compute
+ * stream sets it on that thread, fails the stream (later work is skipped)
+ * and is returned by tidalrt_dev_synchronize(). So generated code returns a
+ * non-NULL status of this call, or of tidalrt_dev_synchronize(), as is. */
+tidalrt_status_t tidalrt_dev_launch(tidalrt_context_t *ctx,
+                                    tidalrt_kernel_fn_t fn, const int64_t *desc,
+                                    void *const *buffers, int64_t num_buffers,
+                                    int64_t op_index,
+                                    const tidalrt_range_t *ranges,
+                                    int64_t num_reads, int64_t num_writes);
+
+/* Offload: copies the device range [device_offset, +bytes) to the host
+ * arena at host_offset on the copy-to-host stream, after all compute work
+ * enqueued so far (records copy `copy_id`'s "reached" event on the compute
+ * stream; the copy stream waits for it), then records copy `copy_id`'s done
+ * event on the copy stream. Both ranges are checked (INVALID_ARGUMENT). */
+tidalrt_status_t tidalrt_dev_offload(tidalrt_context_t *ctx, int64_t copy_id,
+                                     uint64_t host_offset,
+                                     uint64_t device_offset, uint64_t bytes);
+
+/* Prefetch: the reverse, host arena -> device, on the copy-to-device stream,
+ * also after all compute work enqueued so far (the destination bytes'
+ * previous occupant must be done with them). The host bytes must be
+ * complete: if they come from an offload, the compute stream must have
+ * waited for it (tidalrt_dev_wait) before this call. */
+tidalrt_status_t tidalrt_dev_prefetch(tidalrt_context_t *ctx, int64_t copy_id,
+                                      uint64_t host_offset,
+                                      uint64_t device_offset, uint64_t bytes);
+
+/* Makes the compute stream wait for copy `copy_id` (its latest record)
+ * without blocking the caller. A copy never enqueued is not waited for. */
+tidalrt_status_t tidalrt_dev_wait(tidalrt_context_t *ctx, int64_t copy_id);
+
+/* The end of a step: waits for all work on the device
+ * (tidalrt_device_synchronize), then returns the first failure: the compute
+ * stream's if it failed (the context's failed op is then the failing
+ * launch's op_index), else that of the first failed stream. NULL with no
+ * device attached. */
+tidalrt_status_t tidalrt_dev_synchronize(tidalrt_context_t *ctx);
+
+/* Driver side: attaches `device` to `ctx` for the calls above, with the
+ * host arena of offloaded copies (`host_arena_bytes` bytes at `host_arena`;
+ * NULL when 0) and `num_copies` copy numbers. Creates the compute stream,
+ * then the copy-to-host and copy-to-device streams, and 2 * num_copies
+ * events, and the launch records' table (num_ops slots). A device already
+ * attached is first synchronised and detached (its streams and events are
+ * freed, failures dropped); `device` NULL only detaches. The device and
+ * the host arena must outlive the attachment: detach (or free the context,
+ * which detaches) before freeing them. The arena contents are not touched.
+ * Fails with INVALID_ARGUMENT for a negative num_copies or a NULL host arena
+ * of non-zero size, OUT_OF_MEMORY if streams or events cannot be created
+ * (nothing stays attached then). */
+tidalrt_status_t tidalrt_context_set_device(tidalrt_context_t *ctx,
+                                            tidalrt_device_t *device,
+                                            uint8_t *host_arena,
+                                            uint64_t host_arena_bytes,
+                                            int64_t num_copies);
+
+/* The attached device; NULL if none. */
+tidalrt_device_t *tidalrt_context_device(const tidalrt_context_t *ctx);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,6 +1,7 @@
 // context.cpp - the execution context: per-op state, scratch, seed and step.
 #include "kernel.h"
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -15,7 +16,13 @@ struct tidalrt_context_s {
   void *scratch = nullptr;
   uint64_t seed = 0;
   uint64_t step = 0;
-  int64_t failedOp = -1;
+  // Written by the thread that runs a failing kernel (the compute stream's,
+  // on a device) and read by the driver after synchronising: relaxed, so
+  // that it adds no ordering that could hide a missing wait from TSan.
+  std::atomic<int64_t> failedOp{-1};
+  // Generated device programs' state (runtime/src/device/program_ops.cpp).
+  void *programState = nullptr;
+  void (*programStateDestroy)(void *) = nullptr;
 };
 
 extern "C" tidalrt_status_t
@@ -49,6 +56,9 @@ tidalrt_context_create(const tidalrt_context_options_t *options,
 extern "C" void tidalrt_context_free(tidalrt_context_t *ctx) {
   if (!ctx)
     return;
+  // First: it waits for device work that may still use the op states.
+  if (ctx->programState && ctx->programStateDestroy)
+    ctx->programStateDestroy(ctx->programState);
   for (size_t i = 0; i < ctx->numOps; ++i)
     if (ctx->states && ctx->states[i] && ctx->destroyers[i])
       ctx->destroyers[i](ctx->states[i]);
@@ -92,11 +102,11 @@ extern "C" void tidalrt_context_set_step(tidalrt_context_t *ctx,
 
 extern "C" void tidalrt_context_fail_at(tidalrt_context_t *ctx,
                                         int64_t op_index) {
-  ctx->failedOp = op_index;
+  ctx->failedOp.store(op_index, std::memory_order_relaxed);
 }
 
 extern "C" int64_t tidalrt_context_failed_op(const tidalrt_context_t *ctx) {
-  return ctx->failedOp;
+  return ctx->failedOp.load(std::memory_order_relaxed);
 }
 
 extern "C" size_t tidalrt_context_scratch_bytes(const tidalrt_context_t *ctx) {
@@ -159,6 +169,14 @@ void *scratch(tidalrt_context_t *ctx, size_t bytes) {
 }
 
 uint64_t seed(const tidalrt_context_t *ctx) { return ctx->seed; }
+size_t numOps(const tidalrt_context_t *ctx) { return ctx->numOps; }
+
+void *programState(const tidalrt_context_t *ctx) { return ctx->programState; }
+void setProgramState(tidalrt_context_t *ctx, void *state,
+                     void (*destroy)(void *)) {
+  ctx->programState = state;
+  ctx->programStateDestroy = destroy;
+}
 uint64_t step(const tidalrt_context_t *ctx) { return ctx->step; }
 
 } // namespace tidalrt

@@ -125,6 +125,17 @@ void *scratch(tidalrt_context_t *ctx, size_t bytes);
 
 uint64_t seed(const tidalrt_context_t *ctx);
 uint64_t step(const tidalrt_context_t *ctx);
+// options.num_ops of the context.
+size_t numOps(const tidalrt_context_t *ctx);
+
+// The state of generated device programs (runtime/src/device/
+// program_ops.cpp: the attached device, its streams and events, the launch
+// records), owned by the context: `destroy` runs first in
+// tidalrt_context_free, before the op states, so it can wait for device work
+// that still uses them. NULL until tidalrt_context_set_device.
+void *programState(const tidalrt_context_t *ctx);
+void setProgramState(tidalrt_context_t *ctx, void *state,
+                     void (*destroy)(void *));
 
 // Decodes, runs `body(op)` and converts exceptions to a status.
 template <typename Body>

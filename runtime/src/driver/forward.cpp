@@ -169,7 +169,9 @@ int run_forward(const session &s) {
       }
       trace.complete("batch " + std::to_string(b + 1), "step", trace_start,
                      ms * 1000);
-      log.write(b + 1, loss, ms, host_bytes);
+      const device_figures &figures = runner.step_device_figures();
+      log.write(b + 1, loss, ms, host_bytes, figures.peak_bytes,
+                figures.bytes_to_host, figures.bytes_to_device);
       progress.update(b + 1, loss);
     }
   } catch (const driver_error &e) {

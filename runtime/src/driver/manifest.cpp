@@ -175,6 +175,22 @@ function_info parse_function(const json &object, const std::string &where,
     bad(where + " is not an object");
   function_info function;
   function.arena_bytes = get_uint(object, "arena_bytes", where);
+  if (object.contains("device_bytes"))
+    function.device_bytes = get_uint(object, "device_bytes", where);
+  if (object.contains("host_arena_bytes"))
+    function.host_arena_bytes = get_uint(object, "host_arena_bytes", where);
+  if (object.contains("num_copies"))
+    function.num_copies = get_uint(object, "num_copies", where);
+  if (function.device_bytes && *function.device_bytes < function.arena_bytes)
+    bad(where + ".device_bytes " + std::to_string(*function.device_bytes) +
+        " is below its arena_bytes " + std::to_string(function.arena_bytes));
+  if (function.num_copies > (1ull << 24))
+    bad(where + ".num_copies " + std::to_string(function.num_copies) +
+        " is out of range");
+  if (!function.device_bytes &&
+      (function.host_arena_bytes || function.num_copies))
+    bad(where + " has copies (host_arena_bytes, num_copies) but no "
+                "device_bytes");
   const json &args = member(object, "args", where);
   const json &results = member(object, "results", where);
   if (!args.is_array() || !results.is_array())
@@ -254,6 +270,12 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
   result.mode = get_string(root, "mode", "manifest");
   if (result.mode != "train" && result.mode != "forward")
     bad("mode '" + result.mode + "' is neither 'train' nor 'forward'");
+  if (root.contains("target")) {
+    result.target = get_string(root, "target", "manifest");
+    if (result.target != "cpu" && result.target != "sim")
+      bad("target '" + result.target +
+          "' is not one this runtime runs (cpu, sim)");
+  }
   if (root.contains("loss")) {
     const json &loss = root["loss"];
     if (!loss.is_null()) {
@@ -310,6 +332,21 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
   if (functions.contains("predict") && !functions["predict"].is_null())
     result.predict = parse_function(functions["predict"], "functions.predict",
                                     result.batch_size, false);
+  // A sim program's step runs on the device; its predict function runs on
+  // a device of its own if it has a device_bytes, else on the host. A cpu
+  // program has no device (a device_bytes is ignored).
+  if (result.sim_target() && !result.step.device_bytes)
+    bad("functions.step of a sim program has no \"device_bytes\"");
+  if (!result.sim_target()) {
+    for (function_info *function :
+         {&result.step, result.predict ? &*result.predict : nullptr}) {
+      if (!function)
+        continue;
+      if (function->host_arena_bytes || function->num_copies)
+        bad("a cpu program has copies (host_arena_bytes, num_copies)");
+      function->device_bytes.reset(); // no device: the arena is host memory
+    }
+  }
   return result;
 }
 

@@ -31,6 +31,14 @@ struct tensor_slot {
 
 struct function_info {
   uint64_t arena_bytes = 0;
+  // Device targets (manifest "target" other than "cpu"): the device budget,
+  // i.e. the size of the device memory whose base is the function's arena
+  // (at least arena_bytes; absent from the manifest: 0, and the function
+  // runs on the host), the host arena of offloaded copies, and the number
+  // of copy ids its code uses.
+  std::optional<uint64_t> device_bytes;
+  uint64_t host_arena_bytes = 0;
+  uint64_t num_copies = 0;
   std::vector<tensor_slot> args;
   std::vector<tensor_slot> results;
 
@@ -55,8 +63,9 @@ struct blob_range {
 struct manifest {
   int format = 0;
   std::string model;
-  std::string mode; // "train" or "forward"
-  std::string loss; // "cross-entropy", "mse", "output" (train mode)
+  std::string mode;           // "train" or "forward"
+  std::string target = "cpu"; // "cpu" or "sim"
+  std::string loss;           // "cross-entropy", "mse", "output" (train mode)
   int64_t batch_size = 0;
   std::vector<op_info> ops;
   blob_range model_blob;
@@ -67,6 +76,7 @@ struct manifest {
   std::optional<function_info> predict;
 
   bool forward_mode() const { return mode == "forward"; }
+  bool sim_target() const { return target == "sim"; }
   const blob_range *find_embedded(const std::string &name) const;
 };
 

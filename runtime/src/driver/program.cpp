@@ -26,21 +26,36 @@ arena::arena(uint64_t bytes) {
   size_ = bytes;
 }
 
-arena::~arena() { std::free(bytes_); }
+arena arena::view(uint8_t *memory, uint64_t bytes) {
+  arena result;
+  result.bytes_ = memory;
+  result.size_ = bytes;
+  result.owned_ = false;
+  return result;
+}
+
+arena::~arena() {
+  if (owned_)
+    std::free(bytes_);
+}
 
 arena::arena(arena &&other) noexcept
-    : bytes_(other.bytes_), size_(other.size_) {
+    : bytes_(other.bytes_), size_(other.size_), owned_(other.owned_) {
   other.bytes_ = nullptr;
   other.size_ = 0;
+  other.owned_ = true;
 }
 
 arena &arena::operator=(arena &&other) noexcept {
   if (this != &other) {
-    std::free(bytes_);
+    if (owned_)
+      std::free(bytes_);
     bytes_ = other.bytes_;
     size_ = other.size_;
+    owned_ = other.owned_;
     other.bytes_ = nullptr;
     other.size_ = 0;
+    other.owned_ = true;
   }
   return *this;
 }
@@ -55,6 +70,61 @@ std::vector<update> find_updates(const function_info &function) {
   return updates;
 }
 
+namespace {
+
+context_ptr make_context(const manifest &m, uint64_t seed) {
+  tidalrt_context_options_t options;
+  options.num_ops = m.ops.size();
+  options.seed = seed;
+  tidalrt_context_t *context = nullptr;
+  tidalrt_status_t status = tidalrt_context_create(&options, &context);
+  if (status)
+    fail_runtime(take_message(status));
+  return context_ptr(context);
+}
+
+// A SIM device of `bytes` bytes (the link bandwidth from
+// TIDAL_SIM_LINK_GBPS), its memory zeroed as a host arena is.
+device_ptr make_sim_device(uint64_t bytes, const char *what) {
+  tidalrt_device_options_t options;
+  options.kind = TIDALRT_DEVICE_SIM;
+  options.memory_bytes = bytes;
+  options.link_gbps = 0;
+  tidalrt_device_t *device = nullptr;
+  tidalrt_status_t status = tidalrt_device_create(&options, &device);
+  if (status) {
+    bool bad_environment =
+        tidalrt_status_code(status) == TIDALRT_INVALID_ARGUMENT;
+    std::string message = take_message(status);
+    if (bad_environment)
+      fail_input(message);
+    fail_runtime(std::string("cannot create the ") + what + " device of " +
+                 std::to_string(bytes) + " bytes: " + message);
+  }
+  device_ptr owned(device);
+  if (bytes)
+    std::memset(tidalrt_device_memory(device), 0, static_cast<size_t>(bytes));
+  return owned;
+}
+
+// Puts `function` on a SIM device: its arena becomes a view of the device
+// memory, with a host arena for copies, attached to `context`.
+void attach_device(const function_info &function, const char *what,
+                   tidalrt_context_t *context, device_ptr &device,
+                   arena &memory, arena &host) {
+  device = make_sim_device(*function.device_bytes, what);
+  memory =
+      arena::view(tidalrt_device_memory(device.get()), function.arena_bytes);
+  host = arena(function.host_arena_bytes);
+  tidalrt_status_t status = tidalrt_context_set_device(
+      context, device.get(), host.data(), function.host_arena_bytes,
+      static_cast<int64_t>(function.num_copies));
+  if (status)
+    fail_runtime(take_message(status));
+}
+
+} // namespace
+
 program_runner::program_runner(const manifest &manifest,
                                const tidalrt_program_t &program, uint64_t seed,
                                bool evaluate)
@@ -64,20 +134,27 @@ program_runner::program_runner(const manifest &manifest,
     fail_runtime("the program has no step function");
   if (manifest.predict && !program.predict)
     fail_runtime("the manifest lists a predict function the program lacks");
-  tidalrt_context_options_t options;
-  options.num_ops = manifest.ops.size();
-  options.seed = seed;
-  tidalrt_status_t status = tidalrt_context_create(&options, &context_);
-  if (status)
-    fail_runtime(take_message(status));
-  step_ = arena(manifest.step.arena_bytes);
+  context_ = make_context(manifest, seed);
+  if (manifest.sim_target())
+    attach_device(manifest.step, "step's sim", context_.get(), step_device_,
+                  step_, step_host_);
+  else
+    step_ = arena(manifest.step.arena_bytes);
   // The predict arena exists only for runs that evaluate.
-  if (use_predict_)
-    predict_ = arena(manifest.predict->arena_bytes);
+  if (use_predict_) {
+    const function_info &predict = *manifest.predict;
+    if (manifest.sim_target())
+      predict_context_ = make_context(manifest, seed);
+    if (predict.device_bytes)
+      attach_device(predict, "predict function's sim", predict_context_.get(),
+                    predict_device_, predict_, predict_host_);
+    else
+      predict_ = arena(predict.arena_bytes);
+  }
   step_updates_ = find_updates(manifest.step);
 }
 
-program_runner::~program_runner() { tidalrt_context_free(context_); }
+program_runner::~program_runner() = default;
 
 void program_runner::load_initial_values(const onnx_model &model,
                                          const onnx_model *init) {
@@ -108,12 +185,23 @@ void program_runner::load_initial_values(const onnx_model &model,
 
 void program_runner::call(tidalrt_status_t (*fn)(tidalrt_context_t *,
                                                  uint8_t *),
+                          tidalrt_context_t *context, tidalrt_device_t *device,
                           uint8_t *memory, const char *what) {
-  tidalrt_status_t status = fn(context_, memory);
+  tidalrt_status_t status = fn(context, memory);
+  if (device) {
+    // The generated function ends with tidalrt_dev_synchronize; this also
+    // covers a return before it (an enqueue error), after which enqueued
+    // work may still run.
+    tidalrt_status_t pending = tidalrt_device_synchronize(device);
+    if (status)
+      tidalrt_status_free(pending);
+    else
+      status = pending;
+  }
   if (!status)
     return;
   std::string message = take_message(status);
-  int64_t op = tidalrt_context_failed_op(context_);
+  int64_t op = tidalrt_context_failed_op(context);
   if (op >= 0 && static_cast<uint64_t>(op) < manifest_.ops.size()) {
     const op_info &info = manifest_.ops[static_cast<size_t>(op)];
     fail_runtime(
@@ -124,24 +212,43 @@ void program_runner::call(tidalrt_status_t (*fn)(tidalrt_context_t *,
 }
 
 void program_runner::prepare() {
-  tidalrt_context_begin_prepare(context_);
+  std::vector<tidalrt_context_t *> contexts = {context_.get()};
+  if (use_predict_ && predict_context_)
+    contexts.push_back(predict_context_.get());
+  for (tidalrt_context_t *context : contexts)
+    tidalrt_context_begin_prepare(context);
   try {
-    call(program_.step, step_.data(), "step");
+    call(program_.step, context_.get(), step_device_.get(), step_.data(),
+         "step");
     if (use_predict_)
-      call(program_.predict, predict_.data(), "predict");
+      call(program_.predict, predict_context(), predict_device_.get(),
+           predict_.data(), "predict");
   } catch (...) {
     // Leave preparation mode even on failure; the context is freed later.
-    tidalrt_status_free(tidalrt_context_end_prepare(context_));
+    for (tidalrt_context_t *context : contexts)
+      tidalrt_status_free(tidalrt_context_end_prepare(context));
     throw;
   }
-  tidalrt_status_t status = tidalrt_context_end_prepare(context_);
-  if (status)
-    fail_runtime(take_message(status));
+  for (tidalrt_context_t *context : contexts) {
+    tidalrt_status_t status = tidalrt_context_end_prepare(context);
+    if (status)
+      fail_runtime(take_message(status));
+  }
 }
 
 void program_runner::run_step(uint64_t step) {
-  tidalrt_context_set_step(context_, step);
-  call(program_.step, step_.data(), "step");
+  tidalrt_context_set_step(context_.get(), step);
+  tidalrt_device_t *device = step_device_.get();
+  if (device)
+    tidalrt_device_reset_stats(device);
+  call(program_.step, context_.get(), device, step_.data(), "step");
+  if (device) {
+    tidalrt_device_stats_t stats;
+    tidalrt_device_stats(device, &stats);
+    figures_.peak_bytes = stats.peak_device_bytes;
+    figures_.bytes_to_host = stats.bytes_to_host;
+    figures_.bytes_to_device = stats.bytes_to_device;
+  }
   for (const update &u : step_updates_)
     std::memmove(step_.at(*u.arg), step_.at(*u.result), u.arg->bytes);
 }
@@ -162,13 +269,21 @@ void program_runner::sync_predict_from_step() {
 }
 
 void program_runner::run_predict(uint64_t step) {
-  tidalrt_context_set_step(context_, step);
-  call(program_.predict, predict_.data(), "predict");
+  tidalrt_context_set_step(predict_context(), step);
+  call(program_.predict, predict_context(), predict_device_.get(),
+       predict_.data(), "predict");
 }
 
 uint64_t program_runner::host_bytes() const {
-  return step_.size() + predict_.size() +
-         tidalrt_context_scratch_bytes(context_);
+  uint64_t bytes = step_host_.size() + predict_host_.size() +
+                   tidalrt_context_scratch_bytes(context_.get());
+  if (!step_device_)
+    bytes += step_.size();
+  if (!predict_device_)
+    bytes += predict_.size();
+  if (predict_context_)
+    bytes += tidalrt_context_scratch_bytes(predict_context_.get());
+  return bytes;
 }
 
 } // namespace tidalrt_driver

@@ -14,11 +14,13 @@ namespace tidalrt_driver {
 
 class onnx_model;
 
-// A zero-initialised, 64-byte aligned block.
+// A zero-initialised, 64-byte aligned block; or a view of `bytes` bytes of
+// memory owned elsewhere (a device's memory), which it does not free.
 class arena {
 public:
   arena() = default;
   explicit arena(uint64_t bytes);
+  static arena view(uint8_t *memory, uint64_t bytes);
   ~arena();
   arena(const arena &) = delete;
   arena &operator=(const arena &) = delete;
@@ -32,6 +34,27 @@ public:
 private:
   uint8_t *bytes_ = nullptr;
   uint64_t size_ = 0;
+  bool owned_ = true;
+};
+
+struct context_deleter {
+  void operator()(tidalrt_context_t *context) const {
+    tidalrt_context_free(context);
+  }
+};
+using context_ptr = std::unique_ptr<tidalrt_context_t, context_deleter>;
+struct device_deleter {
+  void operator()(tidalrt_device_t *device) const {
+    tidalrt_device_free(device);
+  }
+};
+using device_ptr = std::unique_ptr<tidalrt_device_t, device_deleter>;
+
+// Device figures of the last step (all 0 on the cpu target).
+struct device_figures {
+  uint64_t peak_bytes = 0;
+  uint64_t bytes_to_host = 0;
+  uint64_t bytes_to_device = 0;
 };
 
 // Copies of results into the arguments of the same name (new values of
@@ -42,6 +65,14 @@ struct update {
 };
 std::vector<update> find_updates(const function_info &function);
 
+// On the sim target (manifest "target": "sim") the step function runs on
+// one SIM device of functions.step.device_bytes bytes whose memory is the
+// step arena (the generated step ends with tidalrt_dev_synchronize, so the
+// device is idle between steps and the driver reads and writes that memory
+// directly), with a host arena of host_arena_bytes for offloaded copies.
+// The predict function has its own context: on a SIM device of its own if
+// functions.predict has a device_bytes, else on the host (its own zeroed
+// arena, no device: tidalrt_dev_launch calls kernels directly).
 class program_runner {
 public:
   // `evaluate`: the run evaluates held-out data, so the predict function
@@ -72,20 +103,42 @@ public:
   // Calls the predict function.
   void run_predict(uint64_t step);
 
-  // Host memory in use: the arenas and the kernels' scratch.
+  // Host memory in use: the arenas in host memory (on sim: the host arenas
+  // of copies and a predict arena on the host, not the device memory) and
+  // the kernels' scratch.
   uint64_t host_bytes() const;
+
+  // What the device did in the last run_step (zeros on the cpu target).
+  const device_figures &step_device_figures() const { return figures_; }
+  // The step's device; NULL on the cpu target.
+  tidalrt_device_t *step_device() const { return step_device_.get(); }
 
 private:
   void call(tidalrt_status_t (*fn)(tidalrt_context_t *, uint8_t *),
+            tidalrt_context_t *context, tidalrt_device_t *device,
             uint8_t *arena, const char *what);
+  tidalrt_context_t *predict_context() const {
+    return predict_context_ ? predict_context_.get() : context_.get();
+  }
 
   const manifest &manifest_;
   const tidalrt_program_t &program_;
-  tidalrt_context_t *context_ = nullptr;
-  arena step_;
   bool use_predict_;
+  // Destroyed in reverse order: the contexts (which detach from their
+  // devices) first, then the devices (whose memory the arena views show),
+  // then the host arenas that device copies use.
+  arena step_host_;
+  arena predict_host_;
+  device_ptr step_device_;
+  device_ptr predict_device_;
+  arena step_;
   arena predict_;
+  context_ptr context_;
+  // The sim target's predict context; NULL: the predict function shares
+  // the step's context.
+  context_ptr predict_context_;
   std::vector<update> step_updates_;
+  device_figures figures_;
 };
 
 } // namespace tidalrt_driver

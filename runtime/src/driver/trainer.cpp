@@ -277,7 +277,9 @@ int run_training(const session &s) {
       trace.complete("step " + std::to_string(step + 1), "step", trace_start,
                      ms * 1000, "\"loss\": " + json_number(loss));
       step_ms_sum += ms;
-      log.write(step + 1, loss, ms, host_bytes);
+      const device_figures &figures = runner.step_device_figures();
+      log.write(step + 1, loss, ms, host_bytes, figures.peak_bytes,
+                figures.bytes_to_host, figures.bytes_to_device);
       if (!std::isfinite(loss) && !warned) {
         warned = true;
         progress.clear();

@@ -1,0 +1,397 @@
+// program_ops.cpp - what generated device programs call (tidalrt/device.h,
+// "Generated device programs"): kernel launches on the context's compute
+// stream, offloads and prefetches on its copy streams, waits and the end of
+// the step.
+//
+// The context owns a program_state (kernel.h, programState): the attached
+// device, its three streams, two events per copy and one launch record per
+// op. A launch record holds what the compute stream's thread needs to call
+// the kernel (the context, fn, desc and a copy of the buffer pointers); it
+// is allocated while the context prepares, so a step allocates none.
+//
+// Threads: while a step is in flight only the compute stream's thread runs
+// kernels, so the per-op state and the scratch buffer, which kernels share
+// through the context, are used by one thread at a time. The calling thread
+// writes a record before enqueueing its launch and reads it again only after
+// the launch has run (after tidalrt_dev_synchronize, or the wait below for
+// an op launched twice in one step); both hand-offs go through the stream's
+// mutex.
+#include "device_internal.h"
+
+#include "../cpu/kernel.h"
+
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct launch_record {
+  tidalrt_context_t *ctx = nullptr;
+  tidalrt_kernel_fn_t fn = nullptr;
+  const int64_t *desc = nullptr;
+  std::vector<void *> buffers;
+  int64_t op_index = -1;
+  // The program_state::epoch of the last launch: an op launched twice
+  // between two tidalrt_dev_synchronize() calls waits for its first launch
+  // before its record is overwritten.
+  uint64_t epoch = 0;
+};
+
+struct program_state {
+  tidalrt_device_t *device = nullptr;
+  uint8_t *host_arena = nullptr;
+  uint64_t host_arena_bytes = 0;
+  tidalrt_stream_t *compute = nullptr;
+  tidalrt_stream_t *to_host = nullptr;
+  tidalrt_stream_t *to_device = nullptr;
+  std::vector<tidalrt_event_t *> reached; // per copy: compute got there
+  std::vector<tidalrt_event_t *> done;    // per copy: the copy finished
+  std::vector<launch_record *> records;   // per op; NULL until launched
+  uint64_t epoch = 1; // grows at each tidalrt_dev_synchronize()
+
+  ~program_state() {
+    detach();
+    for (launch_record *record : records)
+      delete record;
+  }
+
+  // Waits for the device's work, then frees the streams and events.
+  void detach() {
+    if (device)
+      tidalrt_status_free(tidalrt_device_synchronize(device));
+    for (tidalrt_event_t *event : reached)
+      tidalrt_event_free(event);
+    for (tidalrt_event_t *event : done)
+      tidalrt_event_free(event);
+    reached.clear();
+    done.clear();
+    tidalrt_stream_free(compute);
+    tidalrt_stream_free(to_host);
+    tidalrt_stream_free(to_device);
+    compute = to_host = to_device = nullptr;
+    device = nullptr;
+    host_arena = nullptr;
+    host_arena_bytes = 0;
+    ++epoch;
+  }
+};
+
+program_state *state_of(const tidalrt_context_t *ctx) {
+  return static_cast<program_state *>(tidalrt::programState(ctx));
+}
+
+tidalrt_device_t *device_of(const tidalrt_context_t *ctx) {
+  program_state *state = state_of(ctx);
+  return state ? state->device : nullptr;
+}
+
+tidalrt_status_t null_argument(const char *call) {
+  return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: NULL argument",
+                             call);
+}
+
+// Runs a launch record on the compute stream's thread.
+tidalrt_status_t run_record(void *arg) {
+  auto *record = static_cast<launch_record *>(arg);
+  tidalrt_status_t status =
+      record->fn(record->ctx, record->desc, record->buffers.data());
+  if (status)
+    tidalrt_context_fail_at(record->ctx, record->op_index);
+  return status;
+}
+
+// The op's record, with room for `num_buffers` pointers; allocated while
+// preparing (or, for a context that was never prepared, on first use).
+launch_record *record_for(program_state *state, int64_t op_index,
+                          size_t num_buffers) {
+  launch_record *&record = state->records[static_cast<size_t>(op_index)];
+  if (!record)
+    record = new launch_record();
+  if (record->buffers.capacity() < num_buffers)
+    record->buffers.reserve(num_buffers);
+  return record;
+}
+
+// The checks every call makes, preparing or not.
+tidalrt_status_t check_launch(tidalrt_context_t *ctx, program_state *state,
+                              int64_t num_buffers, void *const *buffers,
+                              int64_t op_index, const tidalrt_range_t *ranges,
+                              int64_t num_reads, int64_t num_writes) {
+  if (num_buffers < 0 || num_reads < 0 || num_writes < 0 ||
+      (num_buffers && !buffers) || ((num_reads || num_writes) && !ranges))
+    return tidalrt_status_make(
+        TIDALRT_INVALID_ARGUMENT,
+        "tidalrt_dev_launch: op %lld: bad counts (%lld buffers, %lld reads, "
+        "%lld writes) or a NULL list",
+        (long long)op_index, (long long)num_buffers, (long long)num_reads,
+        (long long)num_writes);
+  if (op_index < 0 || static_cast<uint64_t>(op_index) >= tidalrt::numOps(ctx) ||
+      static_cast<uint64_t>(op_index) >= state->records.size())
+    return tidalrt_status_make(TIDALRT_INTERNAL,
+                               "tidalrt_dev_launch: op index %lld outside the "
+                               "program's %zu ops",
+                               (long long)op_index, tidalrt::numOps(ctx));
+  return nullptr;
+}
+
+// Bounds of every range, as tidalrt_stream_launch() checks them (used while
+// preparing, when nothing is enqueued).
+tidalrt_status_t check_ranges(program_state *state, int64_t op_index,
+                              const tidalrt_range_t *ranges, int64_t num_reads,
+                              int64_t num_writes) {
+  uint64_t end = 0;
+  for (int64_t i = 0; i < num_reads + num_writes; ++i) {
+    bool read = i < num_reads;
+    std::string what = std::string(read ? "read" : "write") + " range " +
+                       std::to_string(read ? i : i - num_reads);
+    if (tidalrt_status_t status = tidalrt_device::check_range(
+            state->device, "tidalrt_dev_launch", what.c_str(), ranges[i].offset,
+            ranges[i].bytes, &end))
+      return tidalrt_status_annotate(status, "op %lld", (long long)op_index);
+  }
+  return nullptr;
+}
+
+// What offload, prefetch and wait check; `call` names the caller.
+tidalrt_status_t check_copy_id(const tidalrt_context_t *ctx, const char *call,
+                               int64_t copy_id, program_state **out_state) {
+  program_state *state = state_of(ctx);
+  *out_state = state;
+  if (!state || !state->device)
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "%s: no device is attached to the context "
+                               "(tidalrt_context_set_device)",
+                               call);
+  if (copy_id < 0 || static_cast<uint64_t>(copy_id) >= state->done.size())
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "%s: copy %lld outside the %zu copies of the "
+                               "attached device",
+                               call, (long long)copy_id, state->done.size());
+  return nullptr;
+}
+
+tidalrt_status_t copy(tidalrt_context_t *ctx, bool to_host, int64_t copy_id,
+                      uint64_t host_offset, uint64_t device_offset,
+                      uint64_t bytes) {
+  const char *call = to_host ? "tidalrt_dev_offload" : "tidalrt_dev_prefetch";
+  if (!ctx)
+    return null_argument(call);
+  program_state *state = nullptr;
+  if (tidalrt_status_t status = check_copy_id(ctx, call, copy_id, &state))
+    return status;
+  uint64_t size = state->host_arena_bytes;
+  if (bytes > size || host_offset > size - bytes)
+    return tidalrt_status_make(
+        TIDALRT_INVALID_ARGUMENT,
+        "%s: copy %lld: host range (%llu bytes at offset %llu) is outside the "
+        "host arena of %llu bytes",
+        call, (long long)copy_id, (unsigned long long)bytes,
+        (unsigned long long)host_offset, (unsigned long long)size);
+  uint64_t end = 0;
+  if (tidalrt_status_t status = tidalrt_device::check_range(
+          state->device, call, "device range", device_offset, bytes, &end))
+    return tidalrt_status_annotate(status, "copy %lld", (long long)copy_id);
+  if (tidalrt::preparing(ctx))
+    return nullptr; // no data yet
+  size_t k = static_cast<size_t>(copy_id);
+  tidalrt_stream_t *stream = to_host ? state->to_host : state->to_device;
+  tidalrt_status_t status =
+      tidalrt_event_record(state->reached[k], state->compute);
+  if (!status)
+    status = tidalrt_stream_wait_event(stream, state->reached[k]);
+  if (!status)
+    status = tidalrt_stream_copy(stream, state->host_arena + host_offset,
+                                 device_offset, bytes);
+  if (!status)
+    status = tidalrt_event_record(state->done[k], stream);
+  return tidalrt_status_annotate(status, "%s: copy %lld", call,
+                                 (long long)copy_id);
+}
+
+void destroy_state(void *state) { delete static_cast<program_state *>(state); }
+
+} // namespace
+
+extern "C" tidalrt_status_t tidalrt_dev_launch(
+    tidalrt_context_t *ctx, tidalrt_kernel_fn_t fn, const int64_t *desc,
+    void *const *buffers, int64_t num_buffers, int64_t op_index,
+    const tidalrt_range_t *ranges, int64_t num_reads, int64_t num_writes) {
+  if (!ctx || !fn)
+    return null_argument("tidalrt_dev_launch");
+  program_state *state = state_of(ctx);
+  if (!state || !state->device) {
+    // The cpu target: the kernel runs now, on this thread.
+    tidalrt_status_t status = fn(ctx, desc, buffers);
+    if (status)
+      tidalrt_context_fail_at(ctx, op_index);
+    return status;
+  }
+  tidalrt_status_t status =
+      check_launch(ctx, state, num_buffers, buffers, op_index, ranges,
+                   num_reads, num_writes);
+  if (!status && tidalrt::preparing(ctx))
+    status = check_ranges(state, op_index, ranges, num_reads, num_writes);
+  launch_record *record = nullptr;
+  if (!status) {
+    try {
+      record = record_for(state, op_index, static_cast<size_t>(num_buffers));
+    } catch (const std::bad_alloc &) {
+      status = tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                                   "tidalrt_dev_launch: op %lld: out of memory "
+                                   "for its launch record",
+                                   (long long)op_index);
+    }
+  }
+  if (status) {
+    tidalrt_context_fail_at(ctx, op_index);
+    return status;
+  }
+  if (tidalrt::preparing(ctx)) {
+    // Kernels build their state and reserve scratch on this thread, once
+    // the compute stream is idle (it is, before the first step; a failure
+    // of earlier work stays with the stream, which reports it again at the
+    // next synchronisation).
+    tidalrt_status_free(tidalrt_stream_synchronize(state->compute));
+    status = fn(ctx, desc, buffers);
+    if (status)
+      tidalrt_context_fail_at(ctx, op_index);
+    return status;
+  }
+  if (record->epoch == state->epoch) {
+    // Launched already since the last synchronisation: the compute stream
+    // may not have run that launch yet, whose record this is.
+    tidalrt_status_free(tidalrt_stream_synchronize(state->compute));
+  }
+  record->ctx = ctx;
+  record->fn = fn;
+  record->desc = desc;
+  record->buffers.assign(buffers, buffers + num_buffers); // capacity suffices
+  record->op_index = op_index;
+  record->epoch = state->epoch;
+  status = tidalrt_stream_launch(state->compute, run_record, record, ranges,
+                                 static_cast<size_t>(num_reads),
+                                 ranges ? ranges + num_reads : nullptr,
+                                 static_cast<size_t>(num_writes));
+  if (status) {
+    tidalrt_context_fail_at(ctx, op_index);
+    return tidalrt_status_annotate(status, "op %lld", (long long)op_index);
+  }
+  return nullptr;
+}
+
+extern "C" tidalrt_status_t tidalrt_dev_offload(tidalrt_context_t *ctx,
+                                                int64_t copy_id,
+                                                uint64_t host_offset,
+                                                uint64_t device_offset,
+                                                uint64_t bytes) {
+  return copy(ctx, /*to_host=*/true, copy_id, host_offset, device_offset,
+              bytes);
+}
+
+extern "C" tidalrt_status_t tidalrt_dev_prefetch(tidalrt_context_t *ctx,
+                                                 int64_t copy_id,
+                                                 uint64_t host_offset,
+                                                 uint64_t device_offset,
+                                                 uint64_t bytes) {
+  return copy(ctx, /*to_host=*/false, copy_id, host_offset, device_offset,
+              bytes);
+}
+
+extern "C" tidalrt_status_t tidalrt_dev_wait(tidalrt_context_t *ctx,
+                                             int64_t copy_id) {
+  if (!ctx)
+    return null_argument("tidalrt_dev_wait");
+  program_state *state = nullptr;
+  if (tidalrt_status_t status =
+          check_copy_id(ctx, "tidalrt_dev_wait", copy_id, &state))
+    return status;
+  if (tidalrt::preparing(ctx))
+    return nullptr;
+  return tidalrt_stream_wait_event(state->compute,
+                                   state->done[static_cast<size_t>(copy_id)]);
+}
+
+extern "C" tidalrt_status_t tidalrt_dev_synchronize(tidalrt_context_t *ctx) {
+  if (!ctx)
+    return null_argument("tidalrt_dev_synchronize");
+  program_state *state = state_of(ctx);
+  if (!state || !state->device)
+    return nullptr;
+  ++state->epoch;
+  tidalrt_status_t status = tidalrt_device_synchronize(state->device);
+  // The compute stream's failure names the failing op; prefer it even if
+  // the device has another stream created before it that failed.
+  if (tidalrt_status_t compute = tidalrt_stream_synchronize(state->compute)) {
+    tidalrt_status_free(status);
+    return compute;
+  }
+  return status;
+}
+
+extern "C" tidalrt_status_t
+tidalrt_context_set_device(tidalrt_context_t *ctx, tidalrt_device_t *device,
+                           uint8_t *host_arena, uint64_t host_arena_bytes,
+                           int64_t num_copies) {
+  if (!ctx)
+    return null_argument("tidalrt_context_set_device");
+  program_state *state = state_of(ctx);
+  if (state)
+    state->detach();
+  if (!device)
+    return nullptr;
+  if (num_copies < 0 || (!host_arena && host_arena_bytes))
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "tidalrt_context_set_device: %s",
+                               num_copies < 0 ? "negative num_copies"
+                                              : "NULL host arena of non-zero "
+                                                "size");
+  if (!state) {
+    state = new (std::nothrow) program_state();
+    if (!state)
+      return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                                 "tidalrt_context_set_device: out of memory");
+    tidalrt::setProgramState(ctx, state, destroy_state);
+  }
+  try {
+    state->records.resize(tidalrt::numOps(ctx), nullptr);
+    state->reached.reserve(static_cast<size_t>(num_copies));
+    state->done.reserve(static_cast<size_t>(num_copies));
+  } catch (const std::exception &) {
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                               "tidalrt_context_set_device: out of memory for "
+                               "%lld copies",
+                               (long long)num_copies);
+  }
+  state->device = device;
+  tidalrt_status_t status =
+      tidalrt_stream_create(device, TIDALRT_STREAM_COMPUTE, &state->compute);
+  if (!status)
+    status = tidalrt_stream_create(device, TIDALRT_STREAM_COPY_TO_HOST,
+                                   &state->to_host);
+  if (!status)
+    status = tidalrt_stream_create(device, TIDALRT_STREAM_COPY_TO_DEVICE,
+                                   &state->to_device);
+  for (int64_t k = 0; !status && k < num_copies; ++k) {
+    tidalrt_event_t *reached = nullptr, *done = nullptr;
+    status = tidalrt_event_create(device, &reached);
+    if (!status)
+      state->reached.push_back(reached); // reserved: cannot throw
+    if (!status)
+      status = tidalrt_event_create(device, &done);
+    if (!status)
+      state->done.push_back(done);
+  }
+  if (status) {
+    state->detach();
+    return tidalrt_status_annotate(status, "tidalrt_context_set_device");
+  }
+  state->host_arena = host_arena;
+  state->host_arena_bytes = host_arena_bytes;
+  return nullptr;
+}
+
+extern "C" tidalrt_device_t *
+tidalrt_context_device(const tidalrt_context_t *ctx) {
+  return ctx ? device_of(ctx) : nullptr;
+}
