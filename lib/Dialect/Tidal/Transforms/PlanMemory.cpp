@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/Analysis/OffsetPacking.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 #include "tidal/Dialect/Tidal/Transforms/Passes.h"
 
@@ -40,85 +41,6 @@ struct Home {
   Space space;
   int64_t offset;
 };
-
-/// A block of bytes live on [start, end].
-struct Item {
-  int64_t size, start, end;
-  int64_t offset = -1;
-};
-
-/// Best-fit placement of `items` in the order `order`, above `base`: each
-/// item goes into the smallest gap, between the placed items that overlap
-/// it in time, that holds it, else above them all. Returns the arena size.
-int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
-                    int64_t base) {
-  // The placed items by offset, so that the ones overlapping an item in
-  // time come out in offset order without sorting.
-  std::vector<unsigned> placed;
-  placed.reserve(order.size());
-  int64_t top = base;
-  for (unsigned id : order) {
-    Item &item = items[id];
-    int64_t best = -1, bestGap = INT64_MAX, cursor = base;
-    for (unsigned other : placed) {
-      const Item &o = items[other];
-      if (o.start > item.end || item.start > o.end)
-        continue;
-      int64_t gap = o.offset - cursor;
-      if (gap >= item.size && gap < bestGap) {
-        best = cursor;
-        bestGap = gap;
-      }
-      cursor = std::max(cursor, o.offset + o.size);
-    }
-    item.offset = best >= 0 ? best : cursor;
-    top = std::max(top, item.offset + item.size);
-    auto at = std::upper_bound(placed.begin(), placed.end(), item.offset,
-                               [&](int64_t offset, unsigned other) {
-                                 return offset < items[other].offset;
-                               });
-    placed.insert(at, id);
-  }
-  return top;
-}
-
-/// Offsets for `items`; returns the arena size. The second ordering is
-/// tried only when the first misses `lowerBound`.
-int64_t pack(std::vector<Item> &items, int64_t endPosition,
-             int64_t lowerBound) {
-  std::vector<unsigned> whole, rest;
-  for (unsigned i = 0; i < items.size(); ++i)
-    (items[i].start == 0 && items[i].end == endPosition ? whole : rest)
-        .push_back(i);
-  int64_t base = 0;
-  for (unsigned i : whole) {
-    items[i].offset = base;
-    base += items[i].size;
-  }
-  auto length = [&](unsigned i) { return items[i].end - items[i].start; };
-  std::vector<unsigned> bySize = rest, byLength = rest;
-  std::stable_sort(bySize.begin(), bySize.end(), [&](unsigned a, unsigned b) {
-    if (items[a].size != items[b].size)
-      return items[a].size > items[b].size;
-    return length(a) > length(b);
-  });
-  std::stable_sort(byLength.begin(), byLength.end(),
-                   [&](unsigned a, unsigned b) {
-                     if (length(a) != length(b))
-                       return length(a) > length(b);
-                     return items[a].size > items[b].size;
-                   });
-  std::vector<Item> second = items;
-  int64_t first = placeGreedy(items, bySize, base);
-  if (first <= lowerBound)
-    return first;
-  int64_t other = placeGreedy(second, byLength, base);
-  if (other < first) {
-    items = std::move(second);
-    return other;
-  }
-  return first;
-}
 
 struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
   using TidalPlanMemoryPassBase::TidalPlanMemoryPassBase;

@@ -13,6 +13,7 @@
 
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
 #include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/Analysis/OffsetPacking.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 #include "tidal/Dialect/Tidal/Transforms/Passes.h"
 
@@ -63,7 +64,11 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
     }
   }
 
-  /// Swaps until the device arena fits; the smallest reachable peak if not.
+  /// Swaps until the packed device arena fits; the smallest reachable
+  /// arena if not. While the liveness lower bound is over the budget the
+  /// swaps go at its peak; once it fits but the packed arena does not (the
+  /// packing is not always at the bound), they go on at the peak, which
+  /// lowers the bound and with it, in practice, the packing.
   LogicalResult fit(func::FuncOp func) {
     swapped = 0;
     while (true) {
@@ -71,16 +76,20 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
       SmallVector<int64_t> live = liveness.liveBytes(alignment);
       auto peakIt = std::max_element(live.begin(), live.end());
       int64_t peak = *peakIt, position = peakIt - live.begin();
-      if (peak <= budget)
+      int64_t arena =
+          peak <= budget ? packedArenaSize(liveness, alignment) : peak;
+      if (arena <= budget)
         return success();
       std::optional<Candidate> best = pick(liveness, position);
       if (!best) {
-        // Nothing left to swap: report the smallest budget these swaps
-        // reach (the current peak).
+        // Nothing left to swap: the smallest budget these swaps reach is
+        // the packed arena now. (A run with that budget takes the same
+        // swaps in the same order and stops here at the latest.)
+        int64_t smallest = packedArenaSize(liveness, alignment);
         return func.emitError("device memory budget ")
                << static_cast<int64_t>(budget) << " bytes is too small for @"
                << func.getSymName()
-               << ": the smallest budget its plan reaches is " << peak
+               << ": the smallest budget its plan reaches is " << smallest
                << " bytes (" << swapped
                << " tensors swapped; the peak is at op " << position << ")";
       }
@@ -155,20 +164,22 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
       b.setInsertionPointAfter(ops[c.before - 1]);
     Value offload = b.create<OffloadOp>(loc, c.value);
     // The tensor's bytes stay live until the wait: wait before the first
-    // position over the budget even if the copy is not hidden yet.
+    // position at the peak's level even if the copy is not hidden yet.
+    // (Placement depends on the peak, never on the budget, so that a run
+    // with a smaller budget takes the same swaps first.)
+    const int64_t level = live[peak];
     int64_t waitAt = c.before + 1; // insert before this op
     for (double hidden = 0;
-         waitAt < peak && hidden < copy && live[waitAt] <= budget; ++waitAt)
+         waitAt < peak && hidden < copy && live[waitAt] < level; ++waitAt)
       hidden += opUs(waitAt);
     b.setInsertionPoint(ops[waitAt - 1]);
     Value hostCopy = b.create<WaitOp>(loc, offload);
 
     // Prefetch after the peak, early enough to hide the copy before the next
-    // use but not where the copy's bytes would exceed the budget (from
-    // `fits` on, every position fits with the tensor live); wait just
-    // before the use.
+    // use but not where the copy would be live at the peak's level (from
+    // `fits` on, every position is below it); wait just before the use.
     int64_t fits = c.after;
-    while (fits - 1 > peak && live[fits - 1] <= budget)
+    while (fits - 1 > peak && live[fits - 1] < level)
       --fits;
     int64_t prefetchAt = c.after; // insert before this op
     for (double hidden = 0; prefetchAt > fits && hidden < copy;)

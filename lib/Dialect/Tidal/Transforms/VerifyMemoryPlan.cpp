@@ -85,6 +85,11 @@ struct VerifyMemoryPlan
     if (!func.getBody().hasOneBlock())
       return func.emitError("memory plan: more than one block");
     const int64_t arenaSize = arenaAttr.getInt();
+    if (auto budget = func->getAttrOfType<IntegerAttr>(kDeviceBudgetAttr))
+      if (arenaSize > budget.getInt())
+        return func.emitError("memory plan: the arena of ")
+               << arenaSize << " bytes exceeds the device budget of "
+               << budget.getInt() << " bytes";
     auto hostAttr = func->getAttrOfType<IntegerAttr>(kHostArenaSizeAttr);
     const int64_t hostArenaSize = hostAttr ? hostAttr.getInt() : 0;
     Block &body = func.getBody().front();

@@ -1,0 +1,104 @@
+//===- OffsetPacking.cpp - offsets for buffers with lifetimes -------------===//
+
+#include "tidal/Dialect/Tidal/Analysis/OffsetPacking.h"
+#include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include <algorithm>
+#include <climits>
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+namespace {
+
+/// Best-fit placement of `items` in the order `order`, above `base`: each
+/// item goes into the smallest gap, between the placed items that overlap
+/// it in time, that holds it, else above them all. Returns the arena size.
+int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
+                    int64_t base) {
+  // The placed items by offset, so that the ones overlapping an item in
+  // time come out in offset order without sorting.
+  std::vector<unsigned> placed;
+  placed.reserve(order.size());
+  int64_t top = base;
+  for (unsigned id : order) {
+    Item &item = items[id];
+    int64_t best = -1, bestGap = INT64_MAX, cursor = base;
+    for (unsigned other : placed) {
+      const Item &o = items[other];
+      if (o.start > item.end || item.start > o.end)
+        continue;
+      int64_t gap = o.offset - cursor;
+      if (gap >= item.size && gap < bestGap) {
+        best = cursor;
+        bestGap = gap;
+      }
+      cursor = std::max(cursor, o.offset + o.size);
+    }
+    item.offset = best >= 0 ? best : cursor;
+    top = std::max(top, item.offset + item.size);
+    auto at = std::upper_bound(placed.begin(), placed.end(), item.offset,
+                               [&](int64_t offset, unsigned other) {
+                                 return offset < items[other].offset;
+                               });
+    placed.insert(at, id);
+  }
+  return top;
+}
+
+} // namespace
+
+/// Offsets for `items`; returns the arena size. The second ordering is
+/// tried only when the first misses `lowerBound`.
+int64_t tidal::pack(std::vector<Item> &items, int64_t endPosition,
+                    int64_t lowerBound) {
+  std::vector<unsigned> whole, rest;
+  for (unsigned i = 0; i < items.size(); ++i)
+    (items[i].start == 0 && items[i].end == endPosition ? whole : rest)
+        .push_back(i);
+  int64_t base = 0;
+  for (unsigned i : whole) {
+    items[i].offset = base;
+    base += items[i].size;
+  }
+  auto length = [&](unsigned i) { return items[i].end - items[i].start; };
+  std::vector<unsigned> bySize = rest, byLength = rest;
+  std::stable_sort(bySize.begin(), bySize.end(), [&](unsigned a, unsigned b) {
+    if (items[a].size != items[b].size)
+      return items[a].size > items[b].size;
+    return length(a) > length(b);
+  });
+  std::stable_sort(byLength.begin(), byLength.end(),
+                   [&](unsigned a, unsigned b) {
+                     if (length(a) != length(b))
+                       return length(a) > length(b);
+                     return items[a].size > items[b].size;
+                   });
+  std::vector<Item> second = items;
+  int64_t first = placeGreedy(items, bySize, base);
+  if (first <= lowerBound)
+    return first;
+  int64_t other = placeGreedy(second, byLength, base);
+  if (other < first) {
+    items = std::move(second);
+    return other;
+  }
+  return first;
+}
+
+int64_t tidal::packedArenaSize(const BufferLiveness &liveness,
+                               int64_t alignment, bool host) {
+  std::vector<Item> items;
+  for (const Buffer &buffer : liveness.getBuffers())
+    if (buffer.host == host)
+      items.push_back(
+          {alignBytes(buffer.bytes, alignment), buffer.start, buffer.end});
+  int64_t end = liveness.getEndPosition();
+  if (!host)
+    for (Value v : liveness.getReturnedConstants())
+      items.push_back(
+          {alignBytes(tensorByteSize(cast<ShapedType>(v.getType())), alignment),
+           end, end});
+  return pack(items, end, liveness.lowerBound(alignment, host));
+}
