@@ -56,6 +56,9 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     swaps.budget = options.budget;
     swaps.linkGbps = options.linkGbps;
     swaps.function = options.swapFunction;
+    swaps.gflops = options.gflops;
+    swaps.gbytesPerS = options.gbytesPerS;
+    swaps.opOverheadUs = options.opOverheadUs;
     pm.addPass(createTidalScheduleSwapsPass(swaps));
   }
   if (stopAfter == "tidal-schedule-swaps")

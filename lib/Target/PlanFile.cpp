@@ -53,6 +53,8 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
   step.noReuse = step.liveness->noReuseBytes(info.alignment);
   step.live = step.liveness->liveBytes(info.alignment);
   step.onDevice = info.target != "cpu";
+  if (!info.compute.name.empty())
+    step.device = info.compute;
   if (auto host = step.func->getAttrOfType<IntegerAttr>(kHostArenaSizeAttr)) {
     step.hostArenaBytes = host.getInt();
     step.hostLowerBound = step.liveness->lowerBound(info.alignment, true);

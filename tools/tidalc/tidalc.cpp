@@ -135,6 +135,12 @@ cl::opt<bool> inPlace("in-place",
                                "write over an operand that dies (default "
                                "true)"),
                       cl::init(true), cl::cat(category));
+cl::opt<std::string>
+    deviceProfile("device-profile",
+                  cl::desc("A machine profile from tidal-calibrate for the "
+                           "cost model (default: uncalibrated defaults)"),
+                  cl::value_desc("profile.json"), cl::init(""),
+                  cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Print statistics to stderr"),
                       cl::cat(category));
 cl::opt<bool> timings("timings", cl::desc("Print stage timings to stderr"),
@@ -285,6 +291,9 @@ std::string defaultOutput(StringRef suffix) {
 
 /// The parsed --device-memory (0: none).
 int64_t budgetBytes = 0;
+/// The profile of the device that runs the kernels (--device-profile): the
+/// host CPU on the cpu and sim targets. Empty name: the defaults.
+mlir::tidal::DeviceProfile computeProfile;
 
 /// Parses a size: bytes, or a number with KB/MB/GB/TB (powers of 1000) or
 /// KiB/MiB/GiB/TiB (powers of 1024).
@@ -330,6 +339,11 @@ bool planMemory(RunPasses runPasses, StringRef stopAfter) {
         options.budget = swapMode == "auto" ? budgetBytes : 0;
         options.linkGbps = linkGbps.getValue();
         options.swapFunction = mode == "train" ? "train_step" : "main";
+        if (!computeProfile.name.empty()) {
+          options.gflops = computeProfile.gflops;
+          options.gbytesPerS = computeProfile.gbytesPerS;
+          options.opOverheadUs = computeProfile.opOverheadUs;
+        }
         mlir::tidal::buildMemoryPipeline(pm, options, stopAfter);
       },
       "memory planning");
@@ -343,6 +357,7 @@ int writePlanOutputs(mlir::ModuleOp module, bool training, double planSeconds) {
   if (budgetBytes)
     info.budgetBytes = budgetBytes;
   info.linkGbps = linkGbps;
+  info.compute = computeProfile;
   info.mode = training ? "train" : "forward";
   info.stepFunc = training ? "train_step" : "main";
   info.schedule = scheduleStrategy;
@@ -518,6 +533,18 @@ int main(int argc, char **argv) {
     return fail("unknown --swap '" + swapMode + "' (expected auto or off)");
   if (!(linkGbps > 0))
     return fail("--link-gbps must be positive");
+  if (!deviceProfile.empty()) {
+    std::string profileError;
+    auto profile = mlir::tidal::loadMachineProfile(deviceProfile, profileError);
+    if (failed(profile))
+      return fail(profileError);
+    // The cpu and sim targets run every kernel on the host CPU.
+    computeProfile = profile->host;
+    if (computeProfile.name.empty())
+      computeProfile.name = "host (" + deviceProfile + ")";
+    if (!linkGbps.getNumOccurrences() && profile->link.gbytesPerS > 0)
+      linkGbps = profile->link.gbytesPerS;
+  }
   if (!deviceMemory.empty()) {
     if (target == "cpu")
       return fail("--device-memory needs a device: use --target sim");

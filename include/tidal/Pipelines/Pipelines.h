@@ -77,6 +77,16 @@ struct MemoryPipelineOptions
       *this, "swap-function",
       llvm::cl::desc("swap only in this function (empty: all)"),
       llvm::cl::init("")};
+  Option<double> gflops{*this, "gflops",
+                        llvm::cl::desc("compute GFLOP/s for the cost model "
+                                       "(0: default)"),
+                        llvm::cl::init(0.0)};
+  Option<double> gbytesPerS{*this, "gbytes-per-s",
+                            llvm::cl::desc("memory GB/s (0: default)"),
+                            llvm::cl::init(0.0)};
+  Option<double> opOverheadUs{*this, "op-overhead-us",
+                              llvm::cl::desc("us per kernel (<0: default)"),
+                              llvm::cl::init(-1.0)};
   Option<double> linkGbps{*this, "link-gbps",
                           llvm::cl::desc("host<->device bandwidth, GB/s"),
                           llvm::cl::init(16.0)};

@@ -10,6 +10,8 @@
 #ifndef TIDAL_TARGET_PLANFILE_H
 #define TIDAL_TARGET_PLANFILE_H
 
+#include "tidal/Dialect/Tidal/Analysis/DeviceProfile.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
@@ -28,6 +30,9 @@ struct PlanFileInfo {
   std::string strategy; ///< tidal-plan-memory strategy
   bool inPlace = true;
   double linkGbps = 16.0; ///< host<->device copies (sim, cuda)
+  /// The kernels' device (the host CPU on the cpu and sim targets); empty
+  /// name: the uncalibrated host default.
+  DeviceProfile compute;
   int64_t alignment = 64;
   double planSeconds = 0; ///< compile time up to the plan
 };

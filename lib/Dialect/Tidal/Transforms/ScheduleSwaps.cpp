@@ -148,6 +148,12 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
             const Candidate &c, int64_t peak) {
     ArrayRef<Operation *> ops = liveness.getOps();
     DeviceProfile device = defaultHostProfile();
+    if (gflops > 0)
+      device.gflops = gflops;
+    if (gbytesPerS > 0)
+      device.gbytesPerS = gbytesPerS;
+    if (opOverheadUs >= 0)
+      device.opOverheadUs = opOverheadUs;
     auto opUs = [&](int64_t position) {
       return estimateCost(ops[position - 1], device).us;
     };

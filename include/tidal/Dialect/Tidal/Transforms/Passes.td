@@ -182,6 +182,13 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
            "the memory plan's alignment">,
     Option<"function", "function", "std::string", "\"\"",
            "only this function (empty: every function)">,
+    Option<"gflops", "gflops", "double", "0.0",
+           "the compute device's GFLOP/s for the cost model (0: the "
+           "uncalibrated host default)">,
+    Option<"gbytesPerS", "gbytes-per-s", "double", "0.0",
+           "its memory bandwidth, GB/s (0: default)">,
+    Option<"opOverheadUs", "op-overhead-us", "double", "-1.0",
+           "its cost per kernel call, us (negative: default)">,
   ];
   let statistics = [
     Statistic<"numSwapped", "swapped", "tensors offloaded and prefetched">,
