@@ -356,16 +356,25 @@ tidalrt_stream_synchronize(tidalrt_stream_t *stream) {
   return synchronize_stream(stream);
 }
 
-extern "C" tidalrt_status_t tidalrt_event_record(tidalrt_event_t *event,
-                                                 tidalrt_stream_t *stream) {
+/// NULL, or why `what` cannot pair `event` with `stream`.
+static tidalrt_status_t check_pair(const char *what, tidalrt_event_t *event,
+                                   tidalrt_stream_t *stream) {
   if (!event || !stream)
-    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
-                               "tidalrt_event_record: NULL argument");
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: NULL argument",
+                               what);
   if (event->device != stream->device)
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
-                               "tidalrt_event_record: the event and %s belong "
-                               "to different devices",
-                               stream_name(stream).c_str());
+                               "%s: the event and %s belong to different "
+                               "devices",
+                               what, stream_name(stream).c_str());
+  return nullptr;
+}
+
+extern "C" tidalrt_status_t tidalrt_event_record(tidalrt_event_t *event,
+                                                 tidalrt_stream_t *stream) {
+  if (tidalrt_status_t status =
+          check_pair("tidalrt_event_record", event, stream))
+    return status;
   work_item item;
   item.kind = item_kind::RECORD;
   item.event = event->state;
@@ -380,14 +389,9 @@ extern "C" tidalrt_status_t tidalrt_event_record(tidalrt_event_t *event,
 
 extern "C" tidalrt_status_t tidalrt_stream_wait_event(tidalrt_stream_t *stream,
                                                       tidalrt_event_t *event) {
-  if (!event || !stream)
-    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
-                               "tidalrt_stream_wait_event: NULL argument");
-  if (event->device != stream->device)
-    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
-                               "tidalrt_stream_wait_event: the event and %s "
-                               "belong to different devices",
-                               stream_name(stream).c_str());
+  if (tidalrt_status_t status =
+          check_pair("tidalrt_stream_wait_event", event, stream))
+    return status;
   work_item item;
   item.kind = item_kind::WAIT;
   item.event = event->state;
