@@ -34,7 +34,8 @@ static double productFlops(Value y, int64_t k) { return 2 * numel(y) * k; }
 
 OpCost tidal::estimateCost(Operation *op, const DeviceProfile &device) {
   OpCost cost;
-  if (isViewOp(op) || isa<ConstantOp>(op))
+  // Copies run on the copy streams (timed by the link, not here).
+  if (isViewOp(op) || isa<ConstantOp, OffloadOp, PrefetchOp, WaitOp>(op))
     return cost;
   cost.kernel = true;
   for (Value v : op->getOperands())

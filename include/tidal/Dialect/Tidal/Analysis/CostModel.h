@@ -25,7 +25,8 @@ struct OpCost {
   bool kernel = false;
 };
 
-/// The cost of `op` on `device` (zero for views and constants).
+/// The cost of `op` on `device` (zero for views, constants and copies,
+/// whose time is the link's).
 OpCost estimateCost(Operation *op, const DeviceProfile &device);
 
 } // namespace mlir::tidal
