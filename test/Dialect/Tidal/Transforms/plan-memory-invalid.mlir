@@ -9,3 +9,4 @@ func.func @unexpanded(%x: tensor<f32>) -> tensor<f32> {
   %g = tidal.gradient %x, %x : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %g : tensor<f32>
 }
+

@@ -97,3 +97,56 @@ func.func @constant_in_arena(%x: tensor<16xf32> {tidal.offset = 0 : i64}) -> ten
   %0 = tidal.exp %x {tidal.const_offsets = array<i64: 0>} : tensor<16xf32>
   return %0 : tensor<16xf32>
 }
+
+// -----
+
+// The arena must fit the device budget that the swaps were fitted to.
+func.func @over_budget(%x: tensor<16xf32> {tidal.offset = 0 : i64}) -> tensor<16xf32>
+    attributes {tidal.arena_size = 128 : i64, tidal.device_budget = 100 : i64, tidal.result_offsets = array<i64: 64>} {
+  // expected-error @-2 {{memory plan: the arena of 128 bytes exceeds the device budget of 100 bytes}}
+  %0 = tidal.exp %x {tidal.offsets = array<i64: 64>} : tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+// A wait shares its copy's bytes.
+func.func @wait_moved(%x: tensor<16xf32> {tidal.offset = 0 : i64}) -> tensor<16xf32>
+    attributes {tidal.arena_size = 128 : i64, tidal.host_arena_size = 128 : i64, tidal.result_offsets = array<i64: 64>} {
+  %h = tidal.offload %x {tidal.offsets = array<i64: 0>} : tensor<16xf32>
+  // expected-error @+1 {{memory plan: a wait must have its operand's offset 0, not 64}}
+  %hw = tidal.wait %h {tidal.offsets = array<i64: 64>} : tensor<16xf32>
+  %d = tidal.prefetch %hw {tidal.offsets = array<i64: 64>} : tensor<16xf32>
+  %dw = tidal.wait %d {tidal.offsets = array<i64: 64>} : tensor<16xf32>
+  return %dw : tensor<16xf32>
+}
+
+// -----
+
+// Offloaded copies live in the host arena, which must hold them.
+func.func @host_overflow(%x: tensor<16xf32> {tidal.offset = 0 : i64}) -> tensor<16xf32>
+    attributes {tidal.arena_size = 128 : i64, tidal.host_arena_size = 32 : i64, tidal.result_offsets = array<i64: 64>} {
+  // expected-error @+1 {{memory plan: result 0 of tidal.offload at offset 0 (64 bytes) does not fit the host arena of 32 bytes}}
+  %h = tidal.offload %x {tidal.offsets = array<i64: 0>} : tensor<16xf32>
+  %hw = tidal.wait %h {tidal.offsets = array<i64: 0>} : tensor<16xf32>
+  %d = tidal.prefetch %hw {tidal.offsets = array<i64: 64>} : tensor<16xf32>
+  %dw = tidal.wait %d {tidal.offsets = array<i64: 64>} : tensor<16xf32>
+  return %dw : tensor<16xf32>
+}
+
+// -----
+
+// The offloaded tensor is read by its copy until the wait: nothing may
+// take its bytes before.
+func.func @copy_source_reused(%x: tensor<16xf32> {tidal.offset = 0 : i64}) -> tensor<16xf32>
+    attributes {tidal.arena_size = 128 : i64, tidal.host_arena_size = 64 : i64, tidal.result_offsets = array<i64: 64>} {
+  %a = tidal.exp %x {tidal.offsets = array<i64: 64>} : tensor<16xf32>
+  %h = tidal.offload %a {tidal.offsets = array<i64: 0>} : tensor<16xf32>
+  // expected-error @+1 {{memory plan: result 0 of tidal.neg (bytes [64, 128), live 3..8) overlaps result 0 of tidal.exp (bytes [64, 128), live 1..4) at position 3}}
+  %b = tidal.neg %x {tidal.offsets = array<i64: 64>} : tensor<16xf32>
+  %hw = tidal.wait %h {tidal.offsets = array<i64: 0>} : tensor<16xf32>
+  %d = tidal.prefetch %hw {tidal.offsets = array<i64: 0>} : tensor<16xf32>
+  %dw = tidal.wait %d {tidal.offsets = array<i64: 0>} : tensor<16xf32>
+  %r = tidal.add %b, %dw {tidal.offsets = array<i64: 64>} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
