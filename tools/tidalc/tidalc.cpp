@@ -577,6 +577,10 @@ int main(int argc, char **argv) {
   if (memoryPlan != "packed" && memoryPlan != "slots")
     return fail("unknown --memory-plan '" + memoryPlan +
                 "' (expected packed or slots)");
+  // LLVM's code generator reads the same option: a stage name it does not
+  // know aborts it, so the option must not reach code generation.
+  if (!stopAfter.empty() && emit != "mlir")
+    return fail("--stop-after " + stopAfter + " needs --emit mlir");
   if (!tracePath.empty() && !codegen && !planStage)
     return fail("--trace needs a planned program: use it with --emit "
                 "exe, obj, llvm or plan");
