@@ -55,6 +55,8 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     TidalScheduleSwapsPassOptions swaps;
     swaps.budget = options.budget;
     swaps.linkGbps = options.linkGbps;
+    swaps.swap = options.swap;
+    swaps.recompute = options.recompute;
     swaps.function = options.swapFunction;
     swaps.gflops = options.gflops;
     swaps.gbytesPerS = options.gbytesPerS;

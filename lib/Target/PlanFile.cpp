@@ -183,6 +183,16 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
   BufferLiveness &liveness = *step.liveness;
   AsmState state(step.func);
   const int64_t end = liveness.getEndPosition();
+  // Recomputation: the op each clone recomputes, and each op's clones.
+  DenseMap<int64_t, Operation *> recomputed;
+  DenseMap<Operation *, SmallVector<Operation *, 1>> clonesOf;
+  for (Operation *op : liveness.getOps())
+    if (auto id = op->getAttrOfType<IntegerAttr>(kRecomputeIdAttr))
+      recomputed[id.getInt()] = op;
+  for (Operation *op : liveness.getOps())
+    if (auto id = op->getAttrOfType<IntegerAttr>(kRecomputeOfAttr))
+      if (Operation *original = recomputed.lookup(id.getInt()))
+        clonesOf[original].push_back(op);
   DenseMap<Value, Value> inPlaceOf;
   for (const InPlaceUse &use : liveness.getInPlaceUses())
     inPlaceOf[use.result] = use.operand;
@@ -308,6 +318,9 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
           j.attribute("start_us", step.startUs[i]);
           j.attribute("duration_us", cost.us);
           j.attribute("flops", cost.flops);
+          if (auto id = op->getAttrOfType<IntegerAttr>(kRecomputeOfAttr))
+            if (Operation *original = recomputed.lookup(id.getInt()))
+              j.attribute("recompute_of", liveness.getPosition(original));
           j.attributeArray("reads", [&] {
             for (Value v : op->getOperands())
               j.value(step.ids.lookup(v));
@@ -360,7 +373,17 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
               j.object([&] { describeSwap(j, step, offload); });
             }
           });
-          j.attributeArray("recomputations", [] {});
+          j.attributeArray("recomputations", [&] {
+            auto result = dyn_cast<OpResult>(v);
+            if (!result)
+              return;
+            for (Operation *clone : clonesOf.lookup(result.getOwner()))
+              j.object([&] {
+                j.attribute("position", liveness.getPosition(clone));
+                j.attribute("tensor", step.ids.lookup(clone->getResult(
+                                          result.getResultNumber())));
+              });
+          });
         });
       }
     });

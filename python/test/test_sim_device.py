@@ -11,6 +11,10 @@ prefetches really overlap the kernels on other threads. Then:
   kernel or copy touched, from its bounds-checked ranges) never exceeds the
   budget;
 - below the no-swap peak, tensors really move (bytes_to_host > 0).
+It then does the same at the smallest budget under a GPU-like cost model
+(where recomputation and delayed copies win), and at the smallest budget that
+recomputation alone reaches (--swap off: nothing moves, the plan lists its
+recomputations).
 
 Needs TIDAL_BUILD_DIR with bin/tidalc; skips otherwise.
 """
@@ -31,6 +35,9 @@ from tidal import training
 
 _SKIP = support.skip_reason("tidalc")
 STEPS = 3
+# Cases where no tensor idle across the peak can be recomputed from
+# operands still live at its next use.
+RECOMPUTE_NOTHING = ("regressor_adam",)
 CASES = ["lenet_momentum", "vgg_bn13_momentum_wd", "resnet20_momentum", "transformer17_adamw", "regressor_adam"]
 
 
@@ -48,6 +55,13 @@ class SimDeviceTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="tidal-sim-")
+        # An H100-like device over PCIe (docs/cost-model.md) as the compute
+        # profile of the sim target.
+        cls.gpu_profile = os.path.join(cls.tmp, "gpu.json")
+        device = {"name": "H100-like", "gflops": 50000, "gbytes_per_s": 2800, "op_overhead_us": 5}
+        with open(cls.gpu_profile, "w") as f:
+            json.dump({"format": "tidal-device-profile", "version": 1, "host": dict(device, threads=1),
+                       "device": device, "link": {"name": "PCIe", "gbytes_per_s": 50, "latency_us": 10}}, f)
 
     @classmethod
     def tearDownClass(cls):
@@ -87,22 +101,18 @@ class SimDeviceTest(unittest.TestCase):
                 self.assertEqual(proc.returncode, 0, support.describe(proc))
                 with open(plan_path) as f:
                     peak = json.load(f)["predicted"]["peak_device_bytes"]
-                proc = self.tidalc([model, "-o", plan_path + ".tiny", "--emit", "plan", "--target", "sim",
-                                    "--device-memory", "1"] + flags)
-                self.assertNotEqual(proc.returncode, 0)
-                found = re.search(r"the smallest budget its plan reaches is (\d+) bytes", proc.stderr)
-                self.assertIsNotNone(found, proc.stderr)
-                smallest = int(found.group(1))
+                smallest = self.smallest_budget(model, plan_path, flags)
                 self.assertLess(smallest, peak, f"{name}: no swap lowers the peak {peak}")
-                self.assertFalse(os.path.exists(plan_path + ".tiny"))
 
-                for budget in (peak, (peak + smallest) // 2, smallest):
-                    exe = os.path.join(work, f"train_sim_{budget}")
-                    proc = self.tidalc([model, "-o", exe, "--target", "sim", "--device-memory", str(budget)] + flags)
+                def check(budget, extra, what, moves=True):
+                    tag = f"{budget}_{len(extra)}"
+                    exe = os.path.join(work, f"train_sim_{tag}")
+                    proc = self.tidalc([model, "-o", exe, "--target", "sim", "--device-memory", str(budget)] +
+                                       extra + flags)
                     self.assertEqual(proc.returncode, 0, support.describe(proc))
-                    sim_log, sim_saved = self.train(exe, inputs, work, f"sim_{budget}",
+                    sim_log, sim_saved = self.train(exe, inputs, work, f"sim_{tag}",
                                                     env={"TIDAL_SIM_LINK_GBPS": "2"})
-                    what = f"{name} at {budget} bytes (no-swap peak {peak}, smallest {smallest})"
+                    what = f"{name} at {budget} bytes {what} (no-swap peak {peak})"
                     self.assertEqual([l["loss"] for l in sim_log], [l["loss"] for l in cpu_log], what)
                     self.assertEqual(sorted(sim_saved), sorted(cpu_saved), what)
                     for key, value in cpu_saved.items():
@@ -110,10 +120,51 @@ class SimDeviceTest(unittest.TestCase):
                     for line in sim_log:
                         self.assertLessEqual(line["device_peak_bytes"], budget, what)
                         self.assertGreater(line["device_peak_bytes"], 0, what)
-                        if budget < peak:
+                        self.assertEqual(line["bytes_to_host"], line["bytes_to_device"], what)
+                        if moves:
                             self.assertGreater(line["bytes_to_host"], 0, what)
-                            self.assertEqual(line["bytes_to_host"], line["bytes_to_device"], what)
+                        else:
+                            self.assertEqual(line["bytes_to_host"], 0, what)
 
+                for budget in (peak, (peak + smallest) // 2, smallest):
+                    check(budget, [], f"(smallest {smallest})", moves=budget < peak)
+
+                # A GPU-like cost model (fast kernels, a slow link): the
+                # planner recomputes, delays copies and swaps together.
+                gpu = ["--device-profile", self.gpu_profile]
+                smallest_gpu = self.smallest_budget(model, plan_path, gpu + flags)
+                check(smallest_gpu, gpu, "with a GPU-like cost model")
+                # Recomputation alone: nothing moves.
+                alone = ["--swap", "off"]
+                smallest_rc = self.smallest_budget(model, plan_path, alone + flags)
+                if smallest_rc < peak:
+                    check(smallest_rc, alone, "by recomputation alone", moves=False)
+                    recomputed = self.recomputations(model, plan_path, smallest_rc, alone + flags)
+                    self.assertGreater(recomputed, 0, name)
+                else:
+                    self.assertIn(name, RECOMPUTE_NOTHING, f"{name}: recomputation lowers nothing")
+
+    def smallest_budget(self, model, plan_path, flags):
+        """The smallest budget the planner reaches, from its error for 1 byte."""
+        proc = self.tidalc([model, "-o", plan_path + ".tiny", "--emit", "plan", "--target", "sim",
+                            "--device-memory", "1"] + flags)
+        self.assertNotEqual(proc.returncode, 0)
+        found = re.search(r"the smallest budget its plan reaches is (\d+) bytes", proc.stderr)
+        self.assertIsNotNone(found, proc.stderr)
+        self.assertFalse(os.path.exists(plan_path + ".tiny"))
+        return int(found.group(1))
+
+    def recomputations(self, model, plan_path, budget, flags):
+        out = plan_path + f".{budget}"
+        proc = self.tidalc([model, "-o", out, "--emit", "plan", "--target", "sim", "--device-memory",
+                            str(budget)] + flags)
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        with open(out) as f:
+            plan = json.load(f)
+        clones = {op["position"] for op in plan["schedule"] if "recompute_of" in op}
+        listed = {r["position"] for t in plan["tensors"] for r in t["recomputations"]}
+        self.assertEqual(listed, clones)
+        return len(clones)
 
 if __name__ == "__main__":
     unittest.main()

@@ -105,6 +105,11 @@ cl::opt<std::string> swapMode("swap",
                               cl::desc("auto (offload and prefetch tensors "
                                        "to fit --device-memory) or off"),
                               cl::init("auto"), cl::cat(category));
+cl::opt<std::string> recomputeMode(
+    "recompute",
+    cl::desc("auto (recompute tensors where the cost model finds that "
+             "cheaper than swapping them, to fit --device-memory) or off"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<double> linkGbps("link-gbps",
                          cl::desc("Host<->device bandwidth in GB/s that the "
                                   "planner assumes (default 16)"),
@@ -336,7 +341,9 @@ bool planMemory(RunPasses runPasses, StringRef stopAfter) {
         options.schedule = scheduleStrategy.getValue();
         options.strategy = memoryPlan.getValue();
         options.inPlace = inPlace.getValue();
-        options.budget = swapMode == "auto" ? budgetBytes : 0;
+        options.budget = budgetBytes;
+        options.swap = swapMode == "auto";
+        options.recompute = recomputeMode == "auto";
         options.linkGbps = linkGbps.getValue();
         options.swapFunction = mode == "train" ? "train_step" : "main";
         if (!computeProfile.name.empty()) {
@@ -531,6 +538,9 @@ int main(int argc, char **argv) {
                 " is not available in this build yet (cpu or sim)");
   if (swapMode != "auto" && swapMode != "off")
     return fail("unknown --swap '" + swapMode + "' (expected auto or off)");
+  if (recomputeMode != "auto" && recomputeMode != "off")
+    return fail("unknown --recompute '" + recomputeMode +
+                "' (expected auto or off)");
   if (!(linkGbps > 0))
     return fail("--link-gbps must be positive");
   if (!deviceProfile.empty()) {

@@ -70,9 +70,15 @@ struct MemoryPipelineOptions
                                       "operands that die at the op"),
                        llvm::cl::init(true)};
   Option<int64_t> budget{*this, "budget",
-                         llvm::cl::desc("device memory budget in bytes; 0: "
-                                        "no swapping (tidal-schedule-swaps)"),
+                         llvm::cl::desc("device memory budget in bytes, fitted "
+                                        "by tidal-schedule-swaps; 0: none"),
                          llvm::cl::init(0)};
+  Option<bool> swap{*this, "swap",
+                    llvm::cl::desc("let tidal-schedule-swaps swap tensors"),
+                    llvm::cl::init(true)};
+  Option<bool> recompute{*this, "recompute",
+                         llvm::cl::desc("let it recompute tensors"),
+                         llvm::cl::init(false)};
   Option<std::string> swapFunction{
       *this, "swap-function",
       llvm::cl::desc("swap only in this function (empty: all)"),

@@ -53,6 +53,12 @@ inline constexpr llvm::StringLiteral kHostArenaSizeAttr =
     "tidal.host_arena_size";
 inline constexpr llvm::StringLiteral kHostLowerBoundAttr =
     "tidal.host_lower_bound";
+/// Recomputation (tidal-recompute, tidal-schedule-swaps): an op whose
+/// result is recomputed gets `tidal.recompute_id`, unique in its function;
+/// each clone that recomputes it carries the same number in
+/// `tidal.recompute_of`.
+inline constexpr llvm::StringLiteral kRecomputeIdAttr = "tidal.recompute_id";
+inline constexpr llvm::StringLiteral kRecomputeOfAttr = "tidal.recompute_of";
 /// The tidal-schedule strategy that ordered a function's ops.
 inline constexpr llvm::StringLiteral kScheduleAttr = "tidal.schedule";
 

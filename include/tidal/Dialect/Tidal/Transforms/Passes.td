@@ -155,29 +155,41 @@ def TidalSchedulePass : Pass<"tidal-schedule", "mlir::ModuleOp"> {
 }
 
 def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
-  let summary = "offload idle tensors to host memory to fit a device budget";
+  let summary = "offload idle tensors to host memory (and, with recompute, "
+                "recompute them) to fit a device budget";
   let description = [{
-    Makes each function's device arena fit `budget` bytes by swapping
-    tensors out while they are idle: a tensor that is not used between two
-    uses (typically an activation saved by the forward pass for the
+    Makes each function's device arena fit `budget` bytes by freeing the
+    bytes of tensors while they are idle: a tensor that is not used between
+    two uses (typically an activation saved by the forward pass for the
     backward pass) is copied to host memory after the first
     (`tidal.offload`, waited for before the peak with `tidal.wait`) and back
     before the second (`tidal.prefetch`, started early enough for the copy
     to hide behind the kernels in between, by the cost model and
     `link-gbps`, and waited for just before the use).
 
-    Greedy, as vDNN and Capuchin: while the liveness lower bound of the
-    device arena exceeds the budget, it swaps the largest tensor that is
-    idle across the peak position. If no swap is left and the step still
-    does not fit, the error states the smallest budget these swaps reach.
-    Arguments that outlive the step and returned values stay on the device.
-    The function gets `tidal.device_budget`.
+    With `recompute`, the op that defines such a tensor may instead be
+    cloned just before the second use (as tidal-recompute does), whichever
+    the cost model predicts cheaper: a swap costs the part of its copies
+    that the kernels around them cannot hide (earlier copies' link time
+    counted), a recomputation the clones' time.
+
+    Greedy, as vDNN and Capuchin: while the device arena exceeds the
+    budget, it frees the tensor idle across the peak position that costs
+    least per byte (the largest among equals). If nothing is left and the
+    step still does not fit, the error states the smallest budget these
+    steps reach. Arguments that outlive the step and returned values stay
+    on the device. The function gets `tidal.device_budget`.
   }];
   let options = [
     Option<"budget", "budget", "int64_t", "0",
            "device memory budget in bytes (0: no limit, no swaps)">,
     Option<"linkGbps", "link-gbps", "double", "16.0",
            "host<->device copy bandwidth, GB/s, for placing the copies">,
+    Option<"swap", "swap", "bool", "true",
+           "swap tensors (false: only recompute them, or with recompute "
+           "false too, only check that the step fits)">,
+    Option<"recompute", "recompute", "bool", "false",
+           "also consider recomputing a tensor instead of swapping it">,
     Option<"alignment", "alignment", "int64_t", "64",
            "the memory plan's alignment">,
     Option<"function", "function", "std::string", "\"\"",
@@ -193,6 +205,47 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numSwapped", "swapped", "tensors offloaded and prefetched">,
     Statistic<"bytesSwapped", "swapped-bytes", "bytes offloaded per step">,
+    Statistic<"numRecomputed", "recomputed", "tensors recomputed">,
+    Statistic<"numClones", "recompute-ops", "ops cloned to recompute them">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
+def TidalRecomputePass : Pass<"tidal-recompute", "mlir::ModuleOp"> {
+  let summary = "drop idle tensors and recompute them before their next use "
+                "to fit a device budget";
+  let description = [{
+    Makes each function's device arena fit `budget` bytes by recomputation
+    alone (Chen et al., Checkmate, SuperNeurons): a tensor idle across the
+    peak whose defining op can run again just before the tensor's next use
+    -- from operands still live there, or from ops cloned along with it, at
+    most `max-chain` in all -- is dropped after its last use before the
+    peak, and the clones (`tidal.recompute_of` = the original's
+    `tidal.recompute_id`) produce it again. Clones compute bitwise the same
+    values. Each step takes the tensor that costs least per byte freed, by
+    the cost model; clones whose other results would raise the bytes live
+    to the peak's level are not taken. If nothing is left and the step
+    still does not fit, the error states the smallest budget reached.
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", "0",
+           "device memory budget in bytes (0: no limit, nothing recomputed)">,
+    Option<"maxChain", "max-chain", "int64_t", "3",
+           "the most ops one recomputation may clone">,
+    Option<"alignment", "alignment", "int64_t", "64",
+           "the memory plan's alignment">,
+    Option<"function", "function", "std::string", "\"\"",
+           "only this function (empty: every function)">,
+    Option<"gflops", "gflops", "double", "0.0",
+           "the compute device's GFLOP/s for the cost model (0: default)">,
+    Option<"gbytesPerS", "gbytes-per-s", "double", "0.0",
+           "its memory bandwidth, GB/s (0: default)">,
+    Option<"opOverheadUs", "op-overhead-us", "double", "-1.0",
+           "its cost per kernel call, us (negative: default)">,
+  ];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed", "tensors recomputed">,
+    Statistic<"numClones", "recompute-ops", "ops cloned to recompute them">,
   ];
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }

@@ -1,0 +1,472 @@
+//===- FitBudget.cpp - fit a device arena by swapping and recomputing -----===//
+//
+// See FitBudget.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FitBudget.h"
+
+#include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/Analysis/OffsetPacking.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+DeviceProfile tidal::profileFromOptions(double gflops, double gbytesPerS,
+                                        double opOverheadUs) {
+  DeviceProfile device = defaultHostProfile();
+  if (gflops > 0)
+    device.gflops = gflops;
+  if (gbytesPerS > 0)
+    device.gbytesPerS = gbytesPerS;
+  if (opOverheadUs >= 0)
+    device.opOverheadUs = opOverheadUs;
+  return device;
+}
+
+namespace {
+
+/// What a swap costs even when the kernels hide its copies: four more ops
+/// to issue and two waits. It keeps the planner from freeing a peak 64
+/// bytes at a time.
+constexpr double kSwapOverheadUs = 1.0;
+
+/// Where a swap's copies go (positions: insert before the op there).
+struct SwapPlan {
+  int64_t waitAt = 0;
+  int64_t prefetchAt = 0;
+  double stallUs = 0;
+};
+
+/// The ops a recomputation clones, in definition order (the last defines
+/// the tensor), and their predicted time.
+struct RecomputePlan {
+  SmallVector<Operation *, 3> chain;
+  double us = 0;
+};
+
+struct Choice {
+  enum Kind {
+    Swap,
+    Recompute,
+    /// Move an earlier swap's prefetch to just after the peak, or the wait
+    /// for its offload to just before it: the copy hides behind fewer
+    /// kernels, but its bytes are not live at the peak.
+    DelayPrefetch,
+    AdvanceWait,
+  } kind = Swap;
+  Value value;
+  int64_t bytes = 0;
+  int64_t before = 0, after = 0; // the uses around the peak
+  SwapPlan swap;
+  RecomputePlan clone;
+  Operation *move = nullptr; ///< the prefetch or wait to move
+  int64_t target = 0;        ///< before the op at this position
+  double costUs = 0;
+};
+
+class Fitter {
+public:
+  Fitter(func::FuncOp func, const FitBudgetOptions &options,
+         FitBudgetStats &stats)
+      : func(func), options(options), stats(stats),
+        body(&func.getBody().front()) {
+    func.walk([&](Operation *op) {
+      if (auto id = op->getAttrOfType<IntegerAttr>(kRecomputeIdAttr))
+        nextRecomputeId = std::max(nextRecomputeId, id.getInt() + 1);
+    });
+  }
+
+  LogicalResult run();
+
+private:
+  double opUs(Operation *op);
+  double spare(DenseMap<Operation *, double> &used, Operation *op) {
+    return std::max(0.0, opUs(op) - used.lookup(op));
+  }
+  double copyUs(int64_t bytes) const {
+    return bytes / (options.linkGbps * 1e3);
+  }
+  std::optional<Choice> pick(const BufferLiveness &liveness,
+                             ArrayRef<int64_t> live, int64_t peak);
+  void offerTo(std::optional<Choice> &best, double &bestScore, Choice c);
+  SwapPlan planSwap(const BufferLiveness &liveness, ArrayRef<int64_t> live,
+                    const Choice &c, int64_t peak);
+  std::optional<RecomputePlan> planRecompute(const BufferLiveness &liveness,
+                                             ArrayRef<int64_t> live,
+                                             const Choice &c, int64_t peak);
+  bool chainFor(const BufferLiveness &liveness, Value v, int64_t at,
+                RecomputePlan &plan, DenseSet<Operation *> &inChain);
+  void applySwap(const BufferLiveness &liveness, const Choice &c);
+  void applyRecompute(const BufferLiveness &liveness, const Choice &c);
+  /// Uses of `from` at `next` or later (copies of it excepted) read `to`.
+  void replaceFrom(Value from, Value to, Operation *next);
+
+  func::FuncOp func;
+  const FitBudgetOptions &options;
+  FitBudgetStats &stats;
+  Block *body;
+  DenseMap<Operation *, double> kernelUs;
+  /// Link time that copies already placed take under each kernel.
+  DenseMap<Operation *, double> toHostUsed, toDeviceUsed;
+  int64_t nextRecomputeId = 0;
+};
+
+double Fitter::opUs(Operation *op) {
+  auto [it, inserted] = kernelUs.try_emplace(op, 0.0);
+  if (inserted)
+    it->second = estimateCost(op, options.device).us;
+  return it->second;
+}
+
+LogicalResult Fitter::run() {
+  const int64_t budget = options.budget;
+  while (true) {
+    BufferLiveness liveness(func);
+    SmallVector<int64_t> live = liveness.liveBytes(options.alignment);
+    auto peakIt = std::max_element(live.begin(), live.end());
+    int64_t peak = *peakIt, position = peakIt - live.begin();
+    // While the lower bound is over the budget the steps go at its peak;
+    // once it fits but the packed arena does not (the packing is not always
+    // at the bound) they go on at the peak, which lowers the bound and with
+    // it, in practice, the packing.
+    int64_t arena =
+        peak <= budget ? packedArenaSize(liveness, options.alignment) : peak;
+    if (arena <= budget)
+      return success();
+    std::optional<Choice> best = pick(liveness, live, position);
+    if (!best) {
+      // Nothing left: the smallest budget these steps reach is the packed
+      // arena now. (A run with that budget takes the same steps in the same
+      // order and stops here at the latest.)
+      int64_t smallest = packedArenaSize(liveness, options.alignment);
+      return func.emitError("device memory budget ")
+             << budget << " bytes is too small for @" << func.getSymName()
+             << ": the smallest budget its plan reaches is " << smallest
+             << " bytes (" << stats.swapped << " tensors swapped, "
+             << stats.recomputed << " recomputed; the peak is at op "
+             << position << ")";
+    }
+    switch (best->kind) {
+    case Choice::Swap:
+      applySwap(liveness, *best);
+      break;
+    case Choice::Recompute:
+      applyRecompute(liveness, *best);
+      break;
+    case Choice::DelayPrefetch:
+    case Choice::AdvanceWait:
+      best->move->moveBefore(liveness.getOps()[best->target - 1]);
+      ++stats.copiesMoved;
+      break;
+    }
+  }
+}
+
+std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
+                                   ArrayRef<int64_t> live, int64_t peak) {
+  std::optional<Choice> best;
+  double bestScore = 0;
+  auto offer = [&](Choice c) { offerTo(best, bestScore, std::move(c)); };
+  auto consider = [&](Value v) {
+    const Buffer *buffer = liveness.getBuffer(v);
+    if (!buffer || buffer->host || buffer->persistent || buffer->returned)
+      return;
+    if (liveness.getDefinition(v) >= peak || liveness.getLastUse(v) <= peak)
+      return;
+    // Every use must be a kernel's: views and copies of it would need to
+    // be redone after the prefetch or the recomputation.
+    Choice c;
+    c.value = v;
+    c.bytes = buffer->bytes;
+    c.before = liveness.getDefinition(v);
+    c.after = INT64_MAX;
+    for (Operation *user : v.getUsers()) {
+      if (isViewOp(user) || isCopyOp(user) || isa<func::ReturnOp>(user))
+        return;
+      int64_t p = liveness.getPosition(user);
+      if (p == peak)
+        return; // used at the peak itself
+      if (p < peak)
+        c.before = std::max(c.before, p);
+      else
+        c.after = std::min(c.after, p);
+    }
+    // Room for offload and wait before the peak, prefetch and wait after.
+    if (c.after == INT64_MAX || peak - c.before < 1 || c.after - peak < 1)
+      return;
+    bool priced = false;
+    if (options.swap) {
+      c.swap = planSwap(liveness, live, c, peak);
+      c.costUs = c.swap.stallUs + kSwapOverheadUs;
+      priced = true;
+    }
+    if (options.recompute)
+      if (std::optional<RecomputePlan> clone =
+              planRecompute(liveness, live, c, peak);
+          clone && (!priced || clone->us < c.costUs)) {
+        c.kind = Choice::Recompute;
+        c.clone = std::move(*clone);
+        c.costUs = c.clone.us;
+        priced = true;
+      }
+    if (priced)
+      offer(std::move(c));
+  };
+  for (BlockArgument arg : func.getArguments())
+    consider(arg);
+  ArrayRef<Operation *> ops = liveness.getOps();
+  for (Operation *op : ops)
+    if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op))
+      for (Value result : op->getResults())
+        consider(result);
+  // Earlier swaps whose copies are in flight at the peak.
+  for (Operation *op : ops) {
+    auto wait = dyn_cast<WaitOp>(op);
+    Operation *copy = wait ? wait.getInput().getDefiningOp() : nullptr;
+    if (!copy || !isCopyOp(copy))
+      continue;
+    int64_t at = liveness.getPosition(copy), waited = liveness.getPosition(op);
+    Choice c;
+    c.move = isa<PrefetchOp>(copy) ? copy : op;
+    c.value = copy->getResult(0);
+    c.bytes = alignBytes(tensorByteSize(cast<ShapedType>(c.value.getType())),
+                         options.alignment);
+    const double copyTime = copyUs(c.bytes);
+    auto stall = [&](DenseMap<Operation *, double> &used, int64_t from,
+                     int64_t to) {
+      double hidden = 0;
+      for (int64_t p = from; p < to && hidden < copyTime; ++p)
+        hidden += spare(used, ops[p - 1]);
+      return std::max(0.0, copyTime - hidden);
+    };
+    // Each move passes at least one kernel, so that the moves end: a
+    // prefetch goes past the first kernel at or after the peak, a wait
+    // before the last kernel at or before it.
+    auto isKernel = [&](int64_t p) { return !isCopyOp(ops[p - 1]); };
+    if (isa<PrefetchOp>(copy) && at <= peak && peak < waited) {
+      int64_t k = std::max(peak, at + 1);
+      while (k < waited && !isKernel(k))
+        ++k;
+      if (k >= waited)
+        continue;
+      c.kind = Choice::DelayPrefetch;
+      c.target = k + 1;
+      c.costUs = stall(toDeviceUsed, c.target, waited) -
+                 stall(toDeviceUsed, at + 1, waited);
+    } else if (isa<OffloadOp>(copy) && at < peak && peak <= waited) {
+      int64_t k = std::min(peak, waited - 1);
+      while (k > at && !isKernel(k))
+        --k;
+      if (k <= at)
+        continue;
+      c.kind = Choice::AdvanceWait;
+      c.target = k;
+      c.costUs = stall(toHostUsed, at + 1, c.target) -
+                 stall(toHostUsed, at + 1, waited);
+    } else {
+      continue;
+    }
+    c.costUs = std::max(0.0, c.costUs);
+    offer(std::move(c));
+  }
+  return best;
+}
+
+void Fitter::offerTo(std::optional<Choice> &best, double &bestScore, Choice c) {
+  {
+    // The cheapest per byte freed; among equals the largest, then the
+    // longest idle.
+    double score = c.costUs / static_cast<double>(c.bytes);
+    constexpr double kSame = 1e-12;
+    bool better = !best || score < bestScore - kSame ||
+                  (score <= bestScore + kSame &&
+                   (c.bytes > best->bytes ||
+                    (c.bytes == best->bytes &&
+                     c.after - c.before > best->after - best->before)));
+    if (better) {
+      best = std::move(c);
+      bestScore = score;
+    }
+  }
+}
+
+SwapPlan Fitter::planSwap(const BufferLiveness &liveness,
+                          ArrayRef<int64_t> live, const Choice &c,
+                          int64_t peak) {
+  ArrayRef<Operation *> ops = liveness.getOps();
+  const double copy = copyUs(c.bytes);
+  // The tensor's bytes stay live until the offload's wait: wait before the
+  // first position at the peak's level even if the copy is not hidden yet.
+  const int64_t level = live[peak];
+  SwapPlan plan;
+  plan.waitAt = c.before + 1; // the offload goes after the use at `before`
+  double hidden = 0;
+  for (; plan.waitAt < peak && hidden < copy && live[plan.waitAt] < level;
+       ++plan.waitAt)
+    hidden += spare(toHostUsed, ops[plan.waitAt - 1]);
+  plan.stallUs = std::max(0.0, copy - hidden);
+  // Prefetch after the peak, early enough to hide the copy before the next
+  // use, but not where the copy would be live at the peak's level.
+  plan.prefetchAt = c.after;
+  hidden = 0;
+  while (hidden < copy && plan.prefetchAt - 1 > peak &&
+         live[plan.prefetchAt - 1] < level) {
+    --plan.prefetchAt;
+    hidden += spare(toDeviceUsed, ops[plan.prefetchAt - 1]);
+  }
+  plan.stallUs += std::max(0.0, copy - hidden);
+  return plan;
+}
+
+/// An operand that a clone placed before position `at` may read: its bytes
+/// still hold it there on the device (no later value of its buffer, such
+/// as a parameter's in-place update, written before `at`), or a constant.
+static bool availableAt(const BufferLiveness &liveness, Value v, int64_t at) {
+  const Buffer *buffer = liveness.getBuffer(v);
+  if (!buffer)
+    return v.getDefiningOp() != nullptr; // constants and views of them
+  if (buffer->host || buffer->end < at)
+    return false;
+  int64_t defined = liveness.getDefinition(v);
+  for (Value other : buffer->values) {
+    Operation *def = other.getDefiningOp();
+    if (other == v || !def || isViewOp(def))
+      continue;
+    int64_t p = liveness.getPosition(def);
+    if (p > defined && p < at)
+      return false;
+  }
+  return true;
+}
+
+bool Fitter::chainFor(const BufferLiveness &liveness, Value v, int64_t at,
+                      RecomputePlan &plan, DenseSet<Operation *> &inChain) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != body || isViewOp(def) || isCopyOp(def) ||
+      isa<ConstantOp>(def) || def->getNumRegions() ||
+      !isa<TidalDialect>(def->getDialect()))
+    return false;
+  if (inChain.contains(def))
+    return true;
+  if (static_cast<int64_t>(plan.chain.size()) >= options.maxChain)
+    return false;
+  for (Value operand : def->getOperands())
+    if (!availableAt(liveness, operand, at) &&
+        !chainFor(liveness, operand, at, plan, inChain))
+      return false;
+  if (static_cast<int64_t>(plan.chain.size()) >= options.maxChain)
+    return false;
+  plan.chain.push_back(def);
+  inChain.insert(def);
+  plan.us += opUs(def);
+  return true;
+}
+
+std::optional<RecomputePlan>
+Fitter::planRecompute(const BufferLiveness &liveness, ArrayRef<int64_t> live,
+                      const Choice &c, int64_t peak) {
+  RecomputePlan plan;
+  DenseSet<Operation *> inChain;
+  if (!chainFor(liveness, c.value, c.after, plan, inChain))
+    return std::nullopt;
+  // The clones' results other than the tensor are new bytes just before
+  // its next use: they must stay below the peak's level there.
+  int64_t extra = 0;
+  for (Operation *op : plan.chain)
+    for (Value result : op->getResults())
+      if (result != c.value)
+        extra += alignBytes(tensorByteSize(cast<ShapedType>(result.getType())),
+                            options.alignment);
+  if (extra > 0 && live[c.after] + extra >= live[peak])
+    return std::nullopt;
+  return plan;
+}
+
+void Fitter::replaceFrom(Value from, Value to, Operation *next) {
+  from.replaceUsesWithIf(to, [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    return user != to.getDefiningOp() && user->getBlock() == body &&
+           !isa<OffloadOp>(user) &&
+           (user == next || next->isBeforeInBlock(user));
+  });
+}
+
+void Fitter::applySwap(const BufferLiveness &liveness, const Choice &c) {
+  ArrayRef<Operation *> ops = liveness.getOps();
+  const double copy = copyUs(c.bytes);
+  // The link time the copies take under the kernels that hide them.
+  auto claim = [&](DenseMap<Operation *, double> &used, int64_t from,
+                   int64_t to) {
+    double left = copy;
+    for (int64_t p = from; p < to && left > 0; ++p) {
+      double take = std::min(left, spare(used, ops[p - 1]));
+      used[ops[p - 1]] += take;
+      left -= take;
+    }
+  };
+  claim(toHostUsed, c.before + 1, c.swap.waitAt);
+  claim(toDeviceUsed, c.swap.prefetchAt, c.after);
+
+  Location loc = c.value.getLoc();
+  OpBuilder b(func.getContext());
+  if (c.before == 0)
+    b.setInsertionPointToStart(body);
+  else
+    b.setInsertionPointAfter(ops[c.before - 1]);
+  Value offload = b.create<OffloadOp>(loc, c.value);
+  b.setInsertionPoint(ops[c.swap.waitAt - 1]);
+  Value hostCopy = b.create<WaitOp>(loc, offload);
+  b.setInsertionPoint(ops[c.swap.prefetchAt - 1]);
+  Value prefetch = b.create<PrefetchOp>(loc, hostCopy);
+  Operation *next = ops[c.after - 1];
+  b.setInsertionPoint(next);
+  Value back = b.create<WaitOp>(loc, prefetch);
+  replaceFrom(c.value, back, next);
+  ++stats.swapped;
+  stats.swappedBytes += c.bytes;
+}
+
+void Fitter::applyRecompute(const BufferLiveness &liveness, const Choice &c) {
+  Operation *next = liveness.getOps()[c.after - 1];
+  OpBuilder b(next);
+  IRMapping map;
+  for (Operation *op : c.clone.chain) {
+    // A clone of a clone recomputes the same original.
+    auto id = op->getAttrOfType<IntegerAttr>(kRecomputeOfAttr);
+    if (!id)
+      id = op->getAttrOfType<IntegerAttr>(kRecomputeIdAttr);
+    if (!id) {
+      id = b.getI64IntegerAttr(nextRecomputeId++);
+      op->setAttr(kRecomputeIdAttr, id);
+    }
+    Operation *clone = b.clone(*op, map);
+    clone->removeAttr(kRecomputeIdAttr);
+    clone->setAttr(kRecomputeOfAttr, id);
+  }
+  replaceFrom(c.value, map.lookup(c.value), next);
+  ++stats.recomputed;
+  stats.recomputedBytes += c.bytes;
+  stats.recomputedOps += c.clone.chain.size();
+}
+
+} // namespace
+
+LogicalResult tidal::fitBudget(func::FuncOp func,
+                               const FitBudgetOptions &options,
+                               FitBudgetStats &stats) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError(options.passName) << ": more than one block";
+  func->setAttr(kDeviceBudgetAttr,
+                Builder(func.getContext()).getI64IntegerAttr(options.budget));
+  return Fitter(func, options, stats).run();
+}

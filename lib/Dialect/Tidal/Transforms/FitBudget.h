@@ -1,0 +1,71 @@
+//===- FitBudget.h - fit a device arena to a budget -------------*- C++ -*-===//
+//
+// The engine behind tidal-schedule-swaps and tidal-recompute. While the
+// packed device arena exceeds the budget, it takes the peak position P and
+// the tensors idle across it (no use strictly between the uses u < P < w
+// around it), and for each prices the ways to free its bytes over (u, w):
+//
+//  * swap: offload after u, wait before P, prefetch after P early enough to
+//    hide the copy behind the kernels before w, wait just before w. Its
+//    cost is the predicted stall: the part of each copy that the kernels
+//    around it cannot hide, with the link time the earlier copies took
+//    under each kernel already spent (one direction each way, as PCIe and
+//    the sim device's copy streams are full duplex).
+//  * recompute: clone the op that defines it (and, up to a small depth, the
+//    ops defining operands no longer live at w) just before w, from
+//    operands still live there. Its cost is the clones' predicted time;
+//    their results replace the uses from w on. Clones are bitwise the same
+//    computation, so the values do not change.
+//
+// It applies the cheapest option per byte freed (ties: the larger tensor),
+// and repeats. Placement depends on the peak's level, never on the budget,
+// so a smaller budget takes the same steps first and the smallest budget
+// reached is exact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_FITBUDGET_H
+#define TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_FITBUDGET_H
+
+#include "tidal/Dialect/Tidal/Analysis/DeviceProfile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace mlir::tidal {
+
+struct FitBudgetOptions {
+  int64_t budget = 0;
+  double linkGbps = 16;
+  int64_t alignment = 64;
+  DeviceProfile device;
+  bool swap = true;
+  bool recompute = false;
+  /// The most ops one recomputation may clone.
+  int64_t maxChain = 3;
+  /// The pass name for diagnostics.
+  std::string passName;
+};
+
+struct FitBudgetStats {
+  int64_t swapped = 0, swappedBytes = 0;
+  int64_t recomputed = 0, recomputedBytes = 0, recomputedOps = 0;
+  /// Earlier swaps' prefetches delayed or offload waits advanced.
+  int64_t copiesMoved = 0;
+};
+
+/// Fits `func` (one block, scheduled) to `options.budget`, adding
+/// `tidal.device_budget`. On failure the error states the smallest budget
+/// that the same steps reach.
+LogicalResult fitBudget(func::FuncOp func, const FitBudgetOptions &options,
+                        FitBudgetStats &stats);
+
+/// The device profile from a pass's cost-model options (0 or negative:
+/// the host default's figure).
+DeviceProfile profileFromOptions(double gflops, double gbytesPerS,
+                                 double opOverheadUs);
+
+} // namespace mlir::tidal
+
+#endif // TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_FITBUDGET_H
