@@ -57,6 +57,7 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     swaps.linkGbps = options.linkGbps;
     swaps.swap = options.swap;
     swaps.recompute = options.recompute;
+    swaps.strategy = options.planner;
     swaps.function = options.swapFunction;
     swaps.gflops = options.gflops;
     swaps.gbytesPerS = options.gbytesPerS;

@@ -11,7 +11,8 @@ prefetches really overlap the kernels on other threads. Then:
   kernel or copy touched, from its bounds-checked ranges) never exceeds the
   budget;
 - below the no-swap peak, tensors really move (bytes_to_host > 0).
-It then does the same at the smallest budget under a GPU-like cost model
+It then does the same halfway down with the MILP planner, at the smallest
+budget under a GPU-like cost model
 (where recomputation and delayed copies win), and at the smallest budget that
 recomputation alone reaches (--swap off: nothing moves, the plan lists its
 recomputations).
@@ -25,6 +26,7 @@ import re
 import shutil
 import tempfile
 import unittest
+import zlib
 
 import numpy as np
 import onnx
@@ -105,7 +107,7 @@ class SimDeviceTest(unittest.TestCase):
                 self.assertLess(smallest, peak, f"{name}: no swap lowers the peak {peak}")
 
                 def check(budget, extra, what, moves=True):
-                    tag = f"{budget}_{len(extra)}"
+                    tag = f"{budget}_{zlib.crc32(' '.join(extra).encode())}"
                     exe = os.path.join(work, f"train_sim_{tag}")
                     proc = self.tidalc([model, "-o", exe, "--target", "sim", "--device-memory", str(budget)] +
                                        extra + flags)
@@ -129,6 +131,8 @@ class SimDeviceTest(unittest.TestCase):
                 for budget in (peak, (peak + smallest) // 2, smallest):
                     check(budget, [], f"(smallest {smallest})", moves=budget < peak)
 
+                # The optimal mode, halfway down.
+                check((peak + smallest) // 2, ["--planner", "milp"], "with the MILP planner")
                 # A GPU-like cost model (fast kernels, a slow link): the
                 # planner recomputes, delays copies and swaps together.
                 gpu = ["--device-profile", self.gpu_profile]

@@ -110,6 +110,12 @@ cl::opt<std::string> recomputeMode(
     cl::desc("auto (recompute tensors where the cost model finds that "
              "cheaper than swapping them, to fit --device-memory) or off"),
     cl::init("auto"), cl::cat(category));
+cl::opt<std::string>
+    planner("planner",
+            cl::desc("greedy (vDNN/Capuchin-style, fast), or milp: choose "
+                     "every swap and recomputation at once with an MILP "
+                     "(GLPK; for small and medium graphs)"),
+            cl::init("greedy"), cl::cat(category));
 cl::opt<double> linkGbps("link-gbps",
                          cl::desc("Host<->device bandwidth in GB/s that the "
                                   "planner assumes (default 16)"),
@@ -344,6 +350,7 @@ bool planMemory(RunPasses runPasses, StringRef stopAfter) {
         options.budget = budgetBytes;
         options.swap = swapMode == "auto";
         options.recompute = recomputeMode == "auto";
+        options.planner = planner.getValue();
         options.linkGbps = linkGbps.getValue();
         options.swapFunction = mode == "train" ? "train_step" : "main";
         if (!computeProfile.name.empty()) {
@@ -538,6 +545,9 @@ int main(int argc, char **argv) {
                 " is not available in this build yet (cpu or sim)");
   if (swapMode != "auto" && swapMode != "off")
     return fail("unknown --swap '" + swapMode + "' (expected auto or off)");
+  if (planner != "greedy" && planner != "milp")
+    return fail("unknown --planner '" + planner +
+                "' (expected greedy or milp)");
   if (recomputeMode != "auto" && recomputeMode != "off")
     return fail("unknown --recompute '" + recomputeMode +
                 "' (expected auto or off)");

@@ -79,6 +79,10 @@ struct MemoryPipelineOptions
   Option<bool> recompute{*this, "recompute",
                          llvm::cl::desc("let it recompute tensors"),
                          llvm::cl::init(false)};
+  Option<std::string> planner{
+      *this, "planner",
+      llvm::cl::desc("greedy, or milp (tidal-schedule-swaps strategy)"),
+      llvm::cl::init("greedy")};
   Option<std::string> swapFunction{
       *this, "swap-function",
       llvm::cl::desc("swap only in this function (empty: all)"),

@@ -44,6 +44,11 @@ struct FitBudgetOptions {
   bool recompute = false;
   /// The most ops one recomputation may clone.
   int64_t maxChain = 3;
+  /// The optimal mode: first choose swaps and recomputations for every
+  /// tensor's longest idle gap at once with an MILP (BudgetMilp.h), then
+  /// let the greedy loop fit what the packing still exceeds.
+  bool milp = false;
+  double milpTimeLimitS = 10;
   /// The pass name for diagnostics.
   std::string passName;
 };
@@ -53,6 +58,11 @@ struct FitBudgetStats {
   int64_t recomputed = 0, recomputedBytes = 0, recomputedOps = 0;
   /// Earlier swaps' prefetches delayed or offload waits advanced.
   int64_t copiesMoved = 0;
+  /// The optimal mode: the MILP's candidates, whether its choice was
+  /// proven optimal, and its predicted cost.
+  int64_t milpCandidates = 0;
+  bool milpOptimal = false;
+  double milpCostUs = 0;
 };
 
 /// Fits `func` (one block, scheduled) to `options.budget`, adding

@@ -44,6 +44,11 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
                                "non-negative and link-gbps positive");
       return signalPassFailure();
     }
+    if (strategy != "greedy" && strategy != "milp") {
+      getOperation().emitError("tidal-schedule-swaps: unknown strategy '")
+          << strategy << "' (expected greedy or milp)";
+      return signalPassFailure();
+    }
     if (budget == 0)
       return;
     FitBudgetOptions options;
@@ -53,10 +58,14 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
     options.device = profileFromOptions(gflops, gbytesPerS, opOverheadUs);
     options.swap = swap;
     options.recompute = recompute;
+    options.milp = strategy == "milp";
+    options.milpTimeLimitS = milpTimeLimit;
     options.passName = getArgument().str();
     FitBudgetStats stats;
     if (failed(fitFunctions(getOperation(), function, options, stats)))
       signalPassFailure();
+    numMoved += stats.copiesMoved;
+    numMilpCandidates += stats.milpCandidates;
     numSwapped += stats.swapped;
     bytesSwapped += stats.swappedBytes;
     numRecomputed += stats.recomputed;

@@ -59,6 +59,8 @@ inline constexpr llvm::StringLiteral kHostLowerBoundAttr =
 /// `tidal.recompute_of`.
 inline constexpr llvm::StringLiteral kRecomputeIdAttr = "tidal.recompute_id";
 inline constexpr llvm::StringLiteral kRecomputeOfAttr = "tidal.recompute_of";
+/// The optimal mode of tidal-schedule-swaps: its MILP's size and result.
+inline constexpr llvm::StringLiteral kMilpAttr = "tidal.milp";
 /// The tidal-schedule strategy that ordered a function's ops.
 inline constexpr llvm::StringLiteral kScheduleAttr = "tidal.schedule";
 

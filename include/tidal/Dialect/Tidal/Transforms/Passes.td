@@ -190,6 +190,12 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
            "false too, only check that the step fits)">,
     Option<"recompute", "recompute", "bool", "false",
            "also consider recomputing a tensor instead of swapping it">,
+    Option<"strategy", "strategy", "std::string", "\"greedy\"",
+           "greedy, or milp: first choose every tensor's swap or "
+           "recomputation at once with an MILP (GLPK), then fit the rest "
+           "greedily">,
+    Option<"milpTimeLimit", "milp-time-limit", "double", "10.0",
+           "seconds the MILP solver may take (then its best choice)">,
     Option<"alignment", "alignment", "int64_t", "64",
            "the memory plan's alignment">,
     Option<"function", "function", "std::string", "\"\"",
@@ -207,6 +213,10 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
     Statistic<"bytesSwapped", "swapped-bytes", "bytes offloaded per step">,
     Statistic<"numRecomputed", "recomputed", "tensors recomputed">,
     Statistic<"numClones", "recompute-ops", "ops cloned to recompute them">,
+    Statistic<"numMoved", "copies-moved",
+              "prefetches delayed and offload waits advanced">,
+    Statistic<"numMilpCandidates", "milp-candidates",
+              "idle gaps the MILP chose among">,
   ];
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
