@@ -11,6 +11,7 @@ time is the reference for the slowdown.
 
     /usr/bin/python3 bench/sim_budget.py [--models lenet,resnet20] [--batch 32]
         [--points 5] [--steps 12] [--link-gbps 16] [--threads 2] [--markdown]
+        [--tidalc-flag=--planner=milp] [--tidalc-flag=--recompute=off]
 """
 
 import argparse
@@ -57,6 +58,9 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--tidalc", default=os.path.join(ROOT, "build", "bin", "tidalc"))
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--tidalc-flag", action="append", default=[],
+                    help="extra tidalc flag for the sim builds, e.g. --tidalc-flag=--planner=milp "
+                         "or --tidalc-flag=--recompute=off (repeatable)")
     args = ap.parse_args(argv)
     import numpy as np
     from tidal import export, zoo
@@ -72,11 +76,18 @@ def main(argv=None):
         shape = (args.batch * 4,) + entry.inputs[0][1]
         data = (os.path.join(work, f"{name}_x.npy"), os.path.join(work, f"{name}_y.npy"))
         np.save(data[0], rng.standard_normal(shape).astype(np.float32))
-        np.save(data[1], rng.integers(0, entry.classes, args.batch * 4).astype(np.int64))
+        # Cross-entropy labels: class indices shaped like the output without
+        # its class dimension (dim 1), e.g. one per token for the transformer.
+        import torch
+        with torch.no_grad():
+            out_shape = tuple(entry.build()(torch.zeros((1,) + entry.inputs[0][1])).shape)
+        classes, label_shape = out_shape[1], out_shape[2:]
+        np.save(data[1], rng.integers(0, classes, (args.batch * 4,) + label_shape).astype(np.int64))
         flags = ["--batch-size", str(args.batch), "--loss", "cross-entropy", "--optimizer", "sgd", "--lr", "0.01",
                  "--momentum", "0.9", "--link-gbps", str(args.link_gbps)]
         cpu = os.path.join(work, f"{name}_cpu")
         run([args.tidalc, model, "-o", cpu] + flags)
+        flags += args.tidalc_flag
         base = train(cpu, data, args.steps, args.threads)
         plan = os.path.join(work, f"{name}.plan.json")
         run([args.tidalc, model, "-o", plan, "--emit", "plan", "--target", "sim"] + flags)
@@ -92,11 +103,13 @@ def main(argv=None):
             with open(plan) as f:
                 p = json.load(f)
             swaps = sum(len(t["swaps"]) for t in p["tensors"])
+            recomputed = len({r["position"] for t in p["tensors"] for r in t["recomputations"]})
             exe = os.path.join(work, f"{name}_sim_{budget}")
             run([args.tidalc, model, "-o", exe, "--target", "sim", "--device-memory", str(budget)] + flags)
             sim = train(exe, data, args.steps, args.threads, env)
             rows.append({
                 "model": name, "budget_mib": budget / 2**20, "budget_vs_peak": budget / peak, "swaps": swaps,
+                "recomputed": recomputed,
                 "predicted_ms": p["predicted"]["step_time_us"] / 1e3,
                 "predicted_stall_ms": p["predicted"]["copy_stall_us"] / 1e3,
                 "sim_ms": sim["step_ms"], "cpu_ms": base["step_ms"], "slowdown": sim["step_ms"] / base["step_ms"],
@@ -104,15 +117,16 @@ def main(argv=None):
                 "same_losses": sim["losses"] == base["losses"],
             })
             print(f"# {name} {budget} B: {rows[-1]}", file=sys.stderr)
-    head = ["model", "budget MiB", "budget/peak", "swaps", "predicted ms", "predicted stall ms", "sim ms", "cpu ms",
+    head = ["model", "budget MiB", "budget/peak", "swaps", "recomputed ops", "predicted ms", "predicted stall ms", "sim ms", "cpu ms",
             "sim/cpu", "device peak MiB", "swapped MiB/step", "losses = cpu"]
     print(f"- machine: {platform.processor() or platform.machine()}, {len(os.sched_getaffinity(0))} cores; "
           f"batch {args.batch}, threads {args.threads}, link {args.link_gbps} GB/s (TIDAL_SIM_LINK_GBPS), "
-          f"{args.steps} steps (median after 2)")
+          f"{args.steps} steps (median after 2); extra tidalc flags: {' '.join(args.tidalc_flag) or 'none'}")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
         print(f"| {r['model']} | {r['budget_mib']:.2f} | {r['budget_vs_peak']:.2f} | {r['swaps']} | "
+              f"{r['recomputed']} | "
               f"{r['predicted_ms']:.2f} | {r['predicted_stall_ms']:.2f} | {r['sim_ms']:.2f} | {r['cpu_ms']:.2f} | "
               f"{r['slowdown']:.2f} | {r['device_peak_mib']:.2f} | {r['swapped_mib']:.2f} | "
               f"{'yes' if r['same_losses'] else 'NO'} |")
