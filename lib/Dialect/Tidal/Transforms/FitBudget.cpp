@@ -41,6 +41,10 @@ namespace {
 /// bytes at a time.
 constexpr double kSwapOverheadUs = 1.0;
 
+/// Graphs of up to this many ops take one step per liveness analysis;
+/// larger ones one step per this many ops.
+constexpr int64_t kOpsPerBatchStep = 4000;
+
 /// Where a swap's copies go (positions: insert before the op there).
 struct SwapPlan {
   int64_t waitAt = 0;
@@ -124,6 +128,8 @@ private:
   /// Each swapped or recomputed tensor's replacement, and the op from which
   /// on it replaces it (for clones placed later that read the tensor).
   DenseMap<Value, std::pair<Value, Operation *>> replacedFrom;
+  /// Values given users since the last liveness analysis.
+  DenseSet<Value> touched;
 };
 
 double Fitter::opUs(Operation *op) {
@@ -150,31 +156,51 @@ LogicalResult Fitter::run() {
         peak <= budget ? packedArenaSize(liveness, options.alignment) : peak;
     if (arena <= budget)
       return success();
-    std::optional<Choice> best = pick(liveness, live, position);
-    if (!best) {
-      // Nothing left: the smallest budget these steps reach is the packed
-      // arena now. (A run with that budget takes the same steps in the same
-      // order and stops here at the latest.)
-      int64_t smallest = packedArenaSize(liveness, options.alignment);
-      return func.emitError("device memory budget ")
-             << budget << " bytes is too small for @" << func.getSymName()
-             << ": the smallest budget its plan reaches is " << smallest
-             << " bytes (" << stats.swapped << " tensors swapped, "
-             << stats.recomputed << " recomputed; the peak is at op "
-             << position << ")";
-    }
-    switch (best->kind) {
-    case Choice::Swap:
-      applySwap(liveness, *best);
-      break;
-    case Choice::Recompute:
-      applyRecompute(liveness, *best);
-      break;
-    case Choice::DelayPrefetch:
-    case Choice::AdvanceWait:
-      best->move->moveBefore(liveness.getOps()[best->target - 1]);
-      ++stats.copiesMoved;
-      break;
+    // Large graphs take several steps per liveness analysis: a batch size
+    // that depends on the graph only (never on the budget), so that a
+    // smaller budget still takes the same steps first. Within a batch the
+    // bytes live are updated in place, and tensors the batch touched wait
+    // for the next analysis, as do moves of earlier copies.
+    const int64_t batch =
+        std::max<int64_t>(1, liveness.getOps().size() / kOpsPerBatchStep);
+    touched.clear();
+    for (int64_t step = 0; step < batch; ++step) {
+      position = std::max_element(live.begin(), live.end()) - live.begin();
+      std::optional<Choice> best = pick(liveness, live, position);
+      if (!best && step == 0) {
+        // Nothing left: the smallest budget these steps reach is the
+        // packed arena now. (A run with that budget takes the same steps
+        // in the same order and stops here at the latest.)
+        int64_t smallest = packedArenaSize(liveness, options.alignment);
+        return func.emitError("device memory budget ")
+               << budget << " bytes is too small for @" << func.getSymName()
+               << ": the smallest budget its plan reaches is " << smallest
+               << " bytes (" << stats.swapped << " tensors swapped, "
+               << stats.recomputed << " recomputed; the peak is at op "
+               << position << ")";
+      }
+      if (!best || (step > 0 && (best->kind == Choice::DelayPrefetch ||
+                                 best->kind == Choice::AdvanceWait)))
+        break;
+      const int64_t bytes = alignBytes(best->bytes, options.alignment);
+      switch (best->kind) {
+      case Choice::Swap:
+        applySwap(liveness, *best);
+        for (int64_t p = best->swap.waitAt; p < best->swap.prefetchAt; ++p)
+          live[p] -= bytes;
+        break;
+      case Choice::Recompute:
+        applyRecompute(liveness, *best);
+        for (int64_t p = best->before + 1; p < best->after; ++p)
+          live[p] -= bytes;
+        break;
+      case Choice::DelayPrefetch:
+      case Choice::AdvanceWait:
+        best->move->moveBefore(liveness.getOps()[best->target - 1]);
+        ++stats.copiesMoved;
+        step = batch; // the copy ops are not in this analysis
+        break;
+      }
     }
   }
 }
@@ -190,6 +216,8 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
       return;
     if (liveness.getDefinition(v) >= peak || liveness.getLastUse(v) <= peak)
       return;
+    if (touched.contains(v))
+      return; // has users this analysis does not know
     // Every use must be a kernel's: views and copies of it would need to
     // be redone after the prefetch or the recomputation.
     Choice c;
@@ -401,6 +429,7 @@ Fitter::planRecompute(const BufferLiveness &liveness, ArrayRef<int64_t> live,
 
 void Fitter::replaceFrom(Value from, Value to, Operation *next) {
   replacedFrom[from] = {to, next};
+  touched.insert(from);
   from.replaceUsesWithIf(to, [&](OpOperand &use) {
     Operation *user = use.getOwner();
     return user != to.getDefiningOp() && user->getBlock() == body &&
@@ -465,6 +494,8 @@ void Fitter::applyRecompute(const BufferLiveness &liveness, const Choice &c) {
       id = b.getI64IntegerAttr(nextRecomputeId++);
       op->setAttr(kRecomputeIdAttr, id);
     }
+    for (Value operand : op->getOperands())
+      touched.insert(operand);
     Operation *clone = b.clone(*op, map);
     clone->removeAttr(kRecomputeIdAttr);
     clone->setAttr(kRecomputeOfAttr, id);
