@@ -159,9 +159,10 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
       const Buffer *buffer = liveness.getBuffer(v);
       return (buffer->host ? hostItems : items)[slot[buffer->id]].offset;
     };
+    SmallVector<int64_t> argOffsets;
     for (BlockArgument arg : func.getArguments())
-      func.setArgAttr(arg.getArgNumber(), kOffsetAttr,
-                      b.getI64IntegerAttr(offsetOf(arg)));
+      argOffsets.push_back(offsetOf(arg));
+    setArgOffsets(func, argOffsets);
     for (Operation *op : liveness.getOps()) {
       if (op->getNumResults() == 0 || constOffsets.count(op->getResult(0)))
         continue;
@@ -187,6 +188,20 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
     return success();
   }
 
+  /// Sets every argument's `tidal.offset` in one update: one setArgAttr
+  /// per argument would build (and keep in the context) an array of all
+  /// the argument dictionaries each time, quadratic in their number.
+  static void setArgOffsets(func::FuncOp func, ArrayRef<int64_t> offsets) {
+    Builder b(func.getContext());
+    SmallVector<DictionaryAttr> dicts;
+    for (auto [i, offset] : llvm::enumerate(offsets)) {
+      NamedAttrList attrs(func.getArgAttrDict(i));
+      attrs.set(kOffsetAttr, b.getI64IntegerAttr(offset));
+      dicts.push_back(attrs.getDictionary(func.getContext()));
+    }
+    func.setAllArgAttrs(dicts);
+  }
+
   LogicalResult planSlots(func::FuncOp func, int64_t &constantsSize) {
     Builder b(func.getContext());
     for (Operation &op : func.getBody().front())
@@ -204,9 +219,10 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
       ++numSlots;
       return offsets[v];
     };
+    SmallVector<int64_t> argOffsets;
     for (BlockArgument arg : func.getArguments())
-      func.setArgAttr(arg.getArgNumber(), kOffsetAttr,
-                      b.getI64IntegerAttr(allocate(arg)));
+      argOffsets.push_back(allocate(arg));
+    setArgOffsets(func, argOffsets);
     Block &body = func.getBody().front();
     for (Operation &op : body.without_terminator()) {
       if (op.getNumResults() == 0 || constOffsets.count(op.getResult(0)))
