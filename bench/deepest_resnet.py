@@ -526,7 +526,7 @@ def report(info, context, rows, result, args):
     lo, hi = result["deepest_n"], result["smallest_failing_n"]
     if lo is not None:
         r = next(r for r in rows if r["n"] == lo and not r.get("tag"))
-        what = "no larger probe failed"
+        what = "no larger n was compiled"
         if hi is not None:
             h = next(x for x in rows if x["n"] == hi and not x.get("tag"))
             why = (f"the smallest budget its plan reaches is {gib(h['floor_bytes'], '{:.3f}')} GiB"

@@ -35,7 +35,7 @@ PLAN_FLAGS = ["--emit", "plan", "--target", "sim", "--batch-size", "16", "--loss
 # some (the smallest budget the planner reaches is ~400 MiB).
 BUDGETS = ("12GiB", "700MiB")
 # (stage-3 blocks, stage-2 blocks): ResNet-50, and the deep variants' stage 2.
-NETS = {"resnet50": (6, None), "resnet35_s2x8": (2, 8)}
+NETS = {"resnet50": (6, None), "stage2x8_n2": (2, 8)}
 
 
 def _inits(model):
