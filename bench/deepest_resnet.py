@@ -67,6 +67,9 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 
 from tidal import imagenet  # noqa: E402
 
+sys.path.insert(0, HERE)
+from plan_memory import meminfo  # noqa: E402  (/proc/meminfo as {key: bytes})
+
 GIB = 1 << 30
 MIB = 1 << 20
 ANCHORS = (("Layrub", 1517, 491), ("SuperNeurons", 2500, 819))  # (system, depth claimed in 12 GB, n)
@@ -89,14 +92,6 @@ def parse_size(text):
     return int(float(m.group(1)) * scale)
 
 
-def meminfo():
-    out = {}
-    with open("/proc/meminfo") as f:
-        for line in f:
-            key, rest = line.split(":", 1)
-            fields = rest.split()
-            out[key] = int(fields[0]) * (1024 if len(fields) > 1 else 1)
-    return out
 
 
 def machine_info(args):
