@@ -41,10 +41,6 @@ namespace {
 /// bytes at a time.
 constexpr double kSwapOverheadUs = 1.0;
 
-/// Graphs of up to this many ops take one step per liveness analysis;
-/// larger ones one step per this many ops.
-constexpr int64_t kOpsPerBatchStep = 4000;
-
 /// Where a swap's copies go (positions: insert before the op there).
 struct SwapPlan {
   int64_t waitAt = 0;
@@ -162,7 +158,7 @@ LogicalResult Fitter::run() {
     // bytes live are updated in place, and tensors the batch touched wait
     // for the next analysis, as do moves of earlier copies.
     const int64_t batch =
-        std::max<int64_t>(1, liveness.getOps().size() / kOpsPerBatchStep);
+        std::max<int64_t>(1, liveness.getOps().size() / options.opsPerStep);
     touched.clear();
     for (int64_t step = 0; step < batch; ++step) {
       position = std::max_element(live.begin(), live.end()) - live.begin();

@@ -44,6 +44,8 @@ struct FitBudgetOptions {
   bool recompute = false;
   /// The most ops one recomputation may clone.
   int64_t maxChain = 3;
+  /// Steps per liveness analysis: one per this many ops (at least one).
+  int64_t opsPerStep = 4000;
   /// The optimal mode: first choose swaps and recomputations for every
   /// tensor's longest idle gap at once with an MILP (BudgetMilp.h), then
   /// let the greedy loop fit what the packing still exceeds.

@@ -39,9 +39,10 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
   using TidalScheduleSwapsPassBase::TidalScheduleSwapsPassBase;
 
   void runOnOperation() override {
-    if (budget < 0 || linkGbps <= 0) {
+    if (budget < 0 || linkGbps <= 0 || opsPerStep < 1) {
       getOperation().emitError("tidal-schedule-swaps: budget must be "
-                               "non-negative and link-gbps positive");
+                               "non-negative, link-gbps positive and "
+                               "ops-per-step at least 1");
       return signalPassFailure();
     }
     if (strategy != "greedy" && strategy != "milp") {
@@ -60,6 +61,7 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
     options.recompute = recompute;
     options.milp = strategy == "milp";
     options.milpTimeLimitS = milpTimeLimit;
+    options.opsPerStep = opsPerStep;
     options.passName = getArgument().str();
     FitBudgetStats stats;
     if (failed(fitFunctions(getOperation(), function, options, stats)))

@@ -42,4 +42,4 @@ func.func @step(%x: tensor<256xf32> {tidal.name = "x", tidal.role = #tidal<role 
   return %r : tensor<f32>
 }
 
-// LINK: error: tidal-schedule-swaps: budget must be non-negative and link-gbps positive
+// LINK: error: tidal-schedule-swaps: budget must be non-negative, link-gbps positive and ops-per-step at least 1

@@ -196,6 +196,9 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
            "greedily">,
     Option<"milpTimeLimit", "milp-time-limit", "double", "10.0",
            "seconds the MILP solver may take (then its best choice)">,
+    Option<"opsPerStep", "ops-per-step", "int64_t", "4000",
+           "steps taken per liveness analysis: one per this many ops "
+           "(at least one; a graph-size rule, never the budget's)">,
     Option<"alignment", "alignment", "int64_t", "64",
            "the memory plan's alignment">,
     Option<"function", "function", "std::string", "\"\"",
