@@ -3,7 +3,9 @@
 # /work/build-tsan (or $1) and runs the device tests under it: the devices,
 # streams and events (DeviceTest, DeviceSim*), generated device programs
 # (DeviceProgram*: real kernels launched with tidalrt_dev_launch, offloads
-# and prefetches) and the driver on the sim target (DriverSimDeviceTest).
+# and prefetches; DeviceProgramHost*: host-placed kernels launched with
+# tidalrt_dev_launch_host on their own stream, ordered with the copies) and
+# the driver on the sim target (DriverSimDeviceTest).
 # Correct programs must be race-free, so any report fails the script.
 #
 # DeviceSimRacyTest omits a wait on purpose (a real race) and is excluded

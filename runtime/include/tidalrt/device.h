@@ -23,7 +23,8 @@
  * stream fails, the stream skips all later work and every synchronisation
  * reports the failure.
  *
- * The last section (ABI 0.4) is what generated device programs call.
+ * The last section (ABI 0.4; host-placed kernels 0.5) is what generated
+ * device programs call.
  *
  * This header is included by tidalrt.h and may also be included alone.
  */
@@ -241,7 +242,7 @@ void tidalrt_device_stats(const tidalrt_device_t *device,
 void tidalrt_device_reset_stats(tidalrt_device_t *device);
 
 /*===----------------------------------------------------------------------===
- * Generated device programs (ABI 0.4)
+ * Generated device programs (ABI 0.4; host-placed kernels 0.5)
  *===----------------------------------------------------------------------===*/
 
 /*
@@ -255,31 +256,57 @@ void tidalrt_device_reset_stats(tidalrt_device_t *device);
  * and drives the memory plan through the calls below instead of calling
  * kernels directly. They use the device that the driver attached to the
  * context with tidalrt_context_set_device(), with one compute stream, one
- * copy-to-host stream, one copy-to-device stream and, per copy (offload or
- * prefetch op, numbered by its copy_id 0..num_copies-1), two events: "the
- * compute stream reached the copy" and "the copy is done". Events are
- * re-recorded every step (CUDA semantics: a wait uses the latest record).
+ * copy-to-host stream, one copy-to-device stream, one host stream (for
+ * host-placed kernels, 0.5) and, per copy (offload or prefetch op, numbered
+ * by its copy_id 0..num_copies-1), two events: "the compute stream reached
+ * the copy" and "the copy is done". Events are re-recorded every step (CUDA
+ * semantics: a wait uses the latest record).
  *
  * With no device attached (the cpu target, or a function the driver runs on
- * the host), tidalrt_dev_launch() calls the kernel at once and
- * tidalrt_dev_synchronize() returns NULL; the copy calls fail.
+ * the host), tidalrt_dev_launch() and tidalrt_dev_launch_host() call the
+ * kernel at once and tidalrt_dev_synchronize() returns NULL; the copy calls
+ * fail.
  *
  * Preparation (tidalrt_context_begin_prepare .. end_prepare): every call
  * checks its arguments (op and copy numbers, device and host ranges), so a
- * malformed program fails before its first step; tidalrt_dev_launch() then
- * runs the kernel in preparation mode on the calling thread (after the
- * compute stream has finished its earlier work, if any), so kernels build
- * their state and reserve scratch as on the cpu target, and allocates the
- * op's launch record; copies and waits enqueue nothing (there is no data
- * yet).
+ * malformed program fails before its first step; tidalrt_dev_launch() and
+ * tidalrt_dev_launch_host() then run the kernel in preparation mode on the
+ * calling thread (after the compute and host streams have finished their
+ * earlier work, if any), so kernels build their state and reserve scratch
+ * as on the cpu target, and allocate the op's launch record; copies and
+ * waits enqueue nothing (there is no data yet), and neither do launches.
  *
- * Steps: kernels run on the compute stream's thread (SIM), one at a time, in
- * launch order; they use the context's per-op state and scratch exactly as
- * on the host, which is safe because only that thread runs kernels while a
- * step is in flight and every hand-off between it and the calling thread
- * (enqueue, synchronisation) goes through the stream's mutex. The calling
- * thread must not touch the arena, the host arena or the context (other
- * than through these calls) until tidalrt_dev_synchronize() returns.
+ * Steps: device kernels run on the compute stream's thread (SIM) in launch
+ * order, host-placed kernels on the host stream's thread in theirs. They use
+ * the context's per-op state and scratch exactly as on the host, which is
+ * safe because the runtime holds one mutex of the context around every
+ * kernel: on SIM host-placed and device kernels run one at a time (they
+ * share the CPU and the context's scratch), while copies overlap them both;
+ * a CUDA device will run them concurrently. Every hand-off between a
+ * stream's thread and the calling thread (enqueue, synchronisation) goes
+ * through the stream's mutex. The calling thread must not touch the arena,
+ * the host arena or the context (other than through these calls) until
+ * tidalrt_dev_synchronize() returns.
+ *
+ * Host-placed kernels (0.5; ZeRO-Offload style, e.g. an optimizer update on
+ * optimizer state held in the host arena) read and write only the host
+ * arena and run on the host stream, concurrently with the compute stream.
+ * Their order with copies, which also touch the host arena, is this
+ * protocol, in the calls' program order:
+ *  a. a host launch runs after every offload and prefetch enqueued before
+ *     it has finished (the host stream waits for the "done" event of each
+ *     copy enqueued since the previous host launch): it may read bytes an
+ *     offload wrote, or overwrite bytes an earlier prefetch reads;
+ *  b. every copy enqueued after a host launch, in the same step or a later
+ *     one, runs after all host launches enqueued before it (the copy stream
+ *     waits for an event recorded on the host stream): a prefetch sees what
+ *     a host kernel wrote, an offload does not overwrite host bytes a host
+ *     kernel still reads or writes;
+ *  c. a host launch is NOT ordered after the compute stream's kernels: host
+ *     and device kernels overlap (device kernels never touch the host
+ *     arena). A host kernel that needs a device result gets it through an
+ *     offload (rule a), and a device kernel that needs a host result
+ *     through a prefetch (rule b) followed by tidalrt_dev_wait().
  */
 
 /* Enqueues `fn(ctx, desc, buffers)` on the context's compute stream.
@@ -307,10 +334,42 @@ tidalrt_status_t tidalrt_dev_launch(tidalrt_context_t *ctx,
                                     const tidalrt_range_t *ranges,
                                     int64_t num_reads, int64_t num_writes);
 
+/* Runs a host-placed kernel (0.5): enqueues `fn(ctx, desc, buffers)` on the
+ * context's host stream, ordered with copies by the protocol above and not
+ * after the compute stream's kernels. `buffers` holds `num_buffers`
+ * pointers into the host arena (tidalrt_dev_host_arena()) or constants of
+ * the program image, and is copied into op `op_index`'s launch record as
+ * by tidalrt_dev_launch() (an op launched again before the next
+ * tidalrt_dev_synchronize() first waits for its previous launch, on
+ * whichever stream that ran). Host kernels touch no device memory, so
+ * there are no ranges; the device's stats count the launch.
+ *
+ * With no device attached, calls fn directly and returns its status.
+ * Checks, preparation and failures are as for tidalrt_dev_launch(), with
+ * messages naming tidalrt_dev_launch_host (INVALID_ARGUMENT for bad counts
+ * or a NULL list, INTERNAL for an op index outside the program; a NULL ctx
+ * or fn is INVALID_ARGUMENT): every failure is recorded with
+ * tidalrt_context_fail_at(ctx, op_index); a kernel that fails on the host
+ * stream fails it (later host launches are skipped, and so are copies that
+ * follow it by rule b, and compute work waiting for those copies), and
+ * tidalrt_dev_synchronize() returns its failure. */
+tidalrt_status_t tidalrt_dev_launch_host(tidalrt_context_t *ctx,
+                                         tidalrt_kernel_fn_t fn,
+                                         const int64_t *desc,
+                                         void *const *buffers,
+                                         int64_t num_buffers, int64_t op_index);
+
+/* The host arena attached with tidalrt_context_set_device() (0.5); NULL
+ * with no device attached, a host arena of 0 bytes, or `ctx` NULL.
+ * Generated code calls it once per step to form the host pointers of
+ * host-placed kernels' buffers. */
+uint8_t *tidalrt_dev_host_arena(tidalrt_context_t *ctx);
+
 /* Offload: copies the device range [device_offset, +bytes) to the host
  * arena at host_offset on the copy-to-host stream, after all compute work
  * enqueued so far (records copy `copy_id`'s "reached" event on the compute
- * stream; the copy stream waits for it), then records copy `copy_id`'s done
+ * stream; the copy stream waits for it) and after every host launch
+ * enqueued so far (protocol, rule b), then records copy `copy_id`'s done
  * event on the copy stream. Both ranges are checked (INVALID_ARGUMENT). */
 tidalrt_status_t tidalrt_dev_offload(tidalrt_context_t *ctx, int64_t copy_id,
                                      uint64_t host_offset,
@@ -318,7 +377,8 @@ tidalrt_status_t tidalrt_dev_offload(tidalrt_context_t *ctx, int64_t copy_id,
 
 /* Prefetch: the reverse, host arena -> device, on the copy-to-device stream,
  * also after all compute work enqueued so far (the destination bytes'
- * previous occupant must be done with them). The host bytes must be
+ * previous occupant must be done with them) and every host launch enqueued
+ * so far (rule b: it sees what host kernels wrote). The host bytes must be
  * complete: if they come from an offload, the compute stream must have
  * waited for it (tidalrt_dev_wait) before this call. */
 tidalrt_status_t tidalrt_dev_prefetch(tidalrt_context_t *ctx, int64_t copy_id,
@@ -332,15 +392,18 @@ tidalrt_status_t tidalrt_dev_wait(tidalrt_context_t *ctx, int64_t copy_id);
 /* The end of a step: waits for all work on the device
  * (tidalrt_device_synchronize), then returns the first failure: the compute
  * stream's if it failed (the context's failed op is then the failing
- * launch's op_index), else that of the first failed stream. NULL with no
- * device attached. */
+ * launch's op_index), else the host stream's (likewise, for host-placed
+ * kernels), else that of the first failed stream. NULL with no device
+ * attached. */
 tidalrt_status_t tidalrt_dev_synchronize(tidalrt_context_t *ctx);
 
 /* Driver side: attaches `device` to `ctx` for the calls above, with the
  * host arena of offloaded copies (`host_arena_bytes` bytes at `host_arena`;
  * NULL when 0) and `num_copies` copy numbers. Creates the compute stream,
- * then the copy-to-host and copy-to-device streams, and 2 * num_copies
- * events, and the launch records' table (num_ops slots). A device already
+ * then the copy-to-host and copy-to-device streams, then the host stream
+ * (a TIDALRT_STREAM_COMPUTE stream for host-placed kernels: its own thread
+ * on SIM), an event for the host-launch protocol, 2 * num_copies events,
+ * and the launch records' table (num_ops slots). A device already
  * attached is first synchronised and detached (its streams and events are
  * freed, failures dropped); `device` NULL only detaches. The device and
  * the host arena must outlive the attachment: detach (or free the context,

@@ -38,7 +38,7 @@ extern "C" {
 /* MINOR grows when functions or enumerators are added; MAJOR grows (and
  * MINOR resets) when anything existing changes meaning, signature or value. */
 #define TIDALRT_ABI_VERSION_MAJOR 0
-#define TIDALRT_ABI_VERSION_MINOR 4
+#define TIDALRT_ABI_VERSION_MINOR 5
 #define TIDALRT_ABI_VERSION                                                    \
   ((uint32_t)(((uint32_t)TIDALRT_ABI_VERSION_MAJOR << 16) |                    \
               (uint32_t)TIDALRT_ABI_VERSION_MINOR))
@@ -313,7 +313,7 @@ TIDALRT_KERNEL_LIST(TIDALRT_DECLARE_KERNEL)
 #endif
 
 /* Devices, streams and events (ABI 0.3) and generated device programs
- * (0.4); after everything above, which they use. */
+ * (0.4; host-placed kernels 0.5); after everything above, which they use. */
 #include "tidalrt/device.h"
 
 #endif /* TIDALRT_TIDALRT_H */

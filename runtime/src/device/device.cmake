@@ -11,4 +11,5 @@ list(APPEND TIDALRT_DEVICE_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/device_sim_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/device_common_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/device_program_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/device_program_host_test.cpp
 )

@@ -1,25 +1,37 @@
 // program_ops.cpp - what generated device programs call (tidalrt/device.h,
 // "Generated device programs"): kernel launches on the context's compute
-// stream, offloads and prefetches on its copy streams, waits and the end of
-// the step.
+// stream, host-placed kernel launches on its host stream, offloads and
+// prefetches on its copy streams, waits and the end of the step.
 //
 // The context owns a program_state (kernel.h, programState): the attached
-// device, its three streams, two events per copy and one launch record per
-// op. A launch record holds what the compute stream's thread needs to call
-// the kernel (the context, fn, desc and a copy of the buffer pointers); it
-// is allocated while the context prepares, so a step allocates none.
+// device, its four streams (compute, copy to host, copy to device, host),
+// two events per copy, the host_reached event and one launch record per op.
+// A launch record holds what a stream's thread needs to call the kernel
+// (the context, fn, desc and a copy of the buffer pointers); it is
+// allocated while the context prepares, so a step allocates none.
 //
-// Threads: while a step is in flight only the compute stream's thread runs
-// kernels, so the per-op state and the scratch buffer, which kernels share
-// through the context, are used by one thread at a time. The calling thread
-// writes a record before enqueueing its launch and reads it again only after
-// the launch has run (after tidalrt_dev_synchronize, or the wait below for
-// an op launched twice in one step); both hand-offs go through the stream's
-// mutex.
+// Threads: while a step is in flight kernels run on two threads (SIM): the
+// compute stream's (device kernels) and the host stream's (host-placed
+// kernels). Both kinds share the context's scratch buffer and per-op state
+// machinery, so run_record holds program_state::kernel_mutex around every
+// kernel: on SIM host-placed and device kernels run one at a time (they
+// share the CPU and the context's scratch), while copies overlap them both
+// (a CUDA device will run host and device kernels concurrently). The
+// calling thread writes a record before enqueueing its launch and reads it
+// again only after the launch has run (after tidalrt_dev_synchronize, or the
+// wait below for an op launched twice in one step); both hand-offs go
+// through the stream's mutex.
+//
+// Host-placed kernels touch only the host arena, which copies also touch;
+// the order between them is the protocol of tidalrt_dev_launch_host (see
+// device.h): a host launch waits for the "done" event of every copy
+// enqueued since the previous host launch, and a copy enqueued after a host
+// launch waits for host_reached, recorded on the host stream.
 #include "device_internal.h"
 
 #include "../cpu/kernel.h"
 
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -27,6 +39,7 @@
 namespace {
 
 struct launch_record {
+  std::mutex *kernel_mutex = nullptr; // program_state::kernel_mutex
   tidalrt_context_t *ctx = nullptr;
   tidalrt_kernel_fn_t fn = nullptr;
   const int64_t *desc = nullptr;
@@ -36,6 +49,8 @@ struct launch_record {
   // between two tidalrt_dev_synchronize() calls waits for its first launch
   // before its record is overwritten.
   uint64_t epoch = 0;
+  // The stream of the last launch (compute or host): the one to wait for.
+  tidalrt_stream_t *stream = nullptr;
 };
 
 struct program_state {
@@ -45,10 +60,36 @@ struct program_state {
   tidalrt_stream_t *compute = nullptr;
   tidalrt_stream_t *to_host = nullptr;
   tidalrt_stream_t *to_device = nullptr;
+  tidalrt_stream_t *host = nullptr; // host-placed kernels (a compute stream)
   std::vector<tidalrt_event_t *> reached; // per copy: compute got there
   std::vector<tidalrt_event_t *> done;    // per copy: the copy finished
   std::vector<launch_record *> records;   // per op; NULL until launched
   uint64_t epoch = 1; // grows at each tidalrt_dev_synchronize()
+  // Held by run_record around every kernel, device or host-placed.
+  std::mutex kernel_mutex;
+
+  // The host-launch protocol (only the calling thread uses these).
+  // Copies enqueued since the previous host launch (each id once; capacity
+  // num_copies, so a step never allocates), and which ids are listed.
+  std::vector<int64_t> copies_since_host;
+  std::vector<uint8_t> copy_listed;
+  // Recorded on the host stream: copies wait on it to follow host launches.
+  tidalrt_event_t *host_reached = nullptr;
+  // A host launch was enqueued since host_reached was last recorded.
+  bool host_unrecorded = false;
+  // A host launch was enqueued since the last tidalrt_dev_synchronize (or
+  // the attachment): copies must wait on host_reached.
+  bool host_active = false;
+
+  // After tidalrt_dev_synchronize (all work finished) or a detach: nothing
+  // is left to order.
+  void reset_host_protocol() {
+    for (int64_t copy_id : copies_since_host)
+      copy_listed[static_cast<size_t>(copy_id)] = 0;
+    copies_since_host.clear();
+    host_unrecorded = false;
+    host_active = false;
+  }
 
   ~program_state() {
     detach();
@@ -64,12 +105,17 @@ struct program_state {
       tidalrt_event_free(event);
     for (tidalrt_event_t *event : done)
       tidalrt_event_free(event);
+    tidalrt_event_free(host_reached);
+    host_reached = nullptr;
     reached.clear();
     done.clear();
+    reset_host_protocol();
+    copy_listed.clear();
     tidalrt_stream_free(compute);
     tidalrt_stream_free(to_host);
     tidalrt_stream_free(to_device);
-    compute = to_host = to_device = nullptr;
+    tidalrt_stream_free(host);
+    compute = to_host = to_device = host = nullptr;
     device = nullptr;
     host_arena = nullptr;
     host_arena_bytes = 0;
@@ -91,11 +137,15 @@ tidalrt_status_t null_argument(const char *call) {
                              call);
 }
 
-// Runs a launch record on the compute stream's thread.
+// Runs a launch record on the compute or host stream's thread, one kernel
+// at a time (they share the context's scratch and per-op state).
 tidalrt_status_t run_record(void *arg) {
   auto *record = static_cast<launch_record *>(arg);
-  tidalrt_status_t status =
-      record->fn(record->ctx, record->desc, record->buffers.data());
+  tidalrt_status_t status;
+  {
+    std::lock_guard<std::mutex> lock(*record->kernel_mutex);
+    status = record->fn(record->ctx, record->desc, record->buffers.data());
+  }
   if (status)
     tidalrt_context_fail_at(record->ctx, record->op_index);
   return status;
@@ -106,32 +156,36 @@ tidalrt_status_t run_record(void *arg) {
 launch_record *record_for(program_state *state, int64_t op_index,
                           size_t num_buffers) {
   launch_record *&record = state->records[static_cast<size_t>(op_index)];
-  if (!record)
+  if (!record) {
     record = new launch_record();
+    record->kernel_mutex = &state->kernel_mutex;
+  }
   if (record->buffers.capacity() < num_buffers)
     record->buffers.reserve(num_buffers);
   return record;
 }
 
-// The checks every call makes, preparing or not.
+// The checks every launch makes, preparing or not; `call` names the caller
+// (tidalrt_dev_launch or tidalrt_dev_launch_host, which has no ranges).
 tidalrt_status_t check_launch(tidalrt_context_t *ctx, program_state *state,
-                              int64_t num_buffers, void *const *buffers,
-                              int64_t op_index, const tidalrt_range_t *ranges,
-                              int64_t num_reads, int64_t num_writes) {
+                              const char *call, int64_t num_buffers,
+                              void *const *buffers, int64_t op_index,
+                              const tidalrt_range_t *ranges, int64_t num_reads,
+                              int64_t num_writes) {
   if (num_buffers < 0 || num_reads < 0 || num_writes < 0 ||
       (num_buffers && !buffers) || ((num_reads || num_writes) && !ranges))
     return tidalrt_status_make(
         TIDALRT_INVALID_ARGUMENT,
-        "tidalrt_dev_launch: op %lld: bad counts (%lld buffers, %lld reads, "
-        "%lld writes) or a NULL list",
-        (long long)op_index, (long long)num_buffers, (long long)num_reads,
+        "%s: op %lld: bad counts (%lld buffers, %lld reads, %lld writes) or a "
+        "NULL list",
+        call, (long long)op_index, (long long)num_buffers, (long long)num_reads,
         (long long)num_writes);
   if (op_index < 0 || static_cast<uint64_t>(op_index) >= tidalrt::numOps(ctx) ||
       static_cast<uint64_t>(op_index) >= state->records.size())
     return tidalrt_status_make(TIDALRT_INTERNAL,
-                               "tidalrt_dev_launch: op index %lld outside the "
-                               "program's %zu ops",
-                               (long long)op_index, tidalrt::numOps(ctx));
+                               "%s: op index %lld outside the program's %zu "
+                               "ops",
+                               call, (long long)op_index, tidalrt::numOps(ctx));
   return nullptr;
 }
 
@@ -200,13 +254,84 @@ tidalrt_status_t copy(tidalrt_context_t *ctx, bool to_host, int64_t copy_id,
       tidalrt_event_record(state->reached[k], state->compute);
   if (!status)
     status = tidalrt_stream_wait_event(stream, state->reached[k]);
+  // After every host launch enqueued so far (this step's and, until the
+  // next tidalrt_dev_synchronize, the previous ones'): the host bytes may
+  // have been written by a host kernel, or still be read by one.
+  if (!status && state->host_unrecorded) {
+    status = tidalrt_event_record(state->host_reached, state->host);
+    if (!status)
+      state->host_unrecorded = false;
+  }
+  if (!status && state->host_active)
+    status = tidalrt_stream_wait_event(stream, state->host_reached);
   if (!status)
     status = tidalrt_stream_copy(stream, state->host_arena + host_offset,
                                  device_offset, bytes);
   if (!status)
     status = tidalrt_event_record(state->done[k], stream);
+  if (!status && !state->copy_listed[k]) {
+    // The next host launch waits for this copy (capacity: num_copies).
+    state->copy_listed[k] = 1;
+    state->copies_since_host.push_back(copy_id);
+  }
   return tidalrt_status_annotate(status, "%s: copy %lld", call,
                                  (long long)copy_id);
+}
+
+// Fills the op's launch record and enqueues it on `stream` (compute or
+// host), first waiting for the op's previous launch if it has not run yet.
+tidalrt_status_t enqueue_record(program_state *state, launch_record *record,
+                                tidalrt_stream_t *stream,
+                                tidalrt_context_t *ctx, tidalrt_kernel_fn_t fn,
+                                const int64_t *desc, void *const *buffers,
+                                int64_t num_buffers, int64_t op_index,
+                                const tidalrt_range_t *ranges,
+                                int64_t num_reads, int64_t num_writes) {
+  if (record->epoch == state->epoch && record->stream) {
+    // Launched already since the last synchronisation: the stream it was
+    // launched on may not have run that launch yet, whose record this is.
+    tidalrt_status_free(tidalrt_stream_synchronize(record->stream));
+  }
+  record->ctx = ctx;
+  record->fn = fn;
+  record->desc = desc;
+  record->buffers.assign(buffers, buffers + num_buffers); // capacity suffices
+  record->op_index = op_index;
+  record->epoch = state->epoch;
+  record->stream = stream;
+  return tidalrt_stream_launch(
+      stream, run_record, record, ranges, static_cast<size_t>(num_reads),
+      ranges ? ranges + num_reads : nullptr, static_cast<size_t>(num_writes));
+}
+
+// Preparation: kernels build their state and reserve scratch on this
+// thread, once the streams that run kernels are idle (they are, before the
+// first step; a failure of earlier work stays with its stream, which
+// reports it again at the next synchronisation).
+tidalrt_status_t prepare_kernel(program_state *state, tidalrt_context_t *ctx,
+                                tidalrt_kernel_fn_t fn, const int64_t *desc,
+                                void *const *buffers, int64_t op_index) {
+  tidalrt_status_free(tidalrt_stream_synchronize(state->compute));
+  tidalrt_status_free(tidalrt_stream_synchronize(state->host));
+  tidalrt_status_t status = fn(ctx, desc, buffers);
+  if (status)
+    tidalrt_context_fail_at(ctx, op_index);
+  return status;
+}
+
+// The op's launch record, or OUT_OF_MEMORY naming the call.
+tidalrt_status_t get_record(program_state *state, const char *call,
+                            int64_t op_index, int64_t num_buffers,
+                            launch_record **out_record) {
+  try {
+    *out_record = record_for(state, op_index, static_cast<size_t>(num_buffers));
+  } catch (const std::bad_alloc &) {
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                               "%s: op %lld: out of memory for its launch "
+                               "record",
+                               call, (long long)op_index);
+  }
+  return nullptr;
 }
 
 void destroy_state(void *state) { delete static_cast<program_state *>(state); }
@@ -217,8 +342,9 @@ extern "C" tidalrt_status_t tidalrt_dev_launch(
     tidalrt_context_t *ctx, tidalrt_kernel_fn_t fn, const int64_t *desc,
     void *const *buffers, int64_t num_buffers, int64_t op_index,
     const tidalrt_range_t *ranges, int64_t num_reads, int64_t num_writes) {
+  static const char call[] = "tidalrt_dev_launch";
   if (!ctx || !fn)
-    return null_argument("tidalrt_dev_launch");
+    return null_argument(call);
   program_state *state = state_of(ctx);
   if (!state || !state->device) {
     // The cpu target: the kernel runs now, on this thread.
@@ -228,56 +354,84 @@ extern "C" tidalrt_status_t tidalrt_dev_launch(
     return status;
   }
   tidalrt_status_t status =
-      check_launch(ctx, state, num_buffers, buffers, op_index, ranges,
+      check_launch(ctx, state, call, num_buffers, buffers, op_index, ranges,
                    num_reads, num_writes);
   if (!status && tidalrt::preparing(ctx))
     status = check_ranges(state, op_index, ranges, num_reads, num_writes);
   launch_record *record = nullptr;
-  if (!status) {
-    try {
-      record = record_for(state, op_index, static_cast<size_t>(num_buffers));
-    } catch (const std::bad_alloc &) {
-      status = tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
-                                   "tidalrt_dev_launch: op %lld: out of memory "
-                                   "for its launch record",
-                                   (long long)op_index);
-    }
-  }
+  if (!status)
+    status = get_record(state, call, op_index, num_buffers, &record);
   if (status) {
     tidalrt_context_fail_at(ctx, op_index);
     return status;
   }
-  if (tidalrt::preparing(ctx)) {
-    // Kernels build their state and reserve scratch on this thread, once
-    // the compute stream is idle (it is, before the first step; a failure
-    // of earlier work stays with the stream, which reports it again at the
-    // next synchronisation).
-    tidalrt_status_free(tidalrt_stream_synchronize(state->compute));
-    status = fn(ctx, desc, buffers);
-    if (status)
-      tidalrt_context_fail_at(ctx, op_index);
-    return status;
-  }
-  if (record->epoch == state->epoch) {
-    // Launched already since the last synchronisation: the compute stream
-    // may not have run that launch yet, whose record this is.
-    tidalrt_status_free(tidalrt_stream_synchronize(state->compute));
-  }
-  record->ctx = ctx;
-  record->fn = fn;
-  record->desc = desc;
-  record->buffers.assign(buffers, buffers + num_buffers); // capacity suffices
-  record->op_index = op_index;
-  record->epoch = state->epoch;
-  status = tidalrt_stream_launch(state->compute, run_record, record, ranges,
-                                 static_cast<size_t>(num_reads),
-                                 ranges ? ranges + num_reads : nullptr,
-                                 static_cast<size_t>(num_writes));
+  if (tidalrt::preparing(ctx))
+    return prepare_kernel(state, ctx, fn, desc, buffers, op_index);
+  status = enqueue_record(state, record, state->compute, ctx, fn, desc, buffers,
+                          num_buffers, op_index, ranges, num_reads, num_writes);
   if (status) {
     tidalrt_context_fail_at(ctx, op_index);
     return tidalrt_status_annotate(status, "op %lld", (long long)op_index);
   }
   return nullptr;
+}
+
+extern "C" tidalrt_status_t
+tidalrt_dev_launch_host(tidalrt_context_t *ctx, tidalrt_kernel_fn_t fn,
+                        const int64_t *desc, void *const *buffers,
+                        int64_t num_buffers, int64_t op_index) {
+  static const char call[] = "tidalrt_dev_launch_host";
+  if (!ctx || !fn)
+    return null_argument(call);
+  program_state *state = state_of(ctx);
+  if (!state || !state->device) {
+    // No device: the kernel runs now, on this thread.
+    tidalrt_status_t status = fn(ctx, desc, buffers);
+    if (status)
+      tidalrt_context_fail_at(ctx, op_index);
+    return status;
+  }
+  tidalrt_status_t status = check_launch(ctx, state, call, num_buffers, buffers,
+                                         op_index, nullptr, 0, 0);
+  launch_record *record = nullptr;
+  if (!status)
+    status = get_record(state, call, op_index, num_buffers, &record);
+  if (status) {
+    tidalrt_context_fail_at(ctx, op_index);
+    return status;
+  }
+  if (tidalrt::preparing(ctx))
+    return prepare_kernel(state, ctx, fn, desc, buffers, op_index);
+  // Protocol (a): after every copy enqueued since the previous host launch
+  // (earlier copies were waited for by earlier host launches, which run
+  // before this one on the host stream, or finished by the last
+  // tidalrt_dev_synchronize). Not after the compute stream's kernels.
+  for (int64_t copy_id : state->copies_since_host) {
+    size_t k = static_cast<size_t>(copy_id);
+    state->copy_listed[k] = 0;
+    if (!status)
+      status = tidalrt_stream_wait_event(state->host, state->done[k]);
+  }
+  state->copies_since_host.clear();
+  if (!status)
+    status = enqueue_record(state, record, state->host, ctx, fn, desc, buffers,
+                            num_buffers, op_index, nullptr, 0, 0);
+  if (status) {
+    tidalrt_context_fail_at(ctx, op_index);
+    return tidalrt_status_annotate(status, "%s: op %lld", call,
+                                   (long long)op_index);
+  }
+  // Protocol (b): later copies follow this launch.
+  state->host_unrecorded = true;
+  state->host_active = true;
+  return nullptr;
+}
+
+extern "C" uint8_t *tidalrt_dev_host_arena(tidalrt_context_t *ctx) {
+  program_state *state = ctx ? state_of(ctx) : nullptr;
+  if (!state || !state->device || !state->host_arena_bytes)
+    return nullptr;
+  return state->host_arena;
 }
 
 extern "C" tidalrt_status_t tidalrt_dev_offload(tidalrt_context_t *ctx,
@@ -320,11 +474,17 @@ extern "C" tidalrt_status_t tidalrt_dev_synchronize(tidalrt_context_t *ctx) {
     return nullptr;
   ++state->epoch;
   tidalrt_status_t status = tidalrt_device_synchronize(state->device);
-  // The compute stream's failure names the failing op; prefer it even if
-  // the device has another stream created before it that failed.
-  if (tidalrt_status_t compute = tidalrt_stream_synchronize(state->compute)) {
-    tidalrt_status_free(status);
-    return compute;
+  // Everything enqueued has finished: copies need not wait for earlier host
+  // launches, nor host launches for earlier copies.
+  state->reset_host_protocol();
+  // The failure of a kernel (compute stream, then host stream) names the
+  // failing op; prefer it even if the device has another stream created
+  // before it that failed.
+  for (tidalrt_stream_t *stream : {state->compute, state->host}) {
+    if (tidalrt_status_t kernels = tidalrt_stream_synchronize(stream)) {
+      tidalrt_status_free(status);
+      return kernels;
+    }
   }
   return status;
 }
@@ -357,6 +517,8 @@ tidalrt_context_set_device(tidalrt_context_t *ctx, tidalrt_device_t *device,
     state->records.resize(tidalrt::numOps(ctx), nullptr);
     state->reached.reserve(static_cast<size_t>(num_copies));
     state->done.reserve(static_cast<size_t>(num_copies));
+    state->copies_since_host.reserve(static_cast<size_t>(num_copies));
+    state->copy_listed.assign(static_cast<size_t>(num_copies), 0);
   } catch (const std::exception &) {
     return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
                                "tidalrt_context_set_device: out of memory for "
@@ -372,6 +534,11 @@ tidalrt_context_set_device(tidalrt_context_t *ctx, tidalrt_device_t *device,
   if (!status)
     status = tidalrt_stream_create(device, TIDALRT_STREAM_COPY_TO_DEVICE,
                                    &state->to_device);
+  if (!status) // host-placed kernels: their own thread on SIM
+    status =
+        tidalrt_stream_create(device, TIDALRT_STREAM_COMPUTE, &state->host);
+  if (!status)
+    status = tidalrt_event_create(device, &state->host_reached);
   for (int64_t k = 0; !status && k < num_copies; ++k) {
     tidalrt_event_t *reached = nullptr, *done = nullptr;
     status = tidalrt_event_create(device, &reached);
