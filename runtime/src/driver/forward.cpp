@@ -98,7 +98,6 @@ int run_forward(const session &s) {
 
   loaded_program loaded = load_program(s, trace);
   program_runner &runner = *loaded.runner;
-  arena &memory = runner.step_arena();
 
   uint64_t batch = static_cast<uint64_t>(m.batch_size);
   uint64_t samples = data.inputs.empty() ? batch : data.samples;
@@ -143,19 +142,20 @@ int run_forward(const session &s) {
       for (uint64_t i = 0; i < count; ++i)
         rows[i] = first + i;
       for (const data_input &input : data.inputs)
-        copy_rows(input, rows.data(), count, memory.at(*input.slot),
+        copy_rows(input, rows.data(), count, runner.step_at(*input.slot),
                   m.batch_size);
       std::vector<const tensor_slot *> slots = m.step.data_inputs();
       for (size_t i = 0; whole && i < exact.size(); ++i)
-        std::memcpy(memory.at(*slots[i]), tidalrt_array_data(exact[i].get()),
-                    slots[i]->bytes);
+        std::memcpy(runner.step_at(*slots[i]),
+                    tidalrt_array_data(exact[i].get()), slots[i]->bytes);
       runner.run_step(b);
       for (output_buffer &out : outputs) {
         if (out.batched)
           std::memcpy(out.data.data() + first * out.row_bytes,
-                      memory.at(*out.slot), count * out.row_bytes);
+                      runner.step_at(*out.slot), count * out.row_bytes);
         else
-          std::memcpy(out.data.data(), memory.at(*out.slot), out.data.size());
+          std::memcpy(out.data.data(), runner.step_at(*out.slot),
+                      out.data.size());
       }
       double ms =
           std::chrono::duration<double, std::milli>(clock_type::now() - start)
@@ -164,7 +164,7 @@ int run_forward(const session &s) {
       double loss = NAN;
       if (loss_slot) {
         float value;
-        std::memcpy(&value, memory.at(*loss_slot), sizeof(value));
+        std::memcpy(&value, runner.step_at(*loss_slot), sizeof(value));
         loss = value;
       }
       trace.complete("batch " + std::to_string(b + 1), "step", trace_start,

@@ -129,8 +129,12 @@ const std::set<std::string> &known_roles() {
   return roles;
 }
 
+// A slot of `function` (described as `function_where`, its sizes and device
+// fields already parsed) of a program whose target has a device (sim) or
+// not (cpu).
 tensor_slot parse_slot(const json &object, const std::string &where,
-                       uint64_t arena_bytes) {
+                       const function_info &function,
+                       const std::string &function_where, bool device_target) {
   if (!object.is_object())
     bad(where + " is not an object");
   tensor_slot slot;
@@ -163,14 +167,38 @@ tensor_slot parse_slot(const json &object, const std::string &where,
   if (expected != slot.bytes)
     bad(at + " is " + describe_slot(slot) + " but says " +
         std::to_string(slot.bytes) + " bytes");
-  if (slot.offset > arena_bytes || slot.bytes > arena_bytes - slot.offset)
-    bad(at + " lies outside the " + std::to_string(arena_bytes) +
-        "-byte arena");
+  if (object.contains("space")) {
+    const json &space = object["space"];
+    if (!space.is_string())
+      bad(at + ".space is not a string");
+    std::string name = space.get<std::string>();
+    if (name == "host")
+      slot.host = true;
+    else if (name != "device")
+      bad(at + " has unknown space '" + name +
+          "' (neither 'device' nor 'host')");
+  }
+  // A host slot lies in the host arena that the runtime attaches with the
+  // function's device: a function without one (a cpu program, or a sim
+  // predict function that runs on the host) has no host arena.
+  if (slot.host && !device_target)
+    bad(at + " is in the host arena (\"space\": \"host\"), which a cpu "
+             "program does not have");
+  if (slot.host && !function.device_bytes)
+    bad(at + " is in the host arena (\"space\": \"host\"), but " +
+        function_where +
+        " has no \"device_bytes\": it runs on the host, "
+        "without a host arena");
+  uint64_t size = slot.host ? function.host_arena_bytes : function.arena_bytes;
+  if (slot.offset > size || slot.bytes > size - slot.offset)
+    bad(at + " lies outside the " + std::to_string(size) +
+        (slot.host ? "-byte host arena" : "-byte arena"));
   return slot;
 }
 
 function_info parse_function(const json &object, const std::string &where,
-                             int64_t batch_size, bool train) {
+                             int64_t batch_size, bool train,
+                             bool device_target) {
   if (!object.is_object())
     bad(where + " is not an object");
   function_info function;
@@ -199,7 +227,7 @@ function_info parse_function(const json &object, const std::string &where,
   for (size_t i = 0; i < args.size(); ++i) {
     tensor_slot slot =
         parse_slot(args[i], where + ".args[" + std::to_string(i) + "]",
-                   function.arena_bytes);
+                   function, where, device_target);
     if (!names.insert(slot.name).second)
       bad(where + " has two args named '" + slot.name + "'");
     // Forward programs may take inputs that are not batched (scalars, a
@@ -213,7 +241,7 @@ function_info parse_function(const json &object, const std::string &where,
   for (size_t i = 0; i < results.size(); ++i) {
     tensor_slot slot =
         parse_slot(results[i], where + ".results[" + std::to_string(i) + "]",
-                   function.arena_bytes);
+                   function, where, device_target);
     if (const tensor_slot *arg = function.find_arg(slot.name)) {
       if (arg->is_persistent() &&
           (arg->type != slot.type || arg->shape != slot.shape))
@@ -327,14 +355,18 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
   if (!functions.is_object())
     bad("manifest.functions is not an object");
   bool train = result.mode == "train";
-  result.step = parse_function(member(functions, "step", "functions"),
-                               "functions.step", result.batch_size, train);
+  bool device_target = result.sim_target();
+  result.step =
+      parse_function(member(functions, "step", "functions"), "functions.step",
+                     result.batch_size, train, device_target);
   if (functions.contains("predict") && !functions["predict"].is_null())
     result.predict = parse_function(functions["predict"], "functions.predict",
-                                    result.batch_size, false);
+                                    result.batch_size, false, device_target);
   // A sim program's step runs on the device; its predict function runs on
   // a device of its own if it has a device_bytes, else on the host. A cpu
-  // program has no device (a device_bytes is ignored).
+  // program has no device (a device_bytes is ignored), hence no host arena:
+  // parse_slot has rejected host slots in it, and in a function without a
+  // device_bytes.
   if (result.sim_target() && !result.step.device_bytes)
     bad("functions.step of a sim program has no \"device_bytes\"");
   if (!result.sim_target()) {

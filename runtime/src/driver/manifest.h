@@ -13,7 +13,8 @@
 namespace tidalrt_driver {
 
 // One argument or result of a compiled function: a tensor at a fixed byte
-// offset of the function's arena.
+// offset of the function's arena or, with `host` (manifest "space": "host",
+// device targets only), of its host arena (function_info::host_arena_bytes).
 struct tensor_slot {
   std::string name;
   // input, param, state, constant, optimizer_state, loss, gradient, output.
@@ -22,6 +23,9 @@ struct tensor_slot {
   std::vector<int64_t> shape;
   uint64_t offset = 0;
   uint64_t bytes = 0;
+  // Whether offset and bytes are in the host arena (the one that also holds
+  // offloaded copies) rather than the arena (on sim: the device memory).
+  bool host = false;
 
   size_t element_count() const;
   // Whether the value persists across steps and is loaded by --init and
@@ -35,7 +39,8 @@ struct function_info {
   // i.e. the size of the device memory whose base is the function's arena
   // (at least arena_bytes; absent from the manifest: 0, and the function
   // runs on the host), the host arena of offloaded copies, and the number
-  // of copy ids its code uses.
+  // of copy ids its code uses. Slots may lie in the host arena ("space":
+  // "host") only if the function has a device_bytes.
   std::optional<uint64_t> device_bytes;
   uint64_t host_arena_bytes = 0;
   uint64_t num_copies = 0;

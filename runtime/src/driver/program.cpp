@@ -64,7 +64,8 @@ std::vector<update> find_updates(const function_info &function) {
   std::vector<update> updates;
   for (const tensor_slot &result : function.results) {
     const tensor_slot *arg = function.find_arg(result.name);
-    if (arg && arg->is_persistent() && arg->offset != result.offset)
+    if (arg && arg->is_persistent() &&
+        (arg->host != result.host || arg->offset != result.offset))
       updates.push_back({&result, arg});
   }
   return updates;
@@ -108,16 +109,17 @@ device_ptr make_sim_device(uint64_t bytes, const char *what) {
 }
 
 // Puts `function` on a SIM device: its arena becomes a view of the device
-// memory, with a host arena for copies, attached to `context`.
+// memory, with a (zeroed) host arena for copies and host slots, attached to
+// `context`.
 void attach_device(const function_info &function, const char *what,
                    tidalrt_context_t *context, device_ptr &device,
-                   arena &memory, arena &host) {
+                   function_memory &memory) {
   device = make_sim_device(*function.device_bytes, what);
-  memory =
+  memory.memory =
       arena::view(tidalrt_device_memory(device.get()), function.arena_bytes);
-  host = arena(function.host_arena_bytes);
+  memory.host = arena(function.host_arena_bytes);
   tidalrt_status_t status = tidalrt_context_set_device(
-      context, device.get(), host.data(), function.host_arena_bytes,
+      context, device.get(), memory.host.data(), function.host_arena_bytes,
       static_cast<int64_t>(function.num_copies));
   if (status)
     fail_runtime(take_message(status));
@@ -137,9 +139,9 @@ program_runner::program_runner(const manifest &manifest,
   context_ = make_context(manifest, seed);
   if (manifest.sim_target())
     attach_device(manifest.step, "step's sim", context_.get(), step_device_,
-                  step_, step_host_);
+                  step_);
   else
-    step_ = arena(manifest.step.arena_bytes);
+    step_.memory = arena(manifest.step.arena_bytes);
   // The predict arena exists only for runs that evaluate.
   if (use_predict_) {
     const function_info &predict = *manifest.predict;
@@ -147,9 +149,9 @@ program_runner::program_runner(const manifest &manifest,
       predict_context_ = make_context(manifest, seed);
     if (predict.device_bytes)
       attach_device(predict, "predict function's sim", predict_context_.get(),
-                    predict_device_, predict_, predict_host_);
+                    predict_device_, predict_);
     else
-      predict_ = arena(predict.arena_bytes);
+      predict_.memory = arena(predict.arena_bytes);
   }
   step_updates_ = find_updates(manifest.step);
 }
@@ -158,7 +160,7 @@ program_runner::~program_runner() = default;
 
 void program_runner::load_initial_values(const onnx_model &model,
                                          const onnx_model *init) {
-  auto load = [&](const function_info &function, const arena &into,
+  auto load = [&](const function_info &function, const function_memory &into,
                   const function_info *already) {
     for (const tensor_slot &slot : function.args) {
       if (!slot.is_persistent())
@@ -218,11 +220,11 @@ void program_runner::prepare() {
   for (tidalrt_context_t *context : contexts)
     tidalrt_context_begin_prepare(context);
   try {
-    call(program_.step, context_.get(), step_device_.get(), step_.data(),
+    call(program_.step, context_.get(), step_device_.get(), step_.memory.data(),
          "step");
     if (use_predict_)
       call(program_.predict, predict_context(), predict_device_.get(),
-           predict_.data(), "predict");
+           predict_.memory.data(), "predict");
   } catch (...) {
     // Leave preparation mode even on failure; the context is freed later.
     for (tidalrt_context_t *context : contexts)
@@ -241,7 +243,7 @@ void program_runner::run_step(uint64_t step) {
   tidalrt_device_t *device = step_device_.get();
   if (device)
     tidalrt_device_reset_stats(device);
-  call(program_.step, context_.get(), device, step_.data(), "step");
+  call(program_.step, context_.get(), device, step_.memory.data(), "step");
   if (device) {
     tidalrt_device_stats_t stats;
     tidalrt_device_stats(device, &stats);
@@ -271,16 +273,16 @@ void program_runner::sync_predict_from_step() {
 void program_runner::run_predict(uint64_t step) {
   tidalrt_context_set_step(predict_context(), step);
   call(program_.predict, predict_context(), predict_device_.get(),
-       predict_.data(), "predict");
+       predict_.memory.data(), "predict");
 }
 
 uint64_t program_runner::host_bytes() const {
-  uint64_t bytes = step_host_.size() + predict_host_.size() +
+  uint64_t bytes = step_.host.size() + predict_.host.size() +
                    tidalrt_context_scratch_bytes(context_.get());
   if (!step_device_)
-    bytes += step_.size();
+    bytes += step_.memory.size();
   if (!predict_device_)
-    bytes += predict_.size();
+    bytes += predict_.memory.size();
   if (predict_context_)
     bytes += tidalrt_context_scratch_bytes(predict_context_.get());
   return bytes;

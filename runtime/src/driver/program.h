@@ -29,7 +29,6 @@ public:
 
   uint8_t *data() const { return bytes_; }
   uint64_t size() const { return size_; }
-  uint8_t *at(const tensor_slot &slot) const { return bytes_ + slot.offset; }
 
 private:
   uint8_t *bytes_ = nullptr;
@@ -57,8 +56,21 @@ struct device_figures {
   uint64_t bytes_to_device = 0;
 };
 
+// A function's memory: its arena (on sim: a view of the device memory) and
+// its host arena (on sim: offloaded copies and the slots with "space":
+// "host"; empty on the host). Every slot's bytes are reached through at().
+struct function_memory {
+  arena memory;
+  arena host;
+
+  uint8_t *at(const tensor_slot &slot) const {
+    return (slot.host ? host.data() : memory.data()) + slot.offset;
+  }
+};
+
 // Copies of results into the arguments of the same name (new values of
-// params, state and optimizer state) after each call.
+// params, state and optimizer state) after each call: those whose result
+// is not the argument's own bytes (another space, or another offset).
 struct update {
   const tensor_slot *result;
   const tensor_slot *arg;
@@ -69,7 +81,8 @@ std::vector<update> find_updates(const function_info &function);
 // one SIM device of functions.step.device_bytes bytes whose memory is the
 // step arena (the generated step ends with tidalrt_dev_synchronize, so the
 // device is idle between steps and the driver reads and writes that memory
-// directly), with a host arena of host_arena_bytes for offloaded copies.
+// directly), with a host arena of host_arena_bytes for offloaded copies and
+// the slots that live in host memory ("space": "host").
 // The predict function has its own context: on a SIM device of its own if
 // functions.predict has a device_bytes, else on the host (its own zeroed
 // arena, no device: tidalrt_dev_launch calls kernels directly).
@@ -82,8 +95,12 @@ public:
   ~program_runner();
 
   const manifest &info() const { return manifest_; }
-  arena &step_arena() { return step_; }
-  arena &predict_arena() { return predict_; }
+  // Where a slot of the step (predict) function lies: in its arena, or in
+  // its host arena for a host slot.
+  uint8_t *step_at(const tensor_slot &slot) const { return step_.at(slot); }
+  uint8_t *predict_at(const tensor_slot &slot) const {
+    return predict_.at(slot);
+  }
 
   // Fills every persistent argument of the step (and predict) function:
   // from `model` (the compiled-in one), then from `init` if not NULL.
@@ -125,14 +142,13 @@ private:
   const tidalrt_program_t &program_;
   bool use_predict_;
   // Destroyed in reverse order: the contexts (which detach from their
-  // devices) first, then the devices (whose memory the arena views show),
-  // then the host arenas that device copies use.
-  arena step_host_;
-  arena predict_host_;
+  // devices) first, then the devices, then the functions' memory (the
+  // arena views of device memory, which free nothing, and the host arenas
+  // that device copies use).
+  function_memory step_;
+  function_memory predict_;
   device_ptr step_device_;
   device_ptr predict_device_;
-  arena step_;
-  arena predict_;
   context_ptr context_;
   // The sim target's predict context; NULL: the predict function shares
   // the step's context.

@@ -144,7 +144,6 @@ eval_result evaluate(const evaluation &eval, program_runner &runner,
   const manifest &m = runner.info();
   const function_info &predict = *m.predict;
   runner.sync_predict_from_step();
-  arena &memory = runner.predict_arena();
   const tensor_slot *loss = predict.loss_result();
   uint64_t batch = static_cast<uint64_t>(m.batch_size);
   uint64_t samples = eval.data.samples;
@@ -157,19 +156,20 @@ eval_result evaluate(const evaluation &eval, program_runner &runner,
       rows[i] = first + i;
     for (const data_input &input : eval.data.inputs)
       if (input.slot != eval.extra_label.get())
-        copy_rows(input, rows.data(), count, memory.at(*input.slot),
+        copy_rows(input, rows.data(), count, runner.predict_at(*input.slot),
                   m.batch_size);
     runner.run_predict(step);
     // A padded batch's loss would count the padding; only full batches
     // enter the mean loss.
     if (loss && count == batch) {
       float value;
-      std::memcpy(&value, memory.at(*loss), sizeof(value));
+      std::memcpy(&value, runner.predict_at(*loss), sizeof(value));
       loss_sum += value;
       ++full_batches;
     }
     if (eval.output && eval.label)
-      correct += count_correct(eval, memory.at(*eval.output), first, count);
+      correct +=
+          count_correct(eval, runner.predict_at(*eval.output), first, count);
   }
   eval_result result;
   if (full_batches)
@@ -210,7 +210,6 @@ int run_training(const session &s) {
 
   loaded_program loaded = load_program(s, trace);
   program_runner &runner = *loaded.runner;
-  arena &memory = runner.step_arena();
 
   uint64_t batch = static_cast<uint64_t>(m.batch_size);
   // A program without data inputs sees one (empty) batch per epoch.
@@ -268,11 +267,11 @@ int run_training(const session &s) {
       auto start = clock_type::now();
       const std::vector<uint64_t> &rows = order.rows(step);
       for (const data_input &input : data.inputs)
-        copy_rows(input, rows.data(), rows.size(), memory.at(*input.slot),
+        copy_rows(input, rows.data(), rows.size(), runner.step_at(*input.slot),
                   m.batch_size);
       runner.run_step(step);
       float loss;
-      std::memcpy(&loss, memory.at(loss_slot), sizeof(loss));
+      std::memcpy(&loss, runner.step_at(loss_slot), sizeof(loss));
       double ms = ms_since(start);
       trace.complete("step " + std::to_string(step + 1), "step", trace_start,
                      ms * 1000, "\"loss\": " + json_number(loss));
@@ -329,7 +328,7 @@ int run_training(const session &s) {
     std::vector<std::pair<const tensor_slot *, const void *>> values;
     for (const tensor_slot &slot : m.step.args)
       if (slot.is_persistent())
-        values.emplace_back(&slot, memory.at(slot));
+        values.emplace_back(&slot, runner.step_at(slot));
     loaded.model->save(values, steps_done, o.save);
     trace.complete("save", "save", start, trace.now_us() - start);
   }
