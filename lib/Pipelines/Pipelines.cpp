@@ -51,6 +51,22 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
   pm.addPass(createTidalSchedulePass(schedule));
   if (stopAfter == "tidal-schedule")
     return;
+  if (options.placement != "device") {
+    TidalPlacePassOptions place;
+    place.mode = options.placement;
+    place.budget = options.budget;
+    place.swap = options.swap;
+    place.recompute = options.recompute;
+    place.planner = options.planner;
+    place.linkGbps = options.linkGbps;
+    place.function = options.swapFunction;
+    place.gflops = options.gflops;
+    place.gbytesPerS = options.gbytesPerS;
+    place.opOverheadUs = options.opOverheadUs;
+    pm.addPass(createTidalPlacePass(place));
+  }
+  if (stopAfter == "tidal-place")
+    return;
   if (options.budget > 0) {
     TidalScheduleSwapsPassOptions swaps;
     swaps.budget = options.budget;

@@ -19,12 +19,13 @@ namespace json = llvm::json;
 static int64_t alignBlob(int64_t n) { return (n + 63) / 64 * 64; }
 
 static json::Object describeValue(Type type, StringAttr name,
-                                  std::optional<ArgRole> role, int64_t offset) {
+                                  std::optional<ArgRole> role, int64_t offset,
+                                  bool host) {
   auto tensor = cast<RankedTensorType>(type);
   json::Array shape;
   for (int64_t d : tensor.getShape())
     shape.push_back(d);
-  return json::Object{
+  json::Object object{
       {"name", name ? name.getValue().str() : std::string()},
       {"role", role ? stringifyArgRole(*role).str() : std::string("output")},
       {"dtype", numpyTypeName(tensor.getElementType()).str()},
@@ -32,6 +33,10 @@ static json::Object describeValue(Type type, StringAttr name,
       {"offset", offset},
       {"bytes", tensorByteSize(tensor)},
   };
+  // tidal-place: the offset is in the host arena.
+  if (host)
+    object["space"] = "host";
+  return object;
 }
 
 static std::optional<ArgRole> roleOf(DictionaryAttr attrs) {
@@ -54,7 +59,8 @@ static FailureOr<json::Object> describeFunction(func::FuncOp func,
       return func.emitError("argument ") << i << " has no planned offset";
     args.push_back(describeValue(
         arg.getType(), func.getArgAttrOfType<StringAttr>(i, kNameAttr),
-        roleOf(func.getArgAttrDict(i)), offset.getInt()));
+        roleOf(func.getArgAttrDict(i)), offset.getInt(),
+        isHostArgument(func, i)));
   }
   auto resultOffsets =
       func->getAttrOfType<DenseI64ArrayAttr>(kResultOffsetsAttr);
@@ -66,7 +72,8 @@ static FailureOr<json::Object> describeFunction(func::FuncOp func,
     results.push_back(
         describeValue(func.getResultTypes()[i],
                       func.getResultAttrOfType<StringAttr>(i, kNameAttr),
-                      roleOf(func.getResultAttrDict(i)), resultOffsets[i]));
+                      roleOf(func.getResultAttrDict(i)), resultOffsets[i],
+                      isHostResult(func, i)));
   json::Object description{{"arena_bytes", arenaSize.getInt()},
                            {"args", std::move(args)},
                            {"results", std::move(results)}};

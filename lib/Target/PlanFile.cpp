@@ -65,6 +65,11 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
   // compute stream until its copy is done.
   LinkProfile link = simulatedLinkProfile(info.linkGbps);
   double t = 0, toHostFree = 0, toDeviceFree = 0;
+  // Host-placed ops (tidal-place) run one after another on the host's own
+  // stream, each once the copies enqueued before it are done; copies
+  // enqueued after a host op start once it is done (tidalrt/device.h).
+  DeviceProfile hostProfile = defaultHostProfile();
+  double hostFree = 0, copiesDone = 0;
   DenseMap<Value, double> copyDone;
   for (Operation *op : step.liveness->getOps()) {
     OpCost cost;
@@ -75,10 +80,11 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
       double &free = toHost ? toHostFree : toDeviceFree;
       int64_t bytes =
           tensorByteSize(cast<ShapedType>(op->getResult(0).getType()));
-      start = std::max(t, free);
+      start = std::max({t, free, hostFree});
       cost.bytes = bytes;
       cost.us = copyMicroseconds(link, bytes);
       free = start + cost.us;
+      copiesDone = std::max(copiesDone, free);
       copyDone[op->getResult(0)] = free;
       stream = toHost ? "copy_to_host" : "copy_to_device";
     } else if (auto wait = dyn_cast<WaitOp>(op)) {
@@ -88,6 +94,11 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
         step.stallUs += cost.us;
         t = done;
       }
+    } else if (isHostPlaced(op)) {
+      cost = estimateCost(op, hostProfile);
+      start = std::max(hostFree, copiesDone);
+      hostFree = start + cost.us;
+      stream = "host";
     } else {
       cost = estimateCost(op, step.device);
       t += cost.us;
@@ -96,7 +107,7 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
     step.startUs.push_back(start);
     step.streams.push_back(stream);
   }
-  step.stepUs = t;
+  step.stepUs = std::max({t, hostFree, toHostFree, toDeviceFree});
   for (BlockArgument arg : step.func.getArguments()) {
     step.ids[arg] = step.tensors.size();
     step.tensors.push_back(arg);
@@ -113,9 +124,15 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
 std::pair<StringRef, int64_t> homeOf(PlannedStep &step, Value v) {
   if (const Buffer *buffer = step.liveness->getBuffer(v);
       buffer && buffer->host) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto offset = step.func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                            kOffsetAttr);
+      return {"host", offset ? offset.getInt() : -1};
+    }
     auto offsets =
         v.getDefiningOp()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
-    return {"host", offsets ? offsets[0] : -1};
+    return {"host",
+            offsets ? offsets[cast<OpResult>(v).getResultNumber()] : -1};
   }
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto offset = step.func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
@@ -243,7 +260,8 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
           j.attribute("space", "host");
           j.attribute("bytes", step.hostArenaBytes);
           j.attribute("lower_bound_bytes", step.hostLowerBound);
-          j.attribute("note", "offloaded copies of swapped tensors");
+          j.attribute("note", "offloaded copies of swapped tensors and "
+                              "the tensors placed on the host");
         });
       j.object([&] {
         j.attribute("name", "constants");
@@ -312,7 +330,12 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
           j.attribute("position", (int64_t)i + 1);
           j.attribute("op", op->getName().getStringRef());
           j.attribute("name", opDisplayName(op));
-          j.attribute("device", mainSpace);
+          // A view of a host tensor is on the host too.
+          const Buffer *viewed =
+              isViewOp(op) ? liveness.getBuffer(op->getResult(0)) : nullptr;
+          j.attribute("device", isHostPlaced(op) || (viewed && viewed->host)
+                                    ? "host"
+                                    : mainSpace);
           j.attribute("stream", step.streams[i]);
           j.attribute("kernel", cost.kernel);
           j.attribute("start_us", step.startUs[i]);
@@ -432,10 +455,12 @@ FailureOr<std::string> tidal::buildPlanTrace(ModuleOp module,
                       "tidal plan: " + info.model + " (" + info.target + ")");
         });
       });
-      // One track per stream: compute, copies to the host, to the device.
+      // One track per stream: compute, copies to the host, to the device,
+      // and the host-placed ops' stream.
       const char *tracks[] = {step.onDevice ? "device compute" : "host compute",
-                              "copy to host", "copy to device"};
-      for (int tid = 1; tid <= 3; ++tid)
+                              "copy to host", "copy to device",
+                              "host (placed ops)"};
+      for (int tid = 1; tid <= 4; ++tid)
         j.object([&] {
           j.attribute("name", "thread_name");
           j.attribute("ph", "M");
@@ -451,6 +476,7 @@ FailureOr<std::string> tidal::buildPlanTrace(ModuleOp module,
         StringRef stream = step.streams[i];
         int tid = stream == "copy_to_host"     ? 2
                   : stream == "copy_to_device" ? 3
+                  : stream == "host"           ? 4
                                                : 1;
         // Kernels, copies, and waits that stall the compute stream.
         if (cost.kernel || (isCopyOp(op) && cost.us > 0))

@@ -15,7 +15,8 @@ It then does the same halfway down with the MILP planner, at the smallest
 budget under a GPU-like cost model
 (where recomputation and delayed copies win), and at the smallest budget that
 recomputation alone reaches (--swap off: nothing moves, the plan lists its
-recomputations).
+recomputations). Every op stays on the device (`--placement device`);
+test_sim_placement.py covers placement.
 
 Needs TIDAL_BUILD_DIR with bin/tidalc; skips otherwise.
 """
@@ -90,7 +91,9 @@ class SimDeviceTest(unittest.TestCase):
                 os.makedirs(work, exist_ok=True)
                 model = os.path.join(work, "model.onnx")
                 training.export_case(case, model)
-                flags = training.tidalc_flags(case)
+                # Swaps and recomputation alone: placement has its own test
+                # (test_sim_placement.py).
+                flags = training.tidalc_flags(case) + ["--placement", "device"]
                 inputs = training.write_inputs(case, work)
                 cpu_exe = os.path.join(work, "train_cpu")
                 proc = self.tidalc([model, "-o", cpu_exe] + flags)

@@ -105,6 +105,13 @@ cl::opt<std::string> swapMode("swap",
                               cl::desc("auto (offload and prefetch tensors "
                                        "to fit --device-memory) or off"),
                               cl::init("auto"), cl::cat(category));
+cl::opt<std::string> placement(
+    "placement",
+    cl::desc("auto (the cost model's choice: the optimizer and its state on "
+             "the host when the step does not fit --device-memory "
+             "otherwise), device (every op on the device) or host (every op "
+             "on the host CPU)"),
+    cl::init("auto"), cl::cat(category));
 cl::opt<std::string> recomputeMode(
     "recompute",
     cl::desc("auto (recompute tensors where the cost model finds that "
@@ -348,6 +355,7 @@ bool planMemory(RunPasses runPasses, StringRef stopAfter) {
         options.strategy = memoryPlan.getValue();
         options.inPlace = inPlace.getValue();
         options.budget = budgetBytes;
+        options.placement = target == "cpu" ? "device" : placement.getValue();
         options.swap = swapMode == "auto";
         options.recompute = recomputeMode == "auto";
         options.planner = planner.getValue();
@@ -545,6 +553,9 @@ int main(int argc, char **argv) {
                 " is not available in this build yet (cpu or sim)");
   if (swapMode != "auto" && swapMode != "off")
     return fail("unknown --swap '" + swapMode + "' (expected auto or off)");
+  if (placement != "auto" && placement != "device" && placement != "host")
+    return fail("unknown --placement '" + placement +
+                "' (expected auto, device or host)");
   if (planner != "greedy" && planner != "milp")
     return fail("unknown --planner '" + planner +
                 "' (expected greedy or milp)");
@@ -583,14 +594,15 @@ int main(int argc, char **argv) {
     return fail("unknown --loss '" + loss +
                 "' (expected cross-entropy, mse or output)");
   ArrayRef<StringRef> stages = mlir::tidal::trainingPipelineStages();
-  bool planStage = stopAfter == "tidal-schedule" ||
-                   stopAfter == "tidal-schedule-swaps" ||
-                   stopAfter == "tidal-plan-memory";
+  bool planStage =
+      stopAfter == "tidal-schedule" || stopAfter == "tidal-place" ||
+      stopAfter == "tidal-schedule-swaps" || stopAfter == "tidal-plan-memory";
   if (!stopAfter.empty() && stopAfter != "import" && !planStage &&
       !llvm::is_contained(stages, StringRef(stopAfter)))
     return fail("unknown --stop-after stage '" + stopAfter +
                 "' (expected import, " + llvm::join(stages, ", ") +
-                ", tidal-schedule, tidal-schedule-swaps, tidal-plan-memory)");
+                ", tidal-schedule, tidal-place, tidal-schedule-swaps, "
+                "tidal-plan-memory)");
   if (scheduleStrategy != "memory" && scheduleStrategy != "program")
     return fail("unknown --schedule '" + scheduleStrategy +
                 "' (expected memory or program)");

@@ -73,6 +73,11 @@ struct MemoryPipelineOptions
                          llvm::cl::desc("device memory budget in bytes, fitted "
                                         "by tidal-schedule-swaps; 0: none"),
                          llvm::cl::init(0)};
+  Option<std::string> placement{
+      *this, "placement",
+      llvm::cl::desc("tidal-place mode: device (nothing moves; the default), "
+                     "host, optimizer or auto"),
+      llvm::cl::init("device")};
   Option<bool> swap{*this, "swap",
                     llvm::cl::desc("let tidal-schedule-swaps swap tensors"),
                     llvm::cl::init(true)};
@@ -102,7 +107,8 @@ struct MemoryPipelineOptions
                           llvm::cl::init(16.0)};
 };
 
-/// Adds tidal-schedule, tidal-schedule-swaps (with a budget),
+/// Adds tidal-schedule, tidal-place (unless placement is device),
+/// tidal-schedule-swaps (with a budget),
 /// tidal-plan-memory and tidal-verify-memory-plan,
 /// stopping after the pass whose argument is `stopAfter` when it is one of
 /// the first two.

@@ -27,9 +27,11 @@ static constexpr llvm::StringLiteral kConstantsGlobal = "__tidal_constants";
 
 namespace {
 
-/// Where a value's bytes are: the function's arena or the constant arena.
+/// Where a value's bytes are: the function's arena, the constant arena, or
+/// (tidal-place) the host arena of a device program.
 struct Home {
   bool constant = false;
+  bool host = false;
   int64_t offset = 0;
 };
 
@@ -133,8 +135,12 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
     if (!offset)
       return func.emitError("argument ")
              << arg.getArgNumber() << " has no planned offset";
-    homes[arg] = {false, offset.getInt()};
+    homes[arg] = {false, isHostArgument(func, arg.getArgNumber()),
+                  offset.getInt()};
   }
+  bool anyHost = llvm::any_of(func.getArguments(), [&](BlockArgument arg) {
+    return homes.lookup(arg).host;
+  });
   int64_t maxTensors = 1;
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     if (isa<func::ReturnOp>(op) || op == func)
@@ -147,11 +153,29 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
     }
     if (!offsets || offsets.size() != (int64_t)op->getNumResults())
       return op->emitError("op has no planned offsets");
+    // Host bytes: host-placed ops' results, offloaded copies, and views of
+    // (and waits for) host values.
+    bool host = isHostPlaced(op) || isa<OffloadOp>(op) ||
+                ((isViewOp(op) || isa<WaitOp>(op)) &&
+                 homes.lookup(op->getOperand(0)).host);
+    anyHost |= host && !isa<OffloadOp>(op);
     for (auto [result, offset] :
          llvm::zip(op->getResults(), offsets.asArrayRef()))
-      homes[result] = {constant, offset};
-    if (isCopyOp(op) && !onDevice)
-      return op->emitError("swaps need a device: lower with device=true");
+      homes[result] = {constant, host, offset};
+    if ((isCopyOp(op) || isHostPlaced(op)) && !onDevice)
+      return op->emitError(isCopyOp(op) ? "swaps need a device: lower with "
+                                          "device=true"
+                                        : "a host-placed op needs a device "
+                                          "program: lower with device=true");
+    if (isKernelCall(op))
+      for (Value operand : op->getOperands())
+        if (homes.count(operand) && !homes.lookup(operand).constant &&
+            homes.lookup(operand).host != isHostPlaced(op))
+          return op->emitError() << "reads a tensor in "
+                                 << (isHostPlaced(op) ? "device" : "host")
+                                 << " memory but runs on the "
+                                 << (isHostPlaced(op) ? "host" : "device")
+                                 << " (tidal-place inserts the copies)";
     if (isKernelCall(op)) {
       if (!hasRuntimeKernel(op->getName().stripDialect()))
         return op->emitError()
@@ -200,6 +224,15 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
   Value buffers = b.create<LLVM::AllocaOp>(loc, ptr, ptr, count, 8);
   Value null = b.create<LLVM::ZeroOp>(loc, ptr);
   Value constants;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    anyHost |= isHostResult(func, i);
+  // The host arena of a program with host-placed tensors.
+  Value hostArena;
+  if (anyHost) {
+    auto hostArenaFn = declare(b, module, "tidalrt_dev_host_arena", ptr, {ptr});
+    hostArena = b.create<LLVM::CallOp>(loc, hostArenaFn, ValueRange{context})
+                    .getResult();
+  }
   // Offsets are 64-bit: arenas may exceed 2 GiB.
   auto byteOffset = [&](Value base, int64_t offset) -> Value {
     if (offset == 0)
@@ -212,7 +245,7 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
     if (!v)
       return null;
     Home home = homes.lookup(v);
-    Value base = arena;
+    Value base = home.host ? hostArena : arena;
     if (home.constant) {
       if (!constants)
         constants = b.create<LLVM::AddressOfOp>(loc, ptr, kConstantsGlobal);
@@ -302,7 +335,19 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
         ("tidalrt_k_" + op->getName().stripDialect()).str();
     auto kernel = declare(b, module, kernelName, ptr, {ptr, ptr, ptr});
     Value status;
-    if (onDevice) {
+    if (onDevice && isHostPlaced(op)) {
+      // On the host: ordered after every copy enqueued before it and before
+      // every copy enqueued after it (tidalrt/device.h).
+      auto launchHost = declare(b, module, "tidalrt_dev_launch_host", ptr,
+                                {ptr, ptr, ptr, ptr, i64, i64});
+      Value kernelPtr = b.create<LLVM::AddressOfOp>(opLoc, ptr, kernelName);
+      status =
+          b.create<LLVM::CallOp>(opLoc, launchHost,
+                                 ValueRange{context, kernelPtr, desc, buffers,
+                                            constant(opLoc, tensors.size()),
+                                            constant(opLoc, index)})
+              .getResult();
+    } else if (onDevice) {
       // The device byte ranges the kernel reads, then writes.
       SmallVector<int64_t> ranges;
       int64_t reads = 0, writes = 0;
@@ -359,12 +404,13 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
 
   // Results the plan put outside the arena (constants) are copied in.
   auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
-  for (auto [v, offset] :
-       llvm::zip(ret.getOperands(), resultOffsets.asArrayRef())) {
+  for (auto [i, v, offset] :
+       llvm::enumerate(ret.getOperands(), resultOffsets.asArrayRef())) {
     Home home = homes.lookup(v);
-    if (!home.constant && home.offset == offset)
+    bool hostResult = isHostResult(func, i);
+    if (!home.constant && home.host == hostResult && home.offset == offset)
       continue;
-    Value dst = byteOffset(arena, offset);
+    Value dst = byteOffset(hostResult ? hostArena : arena, offset);
     Value len = b.create<LLVM::ConstantOp>(
         loc, i64, tensorByteSize(cast<ShapedType>(v.getType())));
     b.create<LLVM::MemcpyOp>(loc, dst, address(v), len, /*isVolatile=*/false);

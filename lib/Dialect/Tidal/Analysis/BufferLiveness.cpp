@@ -118,6 +118,7 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
       continue;
     newBuffer(arg, 0);
     buffers.back().persistent = isPersistentArgument(func, arg.getArgNumber());
+    buffers.back().host = isHostArgument(func, arg.getArgNumber());
   }
 
   // The argument that each value returned in place of an argument replaces.
@@ -138,10 +139,31 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
       continue;
     }
     if (isa<OffloadOp, PrefetchOp>(op)) {
+      // A value copied back to the device in place of a persistent argument
+      // (tidal-place: a parameter updated on the host) takes the argument's
+      // device bytes once nothing reads them any more.
+      std::optional<unsigned> replaced;
+      if (isa<PrefetchOp>(op))
+        for (Operation *user : op->getUsers())
+          if (isa<WaitOp>(user))
+            if (auto r = replaces.find(user->getResult(0)); r != replaces.end())
+              replaced = r->second;
+      if (replaced) {
+        auto it = bufferOf.find(func.getArgument(*replaced));
+        if (it != bufferOf.end()) {
+          const Buffer &buffer = buffers[it->second];
+          if (!buffer.host && buffer.persistent && buffer.end < p &&
+              buffer.bytes == staticBytes(op->getResult(0))) {
+            join(op->getResult(0), it->second);
+            continue;
+          }
+        }
+      }
       newBuffer(op->getResult(0), p);
       buffers.back().host = isa<OffloadOp>(op);
       continue;
     }
+    const bool onHost = isHostPlaced(op);
     SmallVector<unsigned, 2> claimed;
     for (OpResult result : op->getResults()) {
       if (staticBytes(result) < 0)
@@ -154,7 +176,7 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
             continue;
           const Buffer &buffer = buffers[it->second];
           if (buffer.end != p || buffer.bytes != staticBytes(result) ||
-              buffer.host)
+              buffer.host != onHost)
             continue;
           // A persistent argument's bytes take only the value replacing it.
           if (buffer.persistent) {
@@ -174,6 +196,7 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
         join(result, *reused);
       } else {
         newBuffer(result, p);
+        buffers.back().host = onHost;
       }
     }
   }

@@ -41,6 +41,26 @@ bool tidal::isViewOp(Operation *op) {
   return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp>(op);
 }
 
+bool tidal::isHostPlaced(Operation *op) {
+  auto device = op->getAttrOfType<StringAttr>(kDeviceAttr);
+  return device && device.getValue() == kHostValue;
+}
+
+bool tidal::isHostArgument(FunctionOpInterface func, unsigned argNumber) {
+  auto space = func.getArgAttrOfType<StringAttr>(argNumber, kSpaceAttr);
+  return space && space.getValue() == kHostValue;
+}
+
+bool tidal::isHostResult(FunctionOpInterface func, unsigned resultNumber) {
+  auto space = func.getResultAttrOfType<StringAttr>(resultNumber, kSpaceAttr);
+  return space && space.getValue() == kHostValue;
+}
+
+bool tidal::isOptimizerUpdate(Operation *op) {
+  return isa<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, OnnxMomentumOp,
+             OnnxAdagradOp, OnnxAdamOp>(op);
+}
+
 int64_t tidal::tensorByteSize(ShapedType type) {
   int64_t bits = type.getElementTypeBitWidth();
   return type.getNumElements() * ((bits + 7) / 8);

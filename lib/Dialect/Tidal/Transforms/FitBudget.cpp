@@ -131,7 +131,8 @@ private:
 double Fitter::opUs(Operation *op) {
   auto [it, inserted] = kernelUs.try_emplace(op, 0.0);
   if (inserted)
-    it->second = estimateCost(op, options.device).us;
+    // Host-placed ops run on the host's stream, not the compute stream.
+    it->second = isHostPlaced(op) ? 0.0 : estimateCost(op, options.device).us;
   return it->second;
 }
 
@@ -384,7 +385,7 @@ bool Fitter::chainFor(const BufferLiveness &liveness, Value v, int64_t at,
                       RecomputePlan &plan, DenseSet<Operation *> &inChain) {
   Operation *def = v.getDefiningOp();
   if (!def || def->getBlock() != body || isViewOp(def) || isCopyOp(def) ||
-      isa<ConstantOp>(def) || def->getNumRegions() ||
+      isa<ConstantOp>(def) || isHostPlaced(def) || def->getNumRegions() ||
       !isa<TidalDialect>(def->getDialect()))
     return false;
   if (inChain.contains(def))

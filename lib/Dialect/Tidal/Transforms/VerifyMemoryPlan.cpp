@@ -124,7 +124,8 @@ struct VerifyMemoryPlan
       if (!offset)
         return func.emitError("memory plan: ")
                << describe(func, arg) << " has no " << kOffsetAttr;
-      if (failed(checkHome(arg, {false, offset.getInt()})))
+      if (failed(checkHome(arg, {false, offset.getInt(),
+                                 isHostArgument(func, arg.getArgNumber())})))
         return failure();
       def[arg] = 0;
       lastUse[arg] = 0;
@@ -151,9 +152,11 @@ struct VerifyMemoryPlan
                             "live in the constant arena");
       for (auto [result, offset] :
            llvm::zip(op.getResults(), offsets.asArrayRef())) {
-        // Offloaded copies (and the waits for them) are in the host arena.
-        bool host = isa<OffloadOp>(op) ||
-                    (isa<WaitOp>(op) && homes[op.getOperand(0)].host);
+        // Offloaded copies, host-placed ops' results (and waits for them
+        // and views of them) are in the host arena.
+        bool host = isa<OffloadOp>(op) || isHostPlaced(&op) ||
+                    ((isa<WaitOp>(op) || isViewOp(&op)) &&
+                     homes[op.getOperand(0)].host);
         if (failed(checkHome(result, {isConstant, offset, host})))
           return failure();
         def[result] = position;
@@ -222,14 +225,30 @@ struct VerifyMemoryPlan
         merge(op.getOperand(0), op.getResult(0));
         continue;
       }
-      if (isa<OffloadOp, PrefetchOp>(&op))
+      if (isa<PrefetchOp>(&op)) {
+        // A copy back in place of a persistent device argument may take
+        // its bytes once they are dead (tidal-place).
+        for (Operation *user : op.getUsers()) {
+          Value arg =
+              isa<WaitOp>(user) ? replaces.lookup(user->getResult(0)) : Value();
+          if (!arg || homes[arg].host ||
+              homes[arg].offset != homes[op.getResult(0)].offset ||
+              groupEnd[leader(arg)] >= position)
+            continue;
+          merge(arg, op.getResult(0));
+          break;
+        }
+        continue;
+      }
+      if (isa<OffloadOp>(&op))
         continue; // bytes of their own
       SmallVector<Value, 2> taken;
       for (OpResult result : op.getResults())
         for (unsigned i : inPlaceOperands(&op, result.getResultNumber())) {
           Value operand = op.getOperand(i);
           Value l = leader(operand);
-          if (homes[operand].constant || homes[operand].host ||
+          if (homes[operand].constant ||
+              homes[operand].host != homes[result].host ||
               homes[operand].offset != homes[result].offset ||
               groupEnd[l] != position || llvm::is_contained(taken, l))
             continue;

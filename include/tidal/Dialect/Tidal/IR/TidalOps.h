@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "tidal/Dialect/Tidal/IR/TidalDialect.h"
@@ -61,6 +62,22 @@ inline constexpr llvm::StringLiteral kRecomputeIdAttr = "tidal.recompute_id";
 inline constexpr llvm::StringLiteral kRecomputeOfAttr = "tidal.recompute_of";
 /// The optimal mode of tidal-schedule-swaps: its MILP's size and result.
 inline constexpr llvm::StringLiteral kMilpAttr = "tidal.milp";
+/// Placement (tidal-place): an op that runs on the host CPU carries
+/// `tidal.device = "host"` (ops without it run on the target's device), and
+/// an argument or result that lives in the host arena carries
+/// `tidal.space = "host"` (its `tidal.offset` is then a host arena offset).
+inline constexpr llvm::StringLiteral kDeviceAttr = "tidal.device";
+inline constexpr llvm::StringLiteral kSpaceAttr = "tidal.space";
+inline constexpr llvm::StringLiteral kHostValue = "host";
+/// True if tidal-place put `op` on the host.
+bool isHostPlaced(Operation *op);
+/// True if argument `argNumber` of `func` lives in the host arena.
+bool isHostArgument(FunctionOpInterface func, unsigned argNumber);
+/// True if result `resultNumber` of `func` is returned in the host arena.
+bool isHostResult(FunctionOpInterface func, unsigned resultNumber);
+/// True for the optimizer update ops (one per parameter).
+bool isOptimizerUpdate(Operation *op);
+
 /// The tidal-schedule strategy that ordered a function's ops.
 inline constexpr llvm::StringLiteral kScheduleAttr = "tidal.schedule";
 

@@ -154,6 +154,75 @@ def TidalSchedulePass : Pass<"tidal-schedule", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
+  let summary = "place ops on the device or the host CPU, and tensors in "
+                "device or host memory";
+  let description = [{
+    Chooses, for a scheduled function of a device target, which ops run on
+    the host CPU (`tidal.device = "host"`) and which arguments and results
+    live in the host arena (`tidal.space = "host"`), and inserts the copies
+    that this needs: a device tensor that a host op reads is offloaded
+    after its definition (`tidal.offload`) and waited for just before the
+    host op; a host tensor that a device op reads is prefetched after its
+    definition and waited for just before its first device use; a value
+    returned in place of an argument goes back to the argument's memory.
+    An argument whose every use is on the host lives in the host arena.
+
+    `mode`:
+    - `device`: nothing moves (the default of targets without placement);
+    - `host`: every op runs on the host; the device holds nothing;
+    - `optimizer`: ZeRO-Offload: every update with optimizer state
+      (momentum, Adam's moments, Adagrad's accumulator) runs on the host,
+      and that state lives in the host arena, so it never takes device
+      memory; each step copies the gradient and the parameter to the host
+      and the updated parameter back;
+    - `auto`: with a `budget` that the step cannot fit with everything on
+      the device (tried with tidal-schedule-swaps's engine and the `swap`
+      and `recompute` options, or ruled out at once when the persistent
+      arguments alone exceed it), as `optimizer`; otherwise as `device`
+      (with `planner=greedy`, the trial's fitted step is kept, and
+      tidal-schedule-swaps then finds nothing to do).
+
+    A host op is moved later in the schedule, past device kernels that do
+    not use its results, until those kernels' predicted time (cost model)
+    hides the copies of its device operands, so the compute stream does not
+    stall on them.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"auto\"",
+           "auto, device, host or optimizer">,
+    Option<"budget", "budget", "int64_t", "0",
+           "device memory budget in bytes, for auto (0: no limit)">,
+    Option<"swap", "swap", "bool", "true",
+           "auto: whether the budget may be fitted with swaps">,
+    Option<"recompute", "recompute", "bool", "false",
+           "auto: whether the budget may be fitted with recomputation">,
+    Option<"planner", "planner", "std::string", "\"greedy\"",
+           "auto: the tidal-schedule-swaps strategy that will fit the "
+           "step; with greedy, the fitted trial is kept">,
+    Option<"linkGbps", "link-gbps", "double", "16.0",
+           "host<->device copy bandwidth, GB/s">,
+    Option<"alignment", "alignment", "int64_t", "64",
+           "the memory plan's alignment">,
+    Option<"function", "function", "std::string", "\"\"",
+           "only this function (empty: every function)">,
+    Option<"gflops", "gflops", "double", "0.0",
+           "the device's GFLOP/s for the cost model (0: default)">,
+    Option<"gbytesPerS", "gbytes-per-s", "double", "0.0",
+           "its memory bandwidth, GB/s (0: default)">,
+    Option<"opOverheadUs", "op-overhead-us", "double", "-1.0",
+           "its cost per kernel call, us (negative: default)">,
+  ];
+  let statistics = [
+    Statistic<"numHostOps", "host-ops", "ops placed on the host">,
+    Statistic<"numHostArgs", "host-args", "arguments placed in host memory">,
+    Statistic<"bytesHostArgs", "host-arg-bytes",
+              "bytes of arguments placed in host memory">,
+    Statistic<"numCopies", "copies", "offloads and prefetches inserted">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
   let summary = "offload idle tensors to host memory (and, with recompute, "
                 "recompute them) to fit a device budget";

@@ -1,0 +1,354 @@
+//===- Place.cpp - ops on the device or the host CPU ----------------------===//
+//
+// tidal-place: which ops of a device target's step run on the host CPU and
+// which arguments live in host memory, with the copies between the two
+// (Passes.td has the contract; docs/memory-plan.md, "Placement").
+//
+//===----------------------------------------------------------------------===//
+
+#include "FitBudget.h"
+
+#include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+#include "tidal/Dialect/Tidal/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::tidal {
+#define GEN_PASS_DEF_TIDALPLACEPASS
+#include "tidal/Dialect/Tidal/Transforms/Passes.h.inc"
+} // namespace mlir::tidal
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+namespace {
+
+/// Ops that run a kernel, and so may run on either side.
+bool isPlaceable(Operation *op) {
+  return !isa<ConstantOp, OffloadOp, PrefetchOp, WaitOp, func::ReturnOp>(op) &&
+         !isViewOp(op);
+}
+
+/// Constants (and views of them) live in the program image, which both
+/// sides read.
+bool isConstantValue(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<ConstantOp>(def))
+      return true;
+    if (!isViewOp(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return false;
+}
+
+int64_t bytesOf(Value v) {
+  return tensorByteSize(cast<ShapedType>(v.getType()));
+}
+
+struct PlaceStats {
+  int64_t hostOps = 0, hostArgs = 0, hostArgBytes = 0, copies = 0;
+};
+
+class Placer {
+public:
+  Placer(func::FuncOp func, const FitBudgetOptions &options,
+         DenseSet<Operation *> hostOps)
+      : func(func), options(options), hostOps(std::move(hostOps)),
+        link(simulatedLinkProfile(options.linkGbps)) {}
+
+  void run(PlaceStats &stats);
+
+private:
+  bool onHost(Value v) const;
+  bool usedOnlyOnHost(Value v) const;
+  void sinkHostOps();
+  /// The waited copy of `v` on the other side, for `user` (created before
+  /// the first user asks; `anchor` is where an argument's copy starts).
+  Value copyFor(Value v, Operation *user, Operation *anchor);
+
+  func::FuncOp func;
+  const FitBudgetOptions &options;
+  DenseSet<Operation *> hostOps;
+  DenseSet<Value> hostArgs;
+  DenseMap<Value, Value> copies;
+  LinkProfile link;
+  int64_t numCopies = 0;
+};
+
+bool Placer::onHost(Value v) const {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return hostArgs.contains(arg);
+  Operation *def = v.getDefiningOp();
+  if (isa<OffloadOp>(def))
+    return true;
+  if (isa<PrefetchOp, ConstantOp>(def))
+    return false;
+  if (isa<WaitOp>(def) || isViewOp(def))
+    return onHost(def->getOperand(0));
+  return hostOps.contains(def);
+}
+
+bool Placer::usedOnlyOnHost(Value v) const {
+  bool any = false;
+  for (Operation *user : v.getUsers()) {
+    if (isViewOp(user)) {
+      if (!usedOnlyOnHost(user->getResult(0)))
+        return false;
+    } else if (!hostOps.contains(user)) {
+      return false;
+    }
+    any = true;
+  }
+  return any;
+}
+
+/// Moves each host op that reads device tensors later, past device kernels
+/// that do not read its results, until their predicted time covers the
+/// copies of those tensors to the host: the copies start when the last of
+/// them is defined.
+void Placer::sinkHostOps() {
+  Block &body = func.getBody().front();
+  SmallVector<Operation *> order;
+  for (Operation &op : body.without_terminator())
+    if (hostOps.contains(&op))
+      order.push_back(&op);
+  for (Operation *op : llvm::reverse(order)) {
+    int64_t bytes = 0;
+    Operation *anchor = nullptr;
+    for (Value v : op->getOperands()) {
+      if (isConstantValue(v) || onHost(v))
+        continue;
+      bytes += bytesOf(v);
+      if (Operation *def = v.getDefiningOp())
+        if (!anchor || anchor->isBeforeInBlock(def))
+          anchor = def;
+    }
+    if (bytes == 0)
+      continue;
+    double copyUs = copyMicroseconds(link, bytes);
+    double hiddenUs = 0;
+    if (anchor)
+      for (Operation *o = anchor->getNextNode(); o && o != op;
+           o = o->getNextNode())
+        if (!hostOps.contains(o))
+          hiddenUs += estimateCost(o, options.device).us;
+    auto readsResult = [&](Operation *next) {
+      return llvm::any_of(next->getOperands(),
+                          [&](Value v) { return v.getDefiningOp() == op; });
+    };
+    while (hiddenUs < copyUs) {
+      Operation *next = op->getNextNode();
+      if (!next || next->hasTrait<OpTrait::IsTerminator>() ||
+          readsResult(next) || hostOps.contains(next))
+        break;
+      op->moveAfter(next);
+      hiddenUs += estimateCost(next, options.device).us;
+    }
+  }
+}
+
+Value Placer::copyFor(Value v, Operation *user, Operation *anchor) {
+  if (Value copy = copies.lookup(v))
+    return copy;
+  bool toHost = !onHost(v);
+  OpBuilder b(func.getContext());
+  Block &body = func.getBody().front();
+  if (Operation *def = v.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  else if (anchor)
+    b.setInsertionPointAfter(anchor);
+  else
+    b.setInsertionPointToStart(&body);
+  Location loc = user->getLoc();
+  Value started = toHost ? b.create<OffloadOp>(loc, v).getResult()
+                         : b.create<PrefetchOp>(loc, v).getResult();
+  b.setInsertionPoint(user);
+  Value waited = b.create<WaitOp>(loc, started).getResult();
+  copies[v] = waited;
+  ++numCopies;
+  return waited;
+}
+
+void Placer::run(PlaceStats &stats) {
+  if (hostOps.empty())
+    return;
+  Block &body = func.getBody().front();
+  sinkHostOps();
+
+  for (BlockArgument arg : func.getArguments())
+    if (usedOnlyOnHost(arg))
+      hostArgs.insert(arg);
+
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (!isPlaceable(op))
+      continue;
+    bool opHost = hostOps.contains(op);
+    // Where the copies of arguments start: after the last operand that an
+    // op defines (so that they share the link with nothing earlier).
+    Operation *anchor = nullptr;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        if (!anchor || anchor->isBeforeInBlock(def))
+          anchor = def;
+    for (OpOperand &use : op->getOpOperands()) {
+      Value v = use.get();
+      if (isConstantValue(v) || onHost(v) == opHost)
+        continue;
+      use.set(copyFor(v, op, anchor));
+    }
+  }
+
+  // Results go where the arguments they replace live; others stay where
+  // they were computed.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<std::optional<unsigned>> replaced = replacedArguments(func);
+  Builder b(func.getContext());
+  SmallVector<unsigned> hostResults;
+  for (OpOperand &use : ret->getOpOperands()) {
+    Value v = use.get();
+    unsigned i = use.getOperandNumber();
+    if (isConstantValue(v))
+      continue;
+    bool host = onHost(v);
+    if (replaced[i]) {
+      bool argHost = hostArgs.contains(func.getArgument(*replaced[i]));
+      if (argHost != host) {
+        use.set(copyFor(v, ret, nullptr));
+        host = argHost;
+      }
+    }
+    if (host)
+      hostResults.push_back(i);
+  }
+  // One update for all arguments (and one for all results): an update per
+  // attribute would build an array of every dictionary each time.
+  StringAttr hostAttr = b.getStringAttr(kHostValue);
+  SmallVector<DictionaryAttr> argDicts, resultDicts;
+  for (BlockArgument arg : func.getArguments()) {
+    NamedAttrList attrs(func.getArgAttrDict(arg.getArgNumber()));
+    if (hostArgs.contains(arg)) {
+      attrs.set(kSpaceAttr, hostAttr);
+      ++stats.hostArgs;
+      stats.hostArgBytes += bytesOf(arg);
+    }
+    argDicts.push_back(attrs.getDictionary(func.getContext()));
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    NamedAttrList attrs(func.getResultAttrDict(i));
+    if (llvm::is_contained(hostResults, i))
+      attrs.set(kSpaceAttr, hostAttr);
+    resultDicts.push_back(attrs.getDictionary(func.getContext()));
+  }
+  func.setAllArgAttrs(argDicts);
+  func.setAllResultAttrs(resultDicts);
+  for (Operation *op : hostOps) {
+    op->setAttr(kDeviceAttr, b.getStringAttr(kHostValue));
+    ++stats.hostOps;
+  }
+  stats.copies += numCopies;
+}
+
+/// Bytes of the arguments that persist across steps, each aligned: with
+/// everything on the device, no budget below this can be met.
+int64_t persistentBytes(func::FuncOp func, int64_t alignment) {
+  int64_t total = 0;
+  for (BlockArgument arg : func.getArguments())
+    if (isPersistentArgument(func, arg.getArgNumber()))
+      if (auto type = dyn_cast<ShapedType>(arg.getType());
+          type && type.hasStaticShape())
+        total += alignBytes(tensorByteSize(type), alignment);
+  return total;
+}
+
+/// True if tidal-schedule-swaps's engine fits `func` to the budget with
+/// everything on the device (tried on a copy, its diagnostics dropped).
+/// With `adopt`, a fitted copy replaces `func`'s body and attributes, so
+/// that tidal-schedule-swaps finds it fitted and does not fit it again.
+bool fitsOnDevice(func::FuncOp func, const FitBudgetOptions &options,
+                  bool adopt) {
+  if (persistentBytes(func, options.alignment) > options.budget)
+    return false;
+  OwningOpRef<func::FuncOp> trial(func.clone());
+  LogicalResult fitted = success();
+  {
+    ScopedDiagnosticHandler quiet(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    FitBudgetStats stats;
+    fitted = fitBudget(*trial, options, stats);
+  }
+  if (failed(fitted))
+    return false;
+  if (adopt) {
+    func.getBody().takeBody(trial->getBody());
+    func->setAttrs(trial.get()->getAttrDictionary());
+  }
+  return true;
+}
+
+struct Place : tidal::impl::TidalPlacePassBase<Place> {
+  using TidalPlacePassBase::TidalPlacePassBase;
+
+  void runOnOperation() override {
+    if (mode != "auto" && mode != "device" && mode != "host" &&
+        mode != "optimizer") {
+      getOperation().emitError("tidal-place: unknown mode '")
+          << mode << "' (expected auto, device, host or optimizer)";
+      return signalPassFailure();
+    }
+    if (budget < 0 || linkGbps <= 0) {
+      getOperation().emitError("tidal-place: budget must be non-negative "
+                               "and link-gbps positive");
+      return signalPassFailure();
+    }
+    FitBudgetOptions options;
+    options.budget = budget;
+    options.linkGbps = linkGbps;
+    options.alignment = alignment;
+    options.device = profileFromOptions(gflops, gbytesPerS, opOverheadUs);
+    options.swap = swap;
+    options.recompute = recompute;
+    options.passName = "tidal-place";
+    PlaceStats stats;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal() ||
+          (!function.empty() && func.getSymName() != function))
+        continue;
+      if (!func.getBody().hasOneBlock()) {
+        func.emitError("tidal-place: more than one block");
+        return signalPassFailure();
+      }
+      std::string chosen = mode;
+      if (chosen == "auto")
+        chosen = budget > 0 && !fitsOnDevice(func, options,
+                                             /*adopt=*/planner == "greedy")
+                     ? "optimizer"
+                     : "device";
+      DenseSet<Operation *> hostOps;
+      for (Operation &op : func.getBody().front().without_terminator()) {
+        if (!isPlaceable(&op))
+          continue;
+        // An update without state (plain SGD) frees no device memory on
+        // the host: it stays.
+        if (chosen == "host" ||
+            (chosen == "optimizer" && isOptimizerUpdate(&op) &&
+             !isa<SgdUpdateOp>(op)))
+          hostOps.insert(&op);
+      }
+      Placer(func, options, std::move(hostOps)).run(stats);
+    }
+    numHostOps += stats.hostOps;
+    numHostArgs += stats.hostArgs;
+    bytesHostArgs += stats.hostArgBytes;
+    numCopies += stats.copies;
+  }
+};
+
+} // namespace

@@ -1,0 +1,145 @@
+"""Placement on the simulated device (issue 6, SPEC 1 `--placement`).
+
+For zoo cases with optimizer state (SGD momentum, Adam, AdamW), each is
+compiled for the cpu target and for `--target sim`:
+- `--placement host`: every op runs on the host CPU and every tensor lives in
+  the host arena; the device is untouched (its measured peak is 0 and nothing
+  crosses the link);
+- `--placement auto` at a budget below the smallest one that any plan with
+  everything on the device reaches (from `--placement device`'s error for a
+  1-byte budget): the optimizer and its state go to the host (ZeRO-Offload),
+  the plan says so, and the step fits;
+- `--placement auto` at the smallest budget it reaches itself.
+Each sim executable trains three shuffled steps over a throttled link
+(TIDAL_SIM_LINK_GBPS=2), so the host-placed updates really overlap the
+device's kernels and copies on other threads. Losses and every saved tensor
+must be bitwise equal to the cpu run's (the host kernels are the cpu
+target's), and the device peak that the runtime measured never exceeds the
+budget.
+
+Needs TIDAL_BUILD_DIR with bin/tidalc; skips otherwise.
+"""
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import unittest
+
+import onnx
+from onnx import numpy_helper
+
+import support
+from tidal import training
+
+_SKIP = support.skip_reason("tidalc")
+STEPS = 3
+CASES = ["lenet_momentum", "transformer13_adamw", "regressor_adam"]
+
+
+def saved(path):
+    return {i.name: numpy_helper.to_array(i).tobytes() for i in onnx.load(path).graph.initializer}
+
+
+def log_lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@unittest.skipIf(_SKIP, _SKIP)
+class SimPlacementTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tidal-place-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def tidalc(self, args):
+        proc = support.run_tidalc(args, timeout=300)
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+
+    def train(self, exe, inputs, work, tag):
+        log, out = os.path.join(work, f"log_{tag}.jsonl"), os.path.join(work, f"out_{tag}.onnx")
+        argv = [exe] + inputs + ["--steps", str(STEPS), "--shuffle", "--seed", "5", "--log", log, "--save", out,
+                                 "--quiet"]
+        proc = support.subprocess.run(argv, capture_output=True, text=True, timeout=600,
+                                      env=dict(os.environ, TIDAL_SIM_LINK_GBPS="2"))
+        self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {proc.stderr}")
+        return log_lines(log), saved(out)
+
+    def smallest_budget(self, model, work, flags):
+        """The smallest budget the planner reaches, from its error for 1 byte."""
+        out = os.path.join(work, "tiny.json")
+        proc = support.run_tidalc([model, "-o", out, "--emit", "plan", "--target", "sim", "--device-memory", "1"] +
+                                  flags, timeout=300)
+        self.assertNotEqual(proc.returncode, 0)
+        found = re.search(r"the smallest budget its plan reaches is (\d+) bytes", proc.stderr)
+        self.assertIsNotNone(found, proc.stderr)
+        self.assertFalse(os.path.exists(out))
+        return int(found.group(1))
+
+    def plan(self, model, work, flags):
+        out = os.path.join(work, "plan.json")
+        self.tidalc([model, "-o", out, "--emit", "plan", "--target", "sim"] + flags)
+        with open(out) as f:
+            return json.load(f)
+
+    def test_placements_bitwise_equal_to_cpu(self):
+        for name in CASES:
+            case = training.CASES_BY_NAME[name]
+            with self.subTest(case=name):
+                work = os.path.join(self.tmp, name)
+                os.makedirs(work, exist_ok=True)
+                model = os.path.join(work, "model.onnx")
+                training.export_case(case, model)
+                flags = training.tidalc_flags(case)
+                inputs = training.write_inputs(case, work)
+                cpu_exe = os.path.join(work, "train_cpu")
+                self.tidalc([model, "-o", cpu_exe] + flags)
+                cpu_log, cpu_saved = self.train(cpu_exe, inputs, work, "cpu")
+
+                def check(tag, extra, budget=None):
+                    exe = os.path.join(work, f"train_{tag}")
+                    memory = ["--device-memory", str(budget)] if budget else []
+                    self.tidalc([model, "-o", exe, "--target", "sim"] + memory + extra + flags)
+                    log, values = self.train(exe, inputs, work, tag)
+                    what = f"{name}, {tag}"
+                    self.assertEqual([l["loss"] for l in log], [l["loss"] for l in cpu_log], what)
+                    self.assertEqual(sorted(values), sorted(cpu_saved), what)
+                    for key, value in cpu_saved.items():
+                        self.assertEqual(values[key], value, f"{what}: '{key}' differs from the cpu run")
+                    return log
+
+                # Everything on the host: the device is never touched.
+                for line in check("host", ["--placement", "host"]):
+                    self.assertEqual(line["device_peak_bytes"], 0, name)
+                    self.assertEqual(line["bytes_to_host"], 0, name)
+                    self.assertEqual(line["bytes_to_device"], 0, name)
+                plan = self.plan(model, work, ["--placement", "host"] + flags)
+                self.assertTrue(all(op["device"] == "host" for op in plan["schedule"] if op["kernel"]), name)
+                self.assertEqual(plan["predicted"]["peak_device_bytes"], 0, name)
+
+                # Below what any all-device plan reaches, auto moves the
+                # optimizer and its state to the host.
+                device_floor = self.smallest_budget(model, work, ["--placement", "device"] + flags)
+                auto_floor = self.smallest_budget(model, work, flags)
+                self.assertLess(auto_floor, device_floor, name)
+                budget = (auto_floor + device_floor) // 2
+                plan = self.plan(model, work, ["--device-memory", str(budget)] + flags)
+                host_ops = [op["op"] for op in plan["schedule"] if op["device"] == "host"]
+                self.assertTrue(host_ops, name)
+                self.assertTrue(all("update" in op or "onnx_" in op for op in host_ops), host_ops)
+                self.assertLessEqual(plan["predicted"]["peak_device_bytes"], budget, name)
+                for b in (budget, auto_floor):
+                    for line in check(f"auto_{b}", [], b):
+                        self.assertLessEqual(line["device_peak_bytes"], b, name)
+                        self.assertGreater(line["device_peak_bytes"], 0, name)
+                        # Gradients and parameters go out, parameters back.
+                        self.assertGreater(line["bytes_to_host"], line["bytes_to_device"], name)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,72 @@
+// --tidal-place: ops on the host CPU and tensors in host memory, with the
+// copies between the two explicit in the IR.
+// RUN: tidal-opt %s -tidal-place=mode=optimizer -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=OPT
+// RUN: tidal-opt %s -tidal-place=mode=host -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=HOST
+// RUN: tidal-opt %s -tidal-place=mode=device | FileCheck %s --check-prefix=DEV
+// RUN: tidal-opt %s -tidal-place="mode=auto budget=3000" -tidal-schedule-swaps=budget=3000 | FileCheck %s --check-prefix=DEV
+// RUN: tidal-opt %s -tidal-place="mode=auto budget=1500" -tidal-schedule-swaps=budget=1500 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=OPT
+// RUN: not tidal-opt %s -tidal-place=mode=gpu 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not tidal-opt %s -tidal-place="mode=auto budget=-1" 2>&1 | FileCheck %s --check-prefix=BUDGET
+
+// ZeRO-Offload: the momentum buffer lives in the host arena (offset 0 of
+// it, updated in place); the gradient and the parameter go to the host,
+// the update runs there, and the new parameter comes back into the
+// parameter's own device bytes (offset 0 of the device arena), so the
+// driver copies nothing. The device arena no longer holds the momentum:
+// 1472 bytes instead of 1984 with everything on the device.
+// OPT-LABEL: func.func @step
+// OPT-SAME: %arg1: tensor<16x8xf32> {tidal.name = "w", tidal.offset = 0 : i64, tidal.role = #tidal<role param>}
+// OPT-SAME: %arg2: tensor<16x8xf32> {tidal.name = "w.momentum_buffer", tidal.offset = 0 : i64, tidal.role = #tidal<role optimizer_state>, tidal.space = "host"}
+// OPT-SAME: tensor<16x8xf32> {tidal.name = "w", tidal.role = #tidal<role param>}
+// OPT-SAME: tensor<16x8xf32> {tidal.name = "w.momentum_buffer", tidal.role = #tidal<role optimizer_state>, tidal.space = "host"}
+// OPT-SAME: tidal.arena_size = 1472 : i64
+// OPT-SAME: tidal.host_arena_size = 1536 : i64
+// OPT-SAME: tidal.result_offsets = array<i64: 1408, 0, 0>
+// OPT: %[[G:.*]] = tidal.gemm %{{.*}}, %arg0 {{{.*}}trans_a = true}
+// OPT-NEXT: %[[GH:.*]] = tidal.offload %[[G]]
+// OPT-NEXT: %[[WH:.*]] = tidal.offload %arg1
+// OPT-NEXT: %[[WHW:.*]] = tidal.wait %[[WH]]
+// OPT-NEXT: %[[GHW:.*]] = tidal.wait %[[GH]]
+// OPT-NEXT: %[[W2:.*]], %[[M2:.*]] = tidal.sgd_momentum_update %[[WHW]], %[[GHW]], %arg2 {{{.*}}tidal.device = "host", tidal.offsets = array<i64: 512, 0>}
+// OPT-NEXT: %[[P:.*]] = tidal.prefetch %[[W2]] {tidal.offsets = array<i64: 0>}
+// OPT-NEXT: %[[PW:.*]] = tidal.wait %[[P]] {tidal.offsets = array<i64: 0>}
+// OPT-NEXT: return %{{.*}}, %[[PW]], %[[M2]]
+
+// Everything on the host: every op, argument and result is in the host
+// arena, the device arena is empty and nothing is copied.
+// HOST-LABEL: func.func @step
+// HOST-SAME: tidal.name = "x", tidal.offset = {{[0-9]+}} : i64, tidal.role = #tidal<role input>, tidal.space = "host"
+// HOST-SAME: tidal.name = "w", tidal.offset = {{[0-9]+}} : i64, tidal.role = #tidal<role param>, tidal.space = "host"
+// HOST-SAME: tidal.name = "loss", tidal.role = #tidal<role loss>, tidal.space = "host"
+// HOST-SAME: tidal.arena_size = 0 : i64
+// HOST-NOT: tidal.offload
+// HOST-NOT: tidal.prefetch
+// HOST: tidal.gemm {{.*}}tidal.device = "host"
+// HOST: tidal.reduce_sum {{.*}}tidal.device = "host"
+// HOST: tidal.exp {{.*}}tidal.device = "host"
+// HOST: tidal.gemm {{.*}}tidal.device = "host"
+// HOST: tidal.sgd_momentum_update {{.*}}tidal.device = "host"
+
+// Nothing placed: with mode=device, and with auto when the budget is met
+// on the device.
+// DEV-LABEL: func.func @step
+// DEV-NOT: tidal.space
+// DEV-NOT: tidal.device =
+// DEV-NOT: tidal.offload
+
+// MODE: error: tidal-place: unknown mode 'gpu' (expected auto, device, host or optimizer)
+// BUDGET: error: tidal-place: budget must be non-negative and link-gbps positive
+
+func.func @step(%x: tensor<4x8xf32> {tidal.name = "x", tidal.role = #tidal<role input>},
+                %w: tensor<16x8xf32> {tidal.name = "w", tidal.role = #tidal<role param>},
+                %m: tensor<16x8xf32> {tidal.name = "w.momentum_buffer", tidal.role = #tidal<role optimizer_state>})
+    -> (tensor<f32> {tidal.name = "loss", tidal.role = #tidal<role loss>},
+        tensor<16x8xf32> {tidal.name = "w", tidal.role = #tidal<role param>},
+        tensor<16x8xf32> {tidal.name = "w.momentum_buffer", tidal.role = #tidal<role optimizer_state>}) {
+  %y = tidal.gemm %x, %w {trans_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %l = tidal.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x16xf32>) -> tensor<f32>
+  %e = tidal.exp %y : tensor<4x16xf32>
+  %g = tidal.gemm %e, %x {trans_a = true} : (tensor<4x16xf32>, tensor<4x8xf32>) -> tensor<16x8xf32>
+  %w2, %m2 = tidal.sgd_momentum_update %w, %g, %m {lr = 0.1, momentum = 0.9} : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> (tensor<16x8xf32>, tensor<16x8xf32>)
+  return %l, %w2, %m2 : tensor<f32>, tensor<16x8xf32>, tensor<16x8xf32>
+}
