@@ -4,6 +4,7 @@
 #include "tidal/Conversion/TidalToRuntime/KernelOps.h"
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
 #include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/Analysis/StepTimeline.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,54 +61,15 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
     step.hostLowerBound = step.liveness->lowerBound(info.alignment, true);
     step.hostLive = step.liveness->liveBytes(info.alignment, true);
   }
-  // Kernels run back to back on the compute stream; offloads and prefetches
-  // on one copy stream each, at the link's bandwidth; a wait stalls the
-  // compute stream until its copy is done.
-  LinkProfile link = simulatedLinkProfile(info.linkGbps);
-  double t = 0, toHostFree = 0, toDeviceFree = 0;
-  // Host-placed ops (tidal-place) run one after another on the host's own
-  // stream, each once the copies enqueued before it are done; copies
-  // enqueued after a host op start once it is done (tidalrt/device.h).
-  DeviceProfile hostProfile = defaultHostProfile();
-  double hostFree = 0, copiesDone = 0;
-  DenseMap<Value, double> copyDone;
-  for (Operation *op : step.liveness->getOps()) {
-    OpCost cost;
-    const char *stream = "compute";
-    double start = t;
-    if (isa<OffloadOp, PrefetchOp>(op)) {
-      bool toHost = isa<OffloadOp>(op);
-      double &free = toHost ? toHostFree : toDeviceFree;
-      int64_t bytes =
-          tensorByteSize(cast<ShapedType>(op->getResult(0).getType()));
-      start = std::max({t, free, hostFree});
-      cost.bytes = bytes;
-      cost.us = copyMicroseconds(link, bytes);
-      free = start + cost.us;
-      copiesDone = std::max(copiesDone, free);
-      copyDone[op->getResult(0)] = free;
-      stream = toHost ? "copy_to_host" : "copy_to_device";
-    } else if (auto wait = dyn_cast<WaitOp>(op)) {
-      double done = copyDone.lookup(wait.getInput());
-      if (done > t) {
-        cost.us = done - t;
-        step.stallUs += cost.us;
-        t = done;
-      }
-    } else if (isHostPlaced(op)) {
-      cost = estimateCost(op, hostProfile);
-      start = std::max(hostFree, copiesDone);
-      hostFree = start + cost.us;
-      stream = "host";
-    } else {
-      cost = estimateCost(op, step.device);
-      t += cost.us;
-    }
-    step.costs.push_back(cost);
-    step.startUs.push_back(start);
-    step.streams.push_back(stream);
-  }
-  step.stepUs = std::max({t, hostFree, toHostFree, toDeviceFree});
+  // Host-placed ops are priced with the host default (the sim target's
+  // compute profile stands for the device).
+  StepTimeline timeline = predictTimeline(step.liveness->getOps(), step.device,
+                                          defaultHostProfile(), info.linkGbps);
+  step.costs = std::move(timeline.costs);
+  step.startUs = std::move(timeline.startUs);
+  step.streams = std::move(timeline.streams);
+  step.stepUs = timeline.stepUs;
+  step.stallUs = timeline.stallUs;
   for (BlockArgument arg : step.func.getArguments()) {
     step.ids[arg] = step.tensors.size();
     step.tensors.push_back(arg);

@@ -133,6 +133,15 @@ class SimPlacementTest(unittest.TestCase):
                 self.assertTrue(host_ops, name)
                 self.assertTrue(all("update" in op or "onnx_" in op for op in host_ops), host_ops)
                 self.assertLessEqual(plan["predicted"]["peak_device_bytes"], budget, name)
+                # Where an all-device plan fits only by moving tensors, auto
+                # takes whichever of it and the host optimizer the cost model
+                # predicts faster.
+                peak = self.plan(model, work, flags)["predicted"]["peak_device_bytes"]
+                between = (device_floor + peak) // 2
+                if device_floor < between < peak:
+                    times = {p: self.plan(model, work, ["--device-memory", str(between), "--placement", p] + flags)
+                             ["predicted"]["step_time_us"] for p in ("auto", "device")}
+                    self.assertLessEqual(times["auto"], times["device"], name)
                 for b in (budget, auto_floor):
                     for line in check(f"auto_{b}", [], b):
                         self.assertLessEqual(line["device_peak_bytes"], b, name)

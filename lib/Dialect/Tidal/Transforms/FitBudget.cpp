@@ -6,6 +6,8 @@
 
 #include "FitBudget.h"
 
+#include <limits>
+
 #include "tidal/Dialect/Tidal/Analysis/BudgetMilp.h"
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
 #include "tidal/Dialect/Tidal/Analysis/CostModel.h"
@@ -138,6 +140,7 @@ double Fitter::opUs(Operation *op) {
 
 LogicalResult Fitter::run() {
   const int64_t budget = options.budget;
+  int64_t smallestReached = std::numeric_limits<int64_t>::max();
   if (options.milp && failed(solveExact()))
     return failure();
   while (true) {
@@ -153,6 +156,14 @@ LogicalResult Fitter::run() {
         peak <= budget ? packedArenaSize(liveness, options.alignment) : peak;
     if (arena <= budget)
       return success();
+    // The packed arena is not monotone along the steps (packing is not
+    // always at the bound): remember the smallest. A run with that budget
+    // stops at the first state that packs into it, at the latest there.
+    if (peak < smallestReached)
+      smallestReached = std::min(
+          smallestReached, peak <= budget
+                               ? arena
+                               : packedArenaSize(liveness, options.alignment));
     // Large graphs take several steps per liveness analysis: a batch size
     // that depends on the graph only (never on the budget), so that a
     // smaller budget still takes the same steps first. Within a batch the
@@ -168,7 +179,8 @@ LogicalResult Fitter::run() {
         // Nothing left: the smallest budget these steps reach is the
         // packed arena now. (A run with that budget takes the same steps
         // in the same order and stops here at the latest.)
-        int64_t smallest = packedArenaSize(liveness, options.alignment);
+        int64_t smallest = std::min(
+            smallestReached, packedArenaSize(liveness, options.alignment));
         return func.emitError("device memory budget ")
                << budget << " bytes is too small for @" << func.getSymName()
                << ": the smallest budget its plan reaches is " << smallest

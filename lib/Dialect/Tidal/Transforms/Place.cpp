@@ -10,6 +10,7 @@
 
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
 #include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/Analysis/StepTimeline.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 #include "tidal/Dialect/Tidal/Transforms/Passes.h"
 
@@ -268,29 +269,82 @@ int64_t persistentBytes(func::FuncOp func, int64_t alignment) {
   return total;
 }
 
-/// True if tidal-schedule-swaps's engine fits `func` to the budget with
-/// everything on the device (tried on a copy, its diagnostics dropped).
-/// With `adopt`, a fitted copy replaces `func`'s body and attributes, so
-/// that tidal-schedule-swaps finds it fitted and does not fit it again.
-bool fitsOnDevice(func::FuncOp func, const FitBudgetOptions &options,
-                  bool adopt) {
-  if (persistentBytes(func, options.alignment) > options.budget)
-    return false;
+/// The ops that `mode` (host or optimizer) puts on the host.
+DenseSet<Operation *> hostOpsFor(func::FuncOp func, StringRef mode) {
+  DenseSet<Operation *> hostOps;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (!isPlaceable(&op))
+      continue;
+    // An update without state (plain SGD) frees no device memory on the
+    // host: it stays.
+    if (mode == "host" || (mode == "optimizer" && isOptimizerUpdate(&op) &&
+                           !isa<SgdUpdateOp>(op)))
+      hostOps.insert(&op);
+  }
+  return hostOps;
+}
+
+/// A copy of `func` with `mode`'s placement, fitted to the budget by
+/// tidal-schedule-swaps's engine (its diagnostics dropped); null if it does
+/// not fit. `moved`: whether the engine swapped or recomputed anything.
+OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
+                                      const FitBudgetOptions &options,
+                                      bool &moved) {
   OwningOpRef<func::FuncOp> trial(func.clone());
-  LogicalResult fitted = success();
-  {
-    ScopedDiagnosticHandler quiet(func.getContext(),
-                                  [](Diagnostic &) { return success(); });
-    FitBudgetStats stats;
-    fitted = fitBudget(*trial, options, stats);
+  PlaceStats placed;
+  Placer(*trial, options, hostOpsFor(*trial, mode)).run(placed);
+  ScopedDiagnosticHandler quiet(func.getContext(),
+                                [](Diagnostic &) { return success(); });
+  FitBudgetStats stats;
+  if (failed(fitBudget(*trial, options, stats)))
+    return nullptr;
+  moved = stats.swapped + stats.recomputed > 0;
+  return trial;
+}
+
+double predictedStepUs(func::FuncOp func, const FitBudgetOptions &options) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front().without_terminator())
+    ops.push_back(&op);
+  return predictTimeline(ops, options.device, defaultHostProfile(),
+                         options.linkGbps)
+      .stepUs;
+}
+
+/// Replaces `func`'s body and attributes with `fitted`'s.
+void adopt(func::FuncOp func, func::FuncOp fitted) {
+  func.getBody().takeBody(fitted.getBody());
+  func->setAttrs(fitted->getAttrDictionary());
+  func.setAllArgAttrs(fitted.getAllArgAttrs());
+  func.setAllResultAttrs(fitted.getAllResultAttrs());
+}
+
+/// Auto: everything on the device if that fits the budget without moving
+/// anything; otherwise, of everything on the device and the optimizer on
+/// the host, the plan that fits with the smaller predicted step time (the
+/// optimizer on the host if neither fits: tidal-schedule-swaps then states
+/// the smallest budget). With `keep`, the chosen fitted trial replaces
+/// `func`. Returns the mode chosen.
+StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
+                     bool keep, bool &kept) {
+  kept = false;
+  bool deviceMoved = false, hostMoved = false;
+  OwningOpRef<func::FuncOp> device;
+  if (persistentBytes(func, options.alignment) <= options.budget)
+    device = fittedTrial(func, "device", options, deviceMoved);
+  if (device && !deviceMoved) {
+    if (keep)
+      adopt(func, *device), kept = true;
+    return "device";
   }
-  if (failed(fitted))
-    return false;
-  if (adopt) {
-    func.getBody().takeBody(trial->getBody());
-    func->setAttrs(trial.get()->getAttrDictionary());
-  }
-  return true;
+  OwningOpRef<func::FuncOp> host =
+      fittedTrial(func, "optimizer", options, hostMoved);
+  bool onDevice = device && (!host || predictedStepUs(*device, options) <=
+                                          predictedStepUs(*host, options));
+  OwningOpRef<func::FuncOp> &chosen = onDevice ? device : host;
+  if (keep && chosen)
+    adopt(func, *chosen), kept = true;
+  return onDevice ? "device" : "optimizer";
 }
 
 struct Place : tidal::impl::TidalPlacePassBase<Place> {
@@ -325,24 +379,19 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
         func.emitError("tidal-place: more than one block");
         return signalPassFailure();
       }
-      std::string chosen = mode;
-      if (chosen == "auto")
-        chosen = budget > 0 && !fitsOnDevice(func, options,
-                                             /*adopt=*/planner == "greedy")
-                     ? "optimizer"
-                     : "device";
-      DenseSet<Operation *> hostOps;
-      for (Operation &op : func.getBody().front().without_terminator()) {
-        if (!isPlaceable(&op))
+      StringRef chosen = mode;
+      if (mode == "auto") {
+        bool kept = false;
+        chosen = budget > 0 ? chooseAuto(func, options,
+                                         /*keep=*/planner == "greedy", kept)
+                            : "device";
+        if (kept) {
+          // The fitted trial is the function now; count what it placed.
+          func.walk([&](Operation *op) { stats.hostOps += isHostPlaced(op); });
           continue;
-        // An update without state (plain SGD) frees no device memory on
-        // the host: it stays.
-        if (chosen == "host" ||
-            (chosen == "optimizer" && isOptimizerUpdate(&op) &&
-             !isa<SgdUpdateOp>(op)))
-          hostOps.insert(&op);
+        }
       }
-      Placer(func, options, std::move(hostOps)).run(stats);
+      Placer(func, options, hostOpsFor(func, chosen)).run(stats);
     }
     numHostOps += stats.hostOps;
     numHostArgs += stats.hostArgs;

@@ -1,0 +1,43 @@
+//===- StepTimeline.h - predicted times of a scheduled step -----*- C++ -*-===//
+//
+// The cost model's prediction of when each op of a scheduled function runs:
+// kernels back to back on the compute stream; offloads and prefetches on one
+// copy stream each, at the link's bandwidth; a wait stalls the compute
+// stream until its copy is done; host-placed ops (tidal-place) one after
+// another on the host's stream, each once the copies enqueued before it are
+// done, and copies enqueued after a host op start once it is done (the
+// runtime's protocol, tidalrt/device.h). The plan file and tidal-place's
+// choice both use it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TIDAL_DIALECT_TIDAL_ANALYSIS_STEPTIMELINE_H
+#define TIDAL_DIALECT_TIDAL_ANALYSIS_STEPTIMELINE_H
+
+#include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
+
+#include <vector>
+
+namespace mlir::tidal {
+
+struct StepTimeline {
+  std::vector<OpCost> costs;         ///< by op, in schedule order
+  std::vector<double> startUs;       ///< by op
+  std::vector<const char *> streams; ///< by op: compute, copy_to_host,
+                                     ///< copy_to_device or host
+  double stepUs = 0;                 ///< when the last stream is done
+  double stallUs = 0;                ///< compute time lost waiting for copies
+};
+
+/// Predicts `ops` (a function's body in schedule order): kernels on
+/// `device`, host-placed ops on `host`, copies over a link of `linkGbps`.
+StepTimeline predictTimeline(llvm::ArrayRef<Operation *> ops,
+                             const DeviceProfile &device,
+                             const DeviceProfile &host, double linkGbps);
+
+} // namespace mlir::tidal
+
+#endif // TIDAL_DIALECT_TIDAL_ANALYSIS_STEPTIMELINE_H

@@ -1,0 +1,59 @@
+//===- StepTimeline.cpp - predicted times of a scheduled step -------------===//
+
+#include "tidal/Dialect/Tidal/Analysis/StepTimeline.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
+                                    const DeviceProfile &device,
+                                    const DeviceProfile &host,
+                                    double linkGbps) {
+  StepTimeline timeline;
+  LinkProfile link = simulatedLinkProfile(linkGbps);
+  double t = 0, toHostFree = 0, toDeviceFree = 0, hostFree = 0, copiesDone = 0;
+  llvm::DenseMap<Value, double> copyDone;
+  for (Operation *op : ops) {
+    OpCost cost;
+    const char *stream = "compute";
+    double start = t;
+    if (isa<OffloadOp, PrefetchOp>(op)) {
+      bool toHost = isa<OffloadOp>(op);
+      double &free = toHost ? toHostFree : toDeviceFree;
+      int64_t bytes =
+          tensorByteSize(cast<ShapedType>(op->getResult(0).getType()));
+      start = std::max({t, free, hostFree});
+      cost.bytes = bytes;
+      cost.us = copyMicroseconds(link, bytes);
+      free = start + cost.us;
+      copiesDone = std::max(copiesDone, free);
+      copyDone[op->getResult(0)] = free;
+      stream = toHost ? "copy_to_host" : "copy_to_device";
+    } else if (auto wait = dyn_cast<WaitOp>(op)) {
+      double done = copyDone.lookup(wait.getInput());
+      if (done > t) {
+        cost.us = done - t;
+        timeline.stallUs += cost.us;
+        t = done;
+      }
+    } else if (isHostPlaced(op)) {
+      cost = estimateCost(op, host);
+      start = std::max(hostFree, copiesDone);
+      hostFree = start + cost.us;
+      stream = "host";
+    } else {
+      cost = estimateCost(op, device);
+      t += cost.us;
+    }
+    timeline.costs.push_back(cost);
+    timeline.startUs.push_back(start);
+    timeline.streams.push_back(stream);
+  }
+  timeline.stepUs = std::max({t, hostFree, toHostFree, toDeviceFree});
+  return timeline;
+}
