@@ -370,6 +370,14 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
     options.swap = swap;
     options.recompute = recompute;
     options.passName = "tidal-place";
+    // The trials fit as tidal-schedule-swaps will, so the kept one is what
+    // it would produce.
+    if (planner != "greedy" && planner != "milp") {
+      getOperation().emitError("tidal-place: unknown planner '")
+          << planner << "' (expected greedy or milp)";
+      return signalPassFailure();
+    }
+    options.milp = planner == "milp";
     PlaceStats stats;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() ||
@@ -383,7 +391,7 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
       if (mode == "auto") {
         bool kept = false;
         chosen = budget > 0 ? chooseAuto(func, options,
-                                         /*keep=*/planner == "greedy", kept)
+                                         /*keep=*/true, kept)
                             : "device";
         if (kept) {
           // The fitted trial is the function now; count what it placed.

@@ -176,12 +176,15 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       and that state lives in the host arena, so it never takes device
       memory; each step copies the gradient and the parameter to the host
       and the updated parameter back;
-    - `auto`: with a `budget` that the step cannot fit with everything on
-      the device (tried with tidal-schedule-swaps's engine and the `swap`
-      and `recompute` options, or ruled out at once when the persistent
-      arguments alone exceed it), as `optimizer`; otherwise as `device`
-      (with `planner=greedy`, the trial's fitted step is kept, and
-      tidal-schedule-swaps then finds nothing to do).
+    - `auto` (with a `budget`): everything on the device if the step fits
+      that way without moving a tensor; otherwise, of the all-device plan
+      and the `optimizer` plan, the one that fits with the smaller predicted
+      step time (`optimizer` if neither fits: tidal-schedule-swaps then
+      states the smallest budget). The plans are fitted trials of
+      tidal-schedule-swaps's engine with the `swap`, `recompute` and
+      `planner` options (the all-device one is ruled out at once when the
+      persistent arguments alone exceed the budget); the chosen one is
+      kept, so tidal-schedule-swaps then finds nothing to do.
 
     A host op is moved later in the schedule, past device kernels that do
     not use its results, until those kernels' predicted time (cost model)
@@ -198,8 +201,8 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
     Option<"recompute", "recompute", "bool", "false",
            "auto: whether the budget may be fitted with recomputation">,
     Option<"planner", "planner", "std::string", "\"greedy\"",
-           "auto: the tidal-schedule-swaps strategy that will fit the "
-           "step; with greedy, the fitted trial is kept">,
+           "auto: the tidal-schedule-swaps strategy (greedy or milp) that "
+           "the trials fit with; the chosen fitted trial is kept">,
     Option<"linkGbps", "link-gbps", "double", "16.0",
            "host<->device copy bandwidth, GB/s">,
     Option<"alignment", "alignment", "int64_t", "64",
