@@ -181,6 +181,7 @@ LogicalResult Fitter::run() {
         // in the same order and stops here at the latest.)
         int64_t smallest = std::min(
             smallestReached, packedArenaSize(liveness, options.alignment));
+        stats.smallestBudget = smallest;
         return func.emitError("device memory budget ")
                << budget << " bytes is too small for @" << func.getSymName()
                << ": the smallest budget its plan reaches is " << smallest

@@ -65,6 +65,8 @@ struct FitBudgetStats {
   int64_t milpCandidates = 0;
   bool milpOptimal = false;
   double milpCostUs = 0;
+  /// On failure: the smallest budget the steps reached (the error's).
+  int64_t smallestBudget = 0;
 };
 
 /// Fits `func` (one block, scheduled) to `options.budget`, adding

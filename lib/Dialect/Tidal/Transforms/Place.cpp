@@ -18,6 +18,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <limits>
+
 namespace mlir::tidal {
 #define GEN_PASS_DEF_TIDALPLACEPASS
 #include "tidal/Dialect/Tidal/Transforms/Passes.h.inc"
@@ -289,15 +291,17 @@ DenseSet<Operation *> hostOpsFor(func::FuncOp func, StringRef mode) {
 /// not fit. `moved`: whether the engine swapped or recomputed anything.
 OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
                                       const FitBudgetOptions &options,
-                                      bool &moved) {
+                                      bool &moved, int64_t &smallest) {
   OwningOpRef<func::FuncOp> trial(func.clone());
   PlaceStats placed;
   Placer(*trial, options, hostOpsFor(*trial, mode)).run(placed);
   ScopedDiagnosticHandler quiet(func.getContext(),
                                 [](Diagnostic &) { return success(); });
   FitBudgetStats stats;
-  if (failed(fitBudget(*trial, options, stats)))
+  if (failed(fitBudget(*trial, options, stats))) {
+    smallest = stats.smallestBudget;
     return nullptr;
+  }
   moved = stats.swapped + stats.recomputed > 0;
   return trial;
 }
@@ -319,28 +323,41 @@ void adopt(func::FuncOp func, func::FuncOp fitted) {
   func.setAllResultAttrs(fitted.getAllResultAttrs());
 }
 
+/// How much faster (predicted) the host optimizer's plan must be than an
+/// all-device plan that fits to be taken: a margin for what the timeline
+/// leaves out (thread hand-offs, the host's memory shared with the copies).
+constexpr double kHostMargin = 0.95;
+
 /// Auto: everything on the device if that fits the budget without moving
-/// anything; otherwise, of everything on the device and the optimizer on
-/// the host, the plan that fits with the smaller predicted step time (the
-/// optimizer on the host if neither fits: tidal-schedule-swaps then states
-/// the smallest budget). With `keep`, the chosen fitted trial replaces
-/// `func`. Returns the mode chosen.
+/// anything. Otherwise the host optimizer's plan if only it fits, or if
+/// both fit and it is predicted at least 5% faster; if neither fits, the
+/// one whose steps reach the smaller budget (tidal-schedule-swaps then
+/// states it). With `keep`, the chosen fitted trial replaces `func`.
+/// Returns the mode chosen.
 StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
                      bool keep, bool &kept) {
   kept = false;
   bool deviceMoved = false, hostMoved = false;
+  int64_t deviceSmallest = std::numeric_limits<int64_t>::max(),
+          hostSmallest = std::numeric_limits<int64_t>::max();
   OwningOpRef<func::FuncOp> device;
   if (persistentBytes(func, options.alignment) <= options.budget)
-    device = fittedTrial(func, "device", options, deviceMoved);
+    device = fittedTrial(func, "device", options, deviceMoved, deviceSmallest);
   if (device && !deviceMoved) {
     if (keep)
       adopt(func, *device), kept = true;
     return "device";
   }
   OwningOpRef<func::FuncOp> host =
-      fittedTrial(func, "optimizer", options, hostMoved);
-  bool onDevice = device && (!host || predictedStepUs(*device, options) <=
-                                          predictedStepUs(*host, options));
+      fittedTrial(func, "optimizer", options, hostMoved, hostSmallest);
+  bool onDevice;
+  if (device && host)
+    onDevice = predictedStepUs(*host, options) >=
+               kHostMargin * predictedStepUs(*device, options);
+  else if (device || host)
+    onDevice = static_cast<bool>(device);
+  else
+    onDevice = deviceSmallest <= hostSmallest;
   OwningOpRef<func::FuncOp> &chosen = onDevice ? device : host;
   if (keep && chosen)
     adopt(func, *chosen), kept = true;

@@ -177,10 +177,10 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       memory; each step copies the gradient and the parameter to the host
       and the updated parameter back;
     - `auto` (with a `budget`): everything on the device if the step fits
-      that way without moving a tensor; otherwise, of the all-device plan
-      and the `optimizer` plan, the one that fits with the smaller predicted
-      step time (`optimizer` if neither fits: tidal-schedule-swaps then
-      states the smallest budget). The plans are fitted trials of
+      that way without moving a tensor; otherwise the `optimizer` plan if
+      only it fits, or if both fit and it is predicted at least 5% faster;
+      if neither fits, the one whose steps reach the smaller budget
+      (tidal-schedule-swaps then states it). The plans are fitted trials of
       tidal-schedule-swaps's engine with the `swap`, `recompute` and
       `planner` options (the all-device one is ruled out at once when the
       persistent arguments alone exceed the budget); the chosen one is
