@@ -341,7 +341,12 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   int64_t deviceSmallest = std::numeric_limits<int64_t>::max(),
           hostSmallest = std::numeric_limits<int64_t>::max();
   OwningOpRef<func::FuncOp> device;
-  if (persistentBytes(func, options.alignment) <= options.budget)
+  // With the persistent arguments alone over the budget, no all-device plan
+  // fits; its trial runs only if the other does not fit either, for the
+  // smallest budget it reaches.
+  bool deviceHopeless =
+      persistentBytes(func, options.alignment) > options.budget;
+  if (!deviceHopeless)
     device = fittedTrial(func, "device", options, deviceMoved, deviceSmallest);
   if (device && !deviceMoved) {
     if (keep)
@@ -350,6 +355,8 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   }
   OwningOpRef<func::FuncOp> host =
       fittedTrial(func, "optimizer", options, hostMoved, hostSmallest);
+  if (!host && deviceHopeless)
+    fittedTrial(func, "device", options, deviceMoved, deviceSmallest);
   bool onDevice;
   if (device && host)
     onDevice = predictedStepUs(*host, options) >=
