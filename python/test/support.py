@@ -186,3 +186,17 @@ def arg_attr(attrs, key):
 def tensor_types(mlir):
     """Every `tensor<...>` type spelled in `mlir`."""
     return re.findall(r"tensor<[^<>]*(?:<[^<>]*>[^<>]*)*>", mlir)
+
+
+def saved_initializers(path):
+    """Every initializer of the ONNX file at `path`, as raw bytes by name."""
+    import onnx
+    from onnx import numpy_helper
+    return {i.name: numpy_helper.to_array(i).tobytes() for i in onnx.load(path).graph.initializer}
+
+
+def log_lines(path):
+    """The JSON objects of a --log file, one per step."""
+    import json
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]

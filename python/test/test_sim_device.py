@@ -29,10 +29,6 @@ import tempfile
 import unittest
 import zlib
 
-import numpy as np
-import onnx
-from onnx import numpy_helper
-
 import support
 from tidal import training
 
@@ -44,13 +40,8 @@ RECOMPUTE_NOTHING = ("regressor_adam",)
 CASES = ["lenet_momentum", "vgg_bn13_momentum_wd", "resnet20_momentum", "transformer17_adamw", "regressor_adam"]
 
 
-def saved(path):
-    return {i.name: numpy_helper.to_array(i).tobytes() for i in onnx.load(path).graph.initializer}
-
-
-def log_lines(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+saved = support.saved_initializers
+log_lines = support.log_lines
 
 
 @unittest.skipIf(_SKIP, _SKIP)

@@ -27,9 +27,6 @@ import shutil
 import tempfile
 import unittest
 
-import onnx
-from onnx import numpy_helper
-
 import support
 from tidal import training
 
@@ -38,13 +35,8 @@ STEPS = 3
 CASES = ["lenet_momentum", "transformer13_adamw", "regressor_adam"]
 
 
-def saved(path):
-    return {i.name: numpy_helper.to_array(i).tobytes() for i in onnx.load(path).graph.initializer}
-
-
-def log_lines(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+saved = support.saved_initializers
+log_lines = support.log_lines
 
 
 @unittest.skipIf(_SKIP, _SKIP)
