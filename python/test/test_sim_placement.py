@@ -141,6 +141,35 @@ class SimPlacementTest(unittest.TestCase):
                         # Gradients and parameters go out, parameters back.
                         self.assertGreater(line["bytes_to_host"], line["bytes_to_device"], name)
 
+    @unittest.skipIf(support.tool("tidal-opt") is None, "needs bin/tidal-opt")
+    def test_large_graphs_skip_the_host_trial(self):
+        """At ResNet-20's all-device floor the host optimizer is predicted
+        faster and taken; with the large-graph rule forced (large-graph-ops=1)
+        the fitted all-device plan is kept without that trial."""
+        name = "resnet20_momentum"
+        case = training.CASES_BY_NAME[name]
+        work = os.path.join(self.tmp, "large")
+        os.makedirs(work, exist_ok=True)
+        model = os.path.join(work, "model.onnx")
+        training.export_case(case, model)
+        flags = training.tidalc_flags(case)
+        floor = self.smallest_budget(model, work, ["--placement", "device"] + flags)
+        scheduled = os.path.join(work, "scheduled.mlir")
+        self.tidalc([model, "-o", scheduled, "--emit", "mlir", "--stop-after", "tidal-schedule", "--target", "sim"] +
+                    flags)
+
+        def host_ops(large):
+            proc = support.run([support.tool("tidal-opt"), scheduled,
+                                f"-tidal-place=mode=auto budget={floor} recompute=1 function=train_step "
+                                f"large-graph-ops={large}",
+                                f"-tidal-schedule-swaps=budget={floor} recompute=1 function=train_step",
+                                "-tidal-plan-memory", "-tidal-verify-memory-plan"], timeout=300)
+            self.assertEqual(proc.returncode, 0, support.describe(proc))
+            return proc.stdout.count('tidal.device = "host"')
+
+        self.assertGreater(host_ops(8000), 0)
+        self.assertEqual(host_ops(1), 0)
+
 
 if __name__ == "__main__":
     unittest.main()

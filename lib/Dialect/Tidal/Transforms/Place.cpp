@@ -329,13 +329,13 @@ void adopt(func::FuncOp func, func::FuncOp fitted) {
 constexpr double kHostMargin = 0.95;
 
 /// Auto: everything on the device if that fits the budget without moving
-/// anything (or at all, on a graph of more than 2 * opsPerStep ops). Otherwise
-/// the host optimizer's plan if only it fits, or if both fit and it is
-/// predicted at least 5% faster; if neither fits, the one whose steps reach the
-/// smaller budget (tidal-schedule-swaps then states it). With `keep`, the
-/// chosen fitted trial replaces `func`. Returns the mode chosen.
+/// anything (or at all, on a graph of more than `largeGraphOps` ops).
+/// Otherwise the host optimizer's plan if only it fits, or if both fit and it
+/// is predicted at least 5% faster; if neither fits, the one whose steps reach
+/// the smaller budget (tidal-schedule-swaps then states it). The chosen
+/// fitted trial, if any, replaces `func` (`kept`). Returns the mode chosen.
 StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
-                     bool keep, bool &kept) {
+                     int64_t largeGraphOps, bool &kept) {
   kept = false;
   bool deviceMoved = false, hostMoved = false;
   int64_t deviceSmallest = std::numeric_limits<int64_t>::max(),
@@ -352,9 +352,8 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   // trial would double the compile time and memory for a small expected
   // gain (ResNet-3563 in 12 GiB already takes 30 min and 20 GiB).
   int64_t numOps = func.getBody().front().getOperations().size();
-  if (device && (!deviceMoved || numOps > 2 * options.opsPerStep)) {
-    if (keep)
-      adopt(func, *device), kept = true;
+  if (device && (!deviceMoved || numOps > largeGraphOps)) {
+    adopt(func, *device), kept = true;
     return "device";
   }
   OwningOpRef<func::FuncOp> host =
@@ -370,7 +369,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   else
     onDevice = deviceSmallest <= hostSmallest;
   OwningOpRef<func::FuncOp> &chosen = onDevice ? device : host;
-  if (keep && chosen)
+  if (chosen)
     adopt(func, *chosen), kept = true;
   return onDevice ? "device" : "optimizer";
 }
@@ -418,8 +417,7 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
       StringRef chosen = mode;
       if (mode == "auto") {
         bool kept = false;
-        chosen = budget > 0 ? chooseAuto(func, options,
-                                         /*keep=*/true, kept)
+        chosen = budget > 0 ? chooseAuto(func, options, largeGraphOps, kept)
                             : "device";
         if (kept) {
           // The fitted trial is the function now; count what it placed.

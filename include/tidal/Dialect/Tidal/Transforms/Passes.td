@@ -185,8 +185,8 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       `planner` options (the all-device one is ruled out at once when the
       persistent arguments alone exceed the budget); the chosen one is
       kept, so tidal-schedule-swaps then finds nothing to do. On a graph
-      of more than 8,000 ops a fitted all-device plan is taken without the
-      second trial.
+      of more than `large-graph-ops` ops a fitted all-device plan is taken
+      without the second trial.
 
     A host op is moved later in the schedule, past device kernels that do
     not use its results, until those kernels' predicted time (cost model)
@@ -205,6 +205,10 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
     Option<"planner", "planner", "std::string", "\"greedy\"",
            "auto: the tidal-schedule-swaps strategy (greedy or milp) that "
            "the trials fit with; the chosen fitted trial is kept">,
+    Option<"largeGraphOps", "large-graph-ops", "int64_t", "8000",
+           "auto: on graphs of more ops, a fitted all-device plan is taken "
+           "without trying the host optimizer (a second trial doubles "
+           "compile time and memory)">,
     Option<"linkGbps", "link-gbps", "double", "16.0",
            "host<->device copy bandwidth, GB/s">,
     Option<"alignment", "alignment", "int64_t", "64",
