@@ -308,15 +308,22 @@ tidalrt_status_t enqueue_record(program_state *state, launch_record *record,
 // thread, once the streams that run kernels are idle (they are, before the
 // first step; a failure of earlier work stays with its stream, which
 // reports it again at the next synchronisation).
+// Calls the kernel on this thread; a failure names its op.
+tidalrt_status_t run_now(tidalrt_context_t *ctx, tidalrt_kernel_fn_t fn,
+                         const int64_t *desc, void *const *buffers,
+                         int64_t op_index) {
+  tidalrt_status_t status = fn(ctx, desc, buffers);
+  if (status)
+    tidalrt_context_fail_at(ctx, op_index);
+  return status;
+}
+
 tidalrt_status_t prepare_kernel(program_state *state, tidalrt_context_t *ctx,
                                 tidalrt_kernel_fn_t fn, const int64_t *desc,
                                 void *const *buffers, int64_t op_index) {
   tidalrt_status_free(tidalrt_stream_synchronize(state->compute));
   tidalrt_status_free(tidalrt_stream_synchronize(state->host));
-  tidalrt_status_t status = fn(ctx, desc, buffers);
-  if (status)
-    tidalrt_context_fail_at(ctx, op_index);
-  return status;
+  return run_now(ctx, fn, desc, buffers, op_index);
 }
 
 // The op's launch record, or OUT_OF_MEMORY naming the call.
@@ -348,10 +355,7 @@ extern "C" tidalrt_status_t tidalrt_dev_launch(
   program_state *state = state_of(ctx);
   if (!state || !state->device) {
     // The cpu target: the kernel runs now, on this thread.
-    tidalrt_status_t status = fn(ctx, desc, buffers);
-    if (status)
-      tidalrt_context_fail_at(ctx, op_index);
-    return status;
+    return run_now(ctx, fn, desc, buffers, op_index);
   }
   tidalrt_status_t status =
       check_launch(ctx, state, call, num_buffers, buffers, op_index, ranges,
@@ -386,10 +390,7 @@ tidalrt_dev_launch_host(tidalrt_context_t *ctx, tidalrt_kernel_fn_t fn,
   program_state *state = state_of(ctx);
   if (!state || !state->device) {
     // No device: the kernel runs now, on this thread.
-    tidalrt_status_t status = fn(ctx, desc, buffers);
-    if (status)
-      tidalrt_context_fail_at(ctx, op_index);
-    return status;
+    return run_now(ctx, fn, desc, buffers, op_index);
   }
   tidalrt_status_t status = check_launch(ctx, state, call, num_buffers, buffers,
                                          op_index, nullptr, 0, 0);
