@@ -174,7 +174,7 @@ TEST_P(DeviceTest, StreamKindsAndArgumentsAreChecked) {
             TIDALRT_INVALID_ARGUMENT);
   EXPECT_EQ(message_of(launch_on_copy),
             "tidalrt_stream_launch: stream 1 (copy to host) is a copy stream; "
-            "launches need a compute stream");
+            "launches need a compute or host stream");
   status_ptr copy_on_compute(tidalrt_stream_copy(compute.get(), host, 0, 8));
   EXPECT_EQ(message_of(copy_on_compute),
             "tidalrt_stream_copy: stream 0 (compute) is not a copy stream");
@@ -189,7 +189,7 @@ TEST_P(DeviceTest, StreamKindsAndArgumentsAreChecked) {
   EXPECT_EQ(tidalrt_status_code(null_list.get()), TIDALRT_INVALID_ARGUMENT);
   tidalrt_stream_t *stream = reinterpret_cast<tidalrt_stream_t *>(1);
   status_ptr bad_kind(tidalrt_stream_create(
-      device.get(), static_cast<tidalrt_stream_kind_t>(3), &stream));
+      device.get(), static_cast<tidalrt_stream_kind_t>(4), &stream));
   EXPECT_EQ(tidalrt_status_code(bad_kind.get()), TIDALRT_INVALID_ARGUMENT);
   EXPECT_EQ(stream, nullptr);
 

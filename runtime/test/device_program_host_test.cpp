@@ -498,7 +498,7 @@ TEST_P(DeviceProgramHostTest, HostKernelFailureNamesItsOp) {
     std::string text = message(status);
     EXPECT_NE(text.find("op 1: injected failure"), std::string::npos) << text;
     // The host stream is the fourth stream, a compute-kind stream.
-    EXPECT_NE(text.find("stream 3 (compute), launch #1"), std::string::npos)
+    EXPECT_NE(text.find("stream 3 (host), launch #1"), std::string::npos)
         << text;
     EXPECT_EQ(tidalrt_context_failed_op(p.ctx.get()), 1);
     EXPECT_EQ(watch().runs, 2); // ops 0 and 1 only
@@ -515,7 +515,7 @@ TEST_P(DeviceProgramHostTest, HostKernelFailureNamesItsOp) {
     ASSERT_STATUS_OK(p.host_op(2, kFail, 0, {0}));
     ASSERT_STATUS_OK(p.dev_op(1, kNothing, 0, {0}));
     std::string text = message(p.sync());
-    EXPECT_EQ(text, "stream 3 (compute), launch #2: op 2: injected failure");
+    EXPECT_EQ(text, "stream 3 (host), launch #2: op 2: injected failure");
     EXPECT_EQ(tidalrt_context_failed_op(p.ctx.get()), 2);
   }
 }

@@ -75,6 +75,9 @@ public:
     return *this;
   }
 
+  // The tensors' pointers, in descriptor order (NULL for absent operands).
+  const std::vector<void *> &pointers() const { return buffers; }
+
   std::vector<int64_t> descriptor() const {
     std::vector<int64_t> d = {opIndex, numTensors};
     d.insert(d.end(), tensorWords.begin(), tensorWords.end());

@@ -14,8 +14,16 @@
  *   in order; copies can be throttled to a link bandwidth; events
  *   synchronise the threads so that a program with every needed wait is free
  *   of data races, and one that misses a wait has a real race.
- * - TIDALRT_DEVICE_CUDA: reserved; tidalrt_device_create() returns
- *   TIDALRT_UNSUPPORTED for it in this runtime.
+ * - TIDALRT_DEVICE_CUDA (0.6): an NVIDIA GPU, in the separate library
+ *   tidalrt_cuda (built when nvcc was found; tidalc links it into --target
+ *   cuda executables). The arena is one cudaMalloc of exactly the budget;
+ *   each stream is a CUDA stream and each event a CUDA event. A compute
+ *   stream's launch calls fn(arg) at once on the calling thread, which
+ *   enqueues GPU work on the stream (kernels find it through the runtime,
+ *   docs/runtime-abi.md); a host stream's launch runs fn(arg) on the CPU in
+ *   the stream's order (cudaLaunchHostFunc); copies are cudaMemcpyAsync.
+ *   Without tidalrt_cuda linked in, tidalrt_device_create() returns
+ *   TIDALRT_UNSUPPORTED for it.
  *
  * Semantics follow CUDA's streams and events. Work enqueued on one stream
  * runs in the order of the calls that enqueued it; work on different streams
@@ -85,10 +93,32 @@ void tidalrt_device_free(tidalrt_device_t *device);
 tidalrt_device_kind_t tidalrt_device_kind(const tidalrt_device_t *device);
 
 /* The base of the device arena; the device ranges of launches and copies
- * are byte offsets from it. Never NULL. The host may read and write it
- * directly only while no enqueued work touches the same bytes (for example
- * after tidalrt_device_synchronize()). */
+ * are byte offsets from it. Never NULL. On HOST and SIM the host may read
+ * and write it directly only while no enqueued work touches the same bytes
+ * (for example after tidalrt_device_synchronize()); on CUDA it is a device
+ * address, which only kernels and the transfers below may use. */
 uint8_t *tidalrt_device_memory(tidalrt_device_t *device);
+
+/* Synchronous transfers between host memory and the device arena (0.6),
+ * for drivers between steps, on every kind of device: write copies `bytes`
+ * bytes from `host` to the arena at `offset`, read the reverse, move copies
+ * within the arena (the ranges may overlap) and fill sets bytes to `value`.
+ * They wait for nothing: call them only while no enqueued work touches the
+ * same bytes (e.g. after tidalrt_device_synchronize()). They return when
+ * the transfer is done, do not count in the device's stats, and fail with
+ * INVALID_ARGUMENT for a range outside the arena or a NULL host pointer of
+ * non-zero size (INTERNAL for a CUDA error). On HOST and SIM they are
+ * memcpy, memmove and memset on tidalrt_device_memory(). */
+tidalrt_status_t tidalrt_device_write(tidalrt_device_t *device,
+                                      uint64_t offset, const void *host,
+                                      uint64_t bytes);
+tidalrt_status_t tidalrt_device_read(tidalrt_device_t *device, uint64_t offset,
+                                     void *host, uint64_t bytes);
+tidalrt_status_t tidalrt_device_move(tidalrt_device_t *device,
+                                     uint64_t dst_offset, uint64_t src_offset,
+                                     uint64_t bytes);
+tidalrt_status_t tidalrt_device_fill(tidalrt_device_t *device, uint64_t offset,
+                                     int value, uint64_t bytes);
 
 /* options.memory_bytes. */
 uint64_t tidalrt_device_memory_bytes(const tidalrt_device_t *device);
@@ -115,6 +145,11 @@ typedef enum tidalrt_stream_kind_e {
   /* Runs tidalrt_stream_copy() work from host memory to the device arena
    * (prefetch). */
   TIDALRT_STREAM_COPY_TO_DEVICE = 2,
+  /* Runs tidalrt_stream_launch() work on the host CPU (0.6): host-placed
+   * kernels. On HOST and SIM the same as a compute stream (its own thread on
+   * SIM); on CUDA fn(arg) runs as a host function in the stream's order,
+   * so events order it with the GPU's streams. */
+  TIDALRT_STREAM_HOST = 3,
 } tidalrt_stream_kind_t;
 
 /* Creates a stream of `kind` on `device`. A device may have any number of
@@ -129,8 +164,8 @@ tidalrt_status_t tidalrt_stream_create(tidalrt_device_t *device,
  * NULL is allowed. Events recorded on it stay valid. */
 void tidalrt_stream_free(tidalrt_stream_t *stream);
 
-/* Work for a compute stream: returns NULL on success or a status that the
- * stream takes ownership of. */
+/* Work for a compute or host stream: returns NULL on success or a status
+ * that the stream takes ownership of. */
 typedef tidalrt_status_t (*tidalrt_work_fn_t)(void *arg);
 
 /* A byte range of the device arena: [offset, offset + bytes). */
@@ -139,14 +174,18 @@ typedef struct tidalrt_range_s {
   uint64_t bytes;
 } tidalrt_range_t;
 
-/* Enqueues fn(arg) on a compute stream. `reads` and `writes` are the device
+/* Enqueues fn(arg) on a compute (or host) stream. `reads` and `writes` are
+ * the device
  * ranges the work touches (either list may be empty, with a NULL pointer).
  * Before enqueueing, every range is checked against the arena; one that
  * does not fit fails the call with INVALID_ARGUMENT naming the range and
  * enqueues nothing (the stream is not marked failed). When the work runs,
  * the device's stats count it and raise the measured peak to the end of its
  * highest range. On HOST fn runs before this call returns; on SIM it runs on
- * the stream's thread, and `arg` must stay valid until then. fn must not
+ * the stream's thread, and `arg` must stay valid until then. On CUDA a
+ * compute stream's fn runs before this call returns and enqueues GPU work
+ * (its stats count at enqueue); a host stream's fn runs later, on a thread
+ * of the CUDA driver, and must make no CUDA call. fn must not
  * call into the device's streams or events (synchronising its own stream
  * would never return).
  *

@@ -10,6 +10,14 @@
 
 using namespace tidalrt_device;
 
+// Defined by tidalrt_cuda; NULL (weak) when that library is not linked in.
+extern "C" const tidalrt_device::backend *tidalrt_cuda_backend(void)
+    __attribute__((weak));
+
+const backend *tidalrt_device::cuda_backend() {
+  return tidalrt_cuda_backend ? tidalrt_cuda_backend() : nullptr;
+}
+
 namespace {
 
 const char *kind_name(tidalrt_device_kind_t kind) {
@@ -117,6 +125,27 @@ void note_copy(tidalrt_device_s *device, bool to_host, uint64_t end,
 
 } // namespace tidalrt_device
 
+// A device whose arena and work belong to `backend`.
+static tidalrt_status_t
+create_backend_device(const backend *backend,
+                      const tidalrt_device_options_t *options,
+                      tidalrt_device_t **out_device) {
+  auto *device = new (std::nothrow) tidalrt_device_s();
+  if (!device)
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                               "tidalrt_device_create: out of memory");
+  if (tidalrt_status_t status = backend->create(
+          options->memory_bytes, &device->native, &device->memory)) {
+    delete device;
+    return status;
+  }
+  device->kind = options->kind;
+  device->memory_bytes = options->memory_bytes;
+  device->backend = backend;
+  *out_device = device;
+  return nullptr;
+}
+
 extern "C" tidalrt_status_t
 tidalrt_device_create(const tidalrt_device_options_t *options,
                       tidalrt_device_t **out_device) {
@@ -141,9 +170,12 @@ tidalrt_device_create(const tidalrt_device_options_t *options,
       return status;
     break;
   case TIDALRT_DEVICE_CUDA:
-    return tidalrt_status_make(TIDALRT_UNSUPPORTED,
-                               "tidalrt_device_create: this runtime has no "
-                               "CUDA device; use the sim or host device");
+    if (!cuda_backend())
+      return tidalrt_status_make(TIDALRT_UNSUPPORTED,
+                                 "tidalrt_device_create: this program was "
+                                 "linked without the CUDA runtime "
+                                 "(tidalrt_cuda); use the sim or host device");
+    return create_backend_device(cuda_backend(), options, out_device);
   default:
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
                                "tidalrt_device_create: unknown device kind %d",
@@ -194,9 +226,15 @@ extern "C" void tidalrt_device_free(tidalrt_device_t *device) {
     tidalrt_status_free(synchronize_stream(stream));
   for (tidalrt_stream_s *stream : streams)
     destroy_stream(stream);
-  for (tidalrt_event_s *event : events)
+  for (tidalrt_event_s *event : events) {
+    if (device->backend)
+      device->backend->event_destroy(event->native);
     delete event;
-  free(device->memory);
+  }
+  if (device->backend)
+    device->backend->destroy(device->native, device->memory);
+  else
+    free(device->memory);
   delete device;
 }
 
@@ -255,4 +293,81 @@ extern "C" void tidalrt_device_reset_stats(tidalrt_device_t *device) {
   device->launches.store(0, relaxed);
   device->copies.store(0, relaxed);
   device->copy_nanoseconds.store(0, relaxed);
+}
+
+// The transfers of drivers (device.h, 0.6).
+static tidalrt_status_t transfer(tidalrt_device_t *device, const char *call,
+                                 transfer_kind kind, uint64_t offset,
+                                 uint64_t src_offset, void *host, int value,
+                                 uint64_t bytes) {
+  if (!device)
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: NULL device",
+                               call);
+  if (!host && bytes &&
+      (kind == transfer_kind::WRITE || kind == transfer_kind::READ))
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "%s: NULL host pointer for %llu bytes", call,
+                               (unsigned long long)bytes);
+  uint64_t end = 0;
+  if (tidalrt_status_t status =
+          check_range(device, call, "range", offset, bytes, &end))
+    return status;
+  if (kind == transfer_kind::MOVE)
+    if (tidalrt_status_t status = check_range(device, call, "source range",
+                                              src_offset, bytes, &end))
+      return status;
+  if (!bytes)
+    return nullptr;
+  uint8_t *at = device->memory + offset;
+  if (device->backend)
+    return tidalrt_status_annotate(
+        device->backend->transfer(device->native, kind, at,
+                                  device->memory + src_offset, host, value,
+                                  bytes),
+        "%s", call);
+  switch (kind) {
+  case transfer_kind::WRITE:
+    memcpy(at, host, bytes);
+    break;
+  case transfer_kind::READ:
+    memcpy(host, at, bytes);
+    break;
+  case transfer_kind::MOVE:
+    memmove(at, device->memory + src_offset, bytes);
+    break;
+  case transfer_kind::FILL:
+    memset(at, value, bytes);
+    break;
+  }
+  return nullptr;
+}
+
+extern "C" tidalrt_status_t tidalrt_device_write(tidalrt_device_t *device,
+                                                 uint64_t offset,
+                                                 const void *host,
+                                                 uint64_t bytes) {
+  return transfer(device, "tidalrt_device_write", transfer_kind::WRITE, offset,
+                  0, const_cast<void *>(host), 0, bytes);
+}
+
+extern "C" tidalrt_status_t tidalrt_device_read(tidalrt_device_t *device,
+                                                uint64_t offset, void *host,
+                                                uint64_t bytes) {
+  return transfer(device, "tidalrt_device_read", transfer_kind::READ, offset,
+                  0, host, 0, bytes);
+}
+
+extern "C" tidalrt_status_t tidalrt_device_move(tidalrt_device_t *device,
+                                                uint64_t dst_offset,
+                                                uint64_t src_offset,
+                                                uint64_t bytes) {
+  return transfer(device, "tidalrt_device_move", transfer_kind::MOVE,
+                  dst_offset, src_offset, nullptr, 0, bytes);
+}
+
+extern "C" tidalrt_status_t tidalrt_device_fill(tidalrt_device_t *device,
+                                                uint64_t offset, int value,
+                                                uint64_t bytes) {
+  return transfer(device, "tidalrt_device_fill", transfer_kind::FILL, offset,
+                  0, nullptr, value, bytes);
 }

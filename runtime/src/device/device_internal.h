@@ -13,6 +13,7 @@
 #ifndef TIDALRT_DEVICE_DEVICE_INTERNAL_H
 #define TIDALRT_DEVICE_DEVICE_INTERNAL_H
 
+#include "backend.h"
 #include "tidalrt/device.h"
 
 #include <atomic>
@@ -75,6 +76,7 @@ struct tidalrt_stream_s {
   tidalrt_stream_kind_t kind = TIDALRT_STREAM_COMPUTE;
   uint64_t index = 0;  // creation order on the device, names it
   bool queued = false; // SIM: a worker thread runs the items
+  void *native = nullptr; // a backend's stream (CUDA), else NULL
 
   std::mutex mutex;
   std::condition_variable work_ready; // worker: an item or stop arrived
@@ -93,7 +95,8 @@ struct tidalrt_stream_s {
 
 struct tidalrt_event_s {
   tidalrt_device_s *device = nullptr;
-  std::shared_ptr<tidalrt_device::event_state> state;
+  std::shared_ptr<tidalrt_device::event_state> state; // HOST and SIM
+  void *native = nullptr; // a backend's event (CUDA), else NULL
 };
 
 struct tidalrt_device_s {
@@ -101,6 +104,10 @@ struct tidalrt_device_s {
   uint8_t *memory = nullptr;
   uint64_t memory_bytes = 0;
   double link_gbps = 0;
+  // Devices of a kind implemented outside the core (CUDA): its functions
+  // and its state; NULL for HOST and SIM.
+  const tidalrt_device::backend *backend = nullptr;
+  void *native = nullptr;
 
   // The open streams and events (freed with the device), and the next
   // stream number.

@@ -18,6 +18,10 @@ extern "C" tidalrt_status_t tidalrt_event_create(tidalrt_device_t *device,
     auto event = std::make_unique<tidalrt_event_s>();
     event->device = device;
     event->state = std::make_shared<event_state>();
+    if (device->backend)
+      if (tidalrt_status_t status =
+              device->backend->event_create(device->native, &event->native))
+        return tidalrt_status_annotate(status, "tidalrt_event_create");
     std::lock_guard<std::mutex> lock(device->mutex);
     device->events.push_back(event.get());
     *out_event = event.release();
@@ -40,6 +44,8 @@ extern "C" void tidalrt_event_free(tidalrt_event_t *event) {
         break;
       }
   }
+  if (event->device->backend)
+    event->device->backend->event_destroy(event->native);
   delete event; // queued records and waits keep the state alive
 }
 
@@ -47,6 +53,9 @@ extern "C" tidalrt_status_t tidalrt_event_synchronize(tidalrt_event_t *event) {
   if (!event)
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
                                "tidalrt_event_synchronize: NULL event");
+  if (const backend *b = event->device->backend)
+    return tidalrt_status_annotate(b->event_synchronize(event->native),
+                                   "tidalrt_event_synchronize");
   event_state &state = *event->state;
   std::unique_lock<std::mutex> lock(state.mutex);
   uint64_t generation = state.last_generation;
@@ -60,6 +69,8 @@ extern "C" tidalrt_status_t tidalrt_event_synchronize(tidalrt_event_t *event) {
 }
 
 extern "C" int tidalrt_event_query(tidalrt_event_t *event) {
+  if (const backend *b = event->device->backend)
+    return b->event_query(event->native);
   event_state &state = *event->state;
   std::lock_guard<std::mutex> lock(state.mutex);
   return state.pending.count(state.last_generation) == 0;

@@ -30,6 +30,10 @@
 #include "device_internal.h"
 
 #include "../cpu/kernel.h"
+#include "../cuda/emu_table.h"
+
+#include <cstdlib>
+#include <cstring>
 
 #include <mutex>
 #include <new>
@@ -39,12 +43,18 @@
 namespace {
 
 struct launch_record {
-  std::mutex *kernel_mutex = nullptr; // program_state::kernel_mutex
+  // program_state::kernel_mutex; NULL for a CUDA device's compute launches,
+  // which only enqueue GPU work.
+  std::mutex *kernel_mutex = nullptr;
   tidalrt_context_t *ctx = nullptr;
   tidalrt_kernel_fn_t fn = nullptr;
   const int64_t *desc = nullptr;
   std::vector<void *> buffers;
   int64_t op_index = -1;
+  // The kernel the compute stream runs for `cpu_fn`, the one generated code
+  // passed (device_kernel): found once, reused every step.
+  tidalrt_kernel_fn_t cpu_fn = nullptr;
+  tidalrt_kernel_fn_t device_fn = nullptr;
   // The program_state::epoch of the last launch: an op launched twice
   // between two tidalrt_dev_synchronize() calls waits for its first launch
   // before its record is overwritten.
@@ -65,6 +75,16 @@ struct program_state {
   std::vector<tidalrt_event_t *> done;    // per copy: the copy finished
   std::vector<launch_record *> records;   // per op; NULL until launched
   uint64_t epoch = 1; // grows at each tidalrt_dev_synchronize()
+  // The device's backend (CUDA), or NULL (HOST, SIM).
+  const tidalrt_device::backend *backend = nullptr;
+  // SIM with TIDAL_SIM_KERNELS=emulated: compute launches run the host
+  // emulation of the CUDA kernel where one exists (runtime/src/cuda).
+  bool emulate = false;
+  // CUDA with TIDAL_CUDA_SYNC=1: wait for every kernel, so that a fault
+  // names its op (as CUDA_LAUNCH_BLOCKING does).
+  bool sync_each_launch = false;
+  // The host arena pinned by the backend (unpinned at detach).
+  void *pinned = nullptr;
   // Held by run_record around every kernel, device or host-placed.
   std::mutex kernel_mutex;
 
@@ -116,6 +136,14 @@ struct program_state {
     tidalrt_stream_free(to_device);
     tidalrt_stream_free(host);
     compute = to_host = to_device = host = nullptr;
+    if (pinned)
+      backend->unpin(pinned);
+    pinned = nullptr;
+    backend = nullptr;
+    emulate = sync_each_launch = false;
+    for (launch_record *record : records)
+      if (record)
+        record->cpu_fn = record->device_fn = nullptr;
     device = nullptr;
     host_arena = nullptr;
     host_arena_bytes = 0;
@@ -142,8 +170,10 @@ tidalrt_status_t null_argument(const char *call) {
 tidalrt_status_t run_record(void *arg) {
   auto *record = static_cast<launch_record *>(arg);
   tidalrt_status_t status;
-  {
+  if (record->kernel_mutex) {
     std::lock_guard<std::mutex> lock(*record->kernel_mutex);
+    status = record->fn(record->ctx, record->desc, record->buffers.data());
+  } else {
     status = record->fn(record->ctx, record->desc, record->buffers.data());
   }
   if (status)
@@ -293,6 +323,8 @@ tidalrt_status_t enqueue_record(program_state *state, launch_record *record,
     tidalrt_status_free(tidalrt_stream_synchronize(record->stream));
   }
   record->ctx = ctx;
+  record->kernel_mutex =
+      state->backend && stream == state->compute ? nullptr : &state->kernel_mutex;
   record->fn = fn;
   record->desc = desc;
   record->buffers.assign(buffers, buffers + num_buffers); // capacity suffices
@@ -302,6 +334,45 @@ tidalrt_status_t enqueue_record(program_state *state, launch_record *record,
   return tidalrt_stream_launch(
       stream, run_record, record, ranges, static_cast<size_t>(num_reads),
       ranges ? ranges + num_reads : nullptr, static_cast<size_t>(num_writes));
+}
+
+// The op name of a CPU kernel, for messages.
+const char *kernel_name(tidalrt_kernel_fn_t fn) {
+#define TIDALRT_NAME_ENTRY(name)                                               \
+  if (fn == &tidalrt_k_##name)                                                 \
+    return #name;
+  TIDALRT_KERNEL_LIST(TIDALRT_NAME_ENTRY)
+#undef TIDALRT_NAME_ENTRY
+  return "an unknown kernel";
+}
+
+// The kernel that the compute stream runs for generated code's `fn`: fn on
+// HOST and SIM, its CUDA twin on CUDA (UNSUPPORTED if it has none), its
+// host emulation on SIM with TIDAL_SIM_KERNELS=emulated (fn if none).
+tidalrt_status_t device_kernel(program_state *state, launch_record *record,
+                               tidalrt_kernel_fn_t fn, int64_t op_index,
+                               tidalrt_kernel_fn_t *out) {
+  if (record->cpu_fn == fn && record->device_fn) {
+    *out = record->device_fn;
+    return nullptr;
+  }
+  tidalrt_kernel_fn_t kernel = fn;
+  if (state->backend) {
+    kernel = state->backend->kernel_for(fn);
+    if (!kernel)
+      return tidalrt_status_make(
+          TIDALRT_UNSUPPORTED,
+          "tidalrt_dev_launch: op %lld: the %s device has no kernel for "
+          "'%s' (compile with --placement host to run it on the CPU)",
+          (long long)op_index, state->backend->name, kernel_name(fn));
+  } else if (state->emulate) {
+    if (tidalrt_kernel_fn_t emulated = tidalrt::cuda::emulatedKernelFor(fn))
+      kernel = emulated;
+  }
+  record->cpu_fn = fn;
+  record->device_fn = kernel;
+  *out = kernel;
+  return nullptr;
 }
 
 // Preparation: kernels build their state and reserve scratch on this
@@ -318,12 +389,21 @@ tidalrt_status_t run_now(tidalrt_context_t *ctx, tidalrt_kernel_fn_t fn,
   return status;
 }
 
+// A CUDA kernel (`on_compute`) prepares with the compute stream current,
+// so that it can bind its library handles to it.
 tidalrt_status_t prepare_kernel(program_state *state, tidalrt_context_t *ctx,
                                 tidalrt_kernel_fn_t fn, const int64_t *desc,
-                                void *const *buffers, int64_t op_index) {
+                                void *const *buffers, int64_t op_index,
+                                bool on_compute) {
   tidalrt_status_free(tidalrt_stream_synchronize(state->compute));
   tidalrt_status_free(tidalrt_stream_synchronize(state->host));
-  return run_now(ctx, fn, desc, buffers, op_index);
+  bool current = on_compute && state->backend;
+  if (current)
+    state->backend->set_current_stream(state->compute->native);
+  tidalrt_status_t status = run_now(ctx, fn, desc, buffers, op_index);
+  if (current)
+    state->backend->set_current_stream(nullptr);
+  return status;
 }
 
 // The op's launch record, or OUT_OF_MEMORY naming the call.
@@ -365,14 +445,20 @@ extern "C" tidalrt_status_t tidalrt_dev_launch(
   launch_record *record = nullptr;
   if (!status)
     status = get_record(state, call, op_index, num_buffers, &record);
+  tidalrt_kernel_fn_t kernel = fn;
+  if (!status)
+    status = device_kernel(state, record, fn, op_index, &kernel);
   if (status) {
     tidalrt_context_fail_at(ctx, op_index);
     return status;
   }
   if (tidalrt::preparing(ctx))
-    return prepare_kernel(state, ctx, fn, desc, buffers, op_index);
-  status = enqueue_record(state, record, state->compute, ctx, fn, desc, buffers,
-                          num_buffers, op_index, ranges, num_reads, num_writes);
+    return prepare_kernel(state, ctx, kernel, desc, buffers, op_index, true);
+  status = enqueue_record(state, record, state->compute, ctx, kernel, desc,
+                          buffers, num_buffers, op_index, ranges, num_reads,
+                          num_writes);
+  if (!status && state->sync_each_launch)
+    status = tidalrt_stream_synchronize(state->compute);
   if (status) {
     tidalrt_context_fail_at(ctx, op_index);
     return tidalrt_status_annotate(status, "op %lld", (long long)op_index);
@@ -402,7 +488,7 @@ tidalrt_dev_launch_host(tidalrt_context_t *ctx, tidalrt_kernel_fn_t fn,
     return status;
   }
   if (tidalrt::preparing(ctx))
-    return prepare_kernel(state, ctx, fn, desc, buffers, op_index);
+    return prepare_kernel(state, ctx, fn, desc, buffers, op_index, false);
   // Protocol (a): after every copy enqueued since the previous host launch
   // (earlier copies were waited for by earlier host launches, which run
   // before this one on the host stream, or finished by the last
@@ -536,8 +622,7 @@ tidalrt_context_set_device(tidalrt_context_t *ctx, tidalrt_device_t *device,
     status = tidalrt_stream_create(device, TIDALRT_STREAM_COPY_TO_DEVICE,
                                    &state->to_device);
   if (!status) // host-placed kernels: their own thread on SIM
-    status =
-        tidalrt_stream_create(device, TIDALRT_STREAM_COMPUTE, &state->host);
+    status = tidalrt_stream_create(device, TIDALRT_STREAM_HOST, &state->host);
   if (!status)
     status = tidalrt_event_create(device, &state->host_reached);
   for (int64_t k = 0; !status && k < num_copies; ++k) {
@@ -554,6 +639,23 @@ tidalrt_context_set_device(tidalrt_context_t *ctx, tidalrt_device_t *device,
     state->detach();
     return tidalrt_status_annotate(status, "tidalrt_context_set_device");
   }
+  state->backend = device->backend;
+  if (state->backend && host_arena_bytes) {
+    // Copies run asynchronously only from page-locked memory.
+    status = state->backend->pin(host_arena, host_arena_bytes);
+    if (status) {
+      state->detach();
+      return tidalrt_status_annotate(status, "tidalrt_context_set_device: "
+                                             "pinning the host arena");
+    }
+    state->pinned = host_arena;
+  }
+  const char *kernels = getenv("TIDAL_SIM_KERNELS");
+  state->emulate = device->kind == TIDALRT_DEVICE_SIM && kernels &&
+                   strcmp(kernels, "emulated") == 0;
+  const char *sync = getenv("TIDAL_CUDA_SYNC");
+  state->sync_each_launch =
+      state->backend && sync && sync[0] && strcmp(sync, "0") != 0;
   state->host_arena = host_arena;
   state->host_arena_bytes = host_arena_bytes;
   return nullptr;

@@ -20,6 +20,8 @@ const char *stream_kind_name(tidalrt_stream_kind_t kind) {
     return "copy to host";
   case TIDALRT_STREAM_COPY_TO_DEVICE:
     return "copy to device";
+  case TIDALRT_STREAM_HOST:
+    return "host";
   }
   return "unknown";
 }
@@ -197,6 +199,17 @@ std::string stream_name(const tidalrt_stream_s *stream) {
 }
 
 tidalrt_status_t synchronize_stream(tidalrt_stream_s *stream) {
+  if (const backend *b = stream->device->backend) {
+    double seconds = 0;
+    tidalrt_status_t status = b->stream_synchronize(stream->native, &seconds);
+    stream->device->copy_nanoseconds.fetch_add((uint64_t)(seconds * 1e9),
+                                               std::memory_order_relaxed);
+    if (status)
+      fail(stream, tidalrt_status_annotate(status, "%s",
+                                           stream_name(stream).c_str()));
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    return copy_status(stream->failure);
+  }
   std::unique_lock<std::mutex> lock(stream->mutex);
   uint64_t target = stream->enqueued;
   stream->work_done.wait(lock, [&] { return stream->completed >= target; });
@@ -204,6 +217,8 @@ tidalrt_status_t synchronize_stream(tidalrt_stream_s *stream) {
 }
 
 void destroy_stream(tidalrt_stream_s *stream) {
+  if (stream->device->backend)
+    stream->device->backend->stream_destroy(stream->native);
   if (stream->worker.joinable()) {
     {
       std::lock_guard<std::mutex> lock(stream->mutex);
@@ -229,7 +244,8 @@ tidalrt_stream_create(tidalrt_device_t *device, tidalrt_stream_kind_t kind,
   int kind_value = enum_value(kind);
   if (kind_value != TIDALRT_STREAM_COMPUTE &&
       kind_value != TIDALRT_STREAM_COPY_TO_HOST &&
-      kind_value != TIDALRT_STREAM_COPY_TO_DEVICE)
+      kind_value != TIDALRT_STREAM_COPY_TO_DEVICE &&
+      kind_value != TIDALRT_STREAM_HOST)
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
                                "tidalrt_stream_create: unknown stream kind %d",
                                kind_value);
@@ -240,6 +256,14 @@ tidalrt_stream_create(tidalrt_device_t *device, tidalrt_stream_kind_t kind,
   stream->device = device;
   stream->kind = kind;
   stream->queued = device->kind == TIDALRT_DEVICE_SIM;
+  if (device->backend) {
+    if (tidalrt_status_t status =
+            device->backend->stream_create(device->native, kind,
+                                           &stream->native)) {
+      delete stream;
+      return tidalrt_status_annotate(status, "tidalrt_stream_create");
+    }
+  }
   std::lock_guard<std::mutex> lock(device->mutex);
   stream->index = device->next_stream_index;
   if (stream->queued) {
@@ -289,10 +313,11 @@ tidalrt_stream_launch(tidalrt_stream_t *stream, tidalrt_work_fn_t fn, void *arg,
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
                                "tidalrt_stream_launch: NULL %s",
                                stream ? "fn" : "stream");
-  if (stream->kind != TIDALRT_STREAM_COMPUTE)
+  if (stream->kind != TIDALRT_STREAM_COMPUTE &&
+      stream->kind != TIDALRT_STREAM_HOST)
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
                                "tidalrt_stream_launch: %s is a copy stream; "
-                               "launches need a compute stream",
+                               "launches need a compute or host stream",
                                stream_name(stream).c_str());
   work_item item;
   item.kind = item_kind::LAUNCH;
@@ -307,6 +332,17 @@ tidalrt_stream_launch(tidalrt_stream_t *stream, tidalrt_work_fn_t fn, void *arg,
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
     item.number = ++stream->launches;
+    if (stream->native && stream->failure)
+      return nullptr; // a failed backend stream skips later work
+  }
+  if (const backend *b = stream->device->backend) {
+    // Counted at enqueue: the GPU runs it later, out of the runtime's sight.
+    note_launch(stream->device, item.end);
+    if (tidalrt_status_t status = b->launch(stream->native, fn, arg))
+      fail(stream, tidalrt_status_annotate(status, "%s, launch #%llu",
+                                           stream_name(stream).c_str(),
+                                           (unsigned long long)item.number));
+    return nullptr;
   }
   submit(stream, std::move(item));
   return nullptr;
@@ -319,7 +355,8 @@ extern "C" tidalrt_status_t tidalrt_stream_copy(tidalrt_stream_t *stream,
   if (!stream)
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
                                "tidalrt_stream_copy: NULL stream");
-  if (stream->kind == TIDALRT_STREAM_COMPUTE)
+  if (stream->kind == TIDALRT_STREAM_COMPUTE ||
+      stream->kind == TIDALRT_STREAM_HOST)
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
                                "tidalrt_stream_copy: %s is not a copy stream",
                                stream_name(stream).c_str());
@@ -343,6 +380,19 @@ extern "C" tidalrt_status_t tidalrt_stream_copy(tidalrt_stream_t *stream,
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
     item.number = ++stream->copies;
+    if (stream->native && stream->failure)
+      return nullptr; // a failed backend stream skips later work
+  }
+  if (const backend *b = stream->device->backend) {
+    bool to_host = stream->kind == TIDALRT_STREAM_COPY_TO_HOST;
+    note_copy(stream->device, to_host, item.end, bytes, 0);
+    if (tidalrt_status_t status =
+            b->copy(stream->native, host, stream->device->memory + device_offset,
+                    bytes, to_host))
+      fail(stream, tidalrt_status_annotate(status, "%s, copy #%llu",
+                                           stream_name(stream).c_str(),
+                                           (unsigned long long)item.number));
+    return nullptr;
   }
   submit(stream, std::move(item));
   return nullptr;
@@ -375,6 +425,9 @@ extern "C" tidalrt_status_t tidalrt_event_record(tidalrt_event_t *event,
   if (tidalrt_status_t status =
           check_pair("tidalrt_event_record", event, stream))
     return status;
+  if (const backend *b = stream->device->backend)
+    return tidalrt_status_annotate(
+        b->event_record(event->native, stream->native), "tidalrt_event_record");
   work_item item;
   item.kind = item_kind::RECORD;
   item.event = event->state;
@@ -392,6 +445,10 @@ extern "C" tidalrt_status_t tidalrt_stream_wait_event(tidalrt_stream_t *stream,
   if (tidalrt_status_t status =
           check_pair("tidalrt_stream_wait_event", event, stream))
     return status;
+  if (const backend *b = stream->device->backend)
+    return tidalrt_status_annotate(
+        b->stream_wait_event(stream->native, event->native),
+        "tidalrt_stream_wait_event");
   work_item item;
   item.kind = item_kind::WAIT;
   item.event = event->state;

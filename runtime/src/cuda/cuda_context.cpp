@@ -1,0 +1,93 @@
+// cuda_context.cpp - what CUDA kernels get from their device
+// (cuda_context.h).
+#include "cuda_context.h"
+
+#include "cuda_device.h"
+
+#include "../device/device_internal.h"
+
+namespace tidalrt {
+namespace cuda {
+
+namespace {
+
+cuda_device *deviceOf(tidalrt_context_t *ctx) {
+  tidalrt_device_t *device = tidalrt_context_device(ctx);
+  if (!device || !device->backend || device->kind != TIDALRT_DEVICE_CUDA)
+    fail(TIDALRT_INTERNAL, "the context has no CUDA device attached");
+  return static_cast<cuda_device *>(device->native);
+}
+
+} // namespace
+
+cudaStream_t currentStream(tidalrt_context_t *ctx) {
+  deviceOf(ctx);
+  cuda_stream *stream = currentLaunchStream();
+  if (!stream)
+    fail(TIDALRT_INTERNAL, "a CUDA kernel ran outside a launch on a compute "
+                           "stream");
+  return stream->stream;
+}
+
+cublasHandle_t cublas(tidalrt_context_t *ctx) {
+  cuda_device *device = deviceOf(ctx);
+  if (!device->cublas) {
+    check(cublasCreate(&device->cublas), "cublasCreate");
+    // float32 stays float32: no TF32 tensor-core rounding.
+    check(cublasSetMathMode(device->cublas, CUBLAS_DEFAULT_MATH),
+          "cublasSetMathMode");
+  }
+  check(cublasSetStream(device->cublas, currentStream(ctx)), "cublasSetStream");
+  return device->cublas;
+}
+
+cudnnHandle_t cudnn(tidalrt_context_t *ctx) {
+  cuda_device *device = deviceOf(ctx);
+  if (!device->cudnn)
+    check(cudnnCreate(&device->cudnn), "cudnnCreate");
+  check(cudnnSetStream(device->cudnn, currentStream(ctx)), "cudnnSetStream");
+  return device->cudnn;
+}
+
+void *workspace(tidalrt_context_t *ctx, size_t bytes) {
+  cuda_device *device = deviceOf(ctx);
+  if (tidalrt::preparing(ctx)) {
+    if (bytes > device->workspace_needed)
+      device->workspace_needed = bytes;
+    return nullptr;
+  }
+  if (bytes > device->workspace_bytes) {
+    // Only after preparation, before the first step's kernels (or on
+    // demand for a context that was never prepared). cudaFree waits for the
+    // device, so no kernel still uses the old allocation.
+    size_t size = bytes > device->workspace_needed ? bytes
+                                                   : device->workspace_needed;
+    check(cudaFree(device->workspace), "cudaFree (workspace)");
+    device->workspace = nullptr;
+    device->workspace_bytes = 0;
+    check(cudaMalloc(&device->workspace, size), "cudaMalloc (workspace)");
+    device->workspace_bytes = size;
+  }
+  return device->workspace;
+}
+
+void check(cudaError_t error, const char *what) {
+  if (error != cudaSuccess)
+    fail(TIDALRT_INTERNAL, "%s: CUDA error %s: %s", what,
+         cudaGetErrorName(error), cudaGetErrorString(error));
+}
+
+void check(cublasStatus_t status, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fail(TIDALRT_INTERNAL, "%s: cuBLAS error %s: %s", what,
+         cublasGetStatusName(status), cublasGetStatusString(status));
+}
+
+void check(cudnnStatus_t status, const char *what) {
+  if (status != CUDNN_STATUS_SUCCESS)
+    fail(TIDALRT_INTERNAL, "%s: cuDNN error %s", what,
+         cudnnGetErrorString(status));
+}
+
+} // namespace cuda
+} // namespace tidalrt

@@ -1,0 +1,1 @@
+# The elementwise CUDA kernels (see ../cuda.cmake for the lists they append to).

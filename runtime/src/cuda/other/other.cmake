@@ -1,0 +1,1 @@
+# The other CUDA kernels (see ../cuda.cmake for the lists they append to).
