@@ -13,6 +13,10 @@ config.test_exec_root = os.path.join(config.tidal_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 config.substitutions.append(("%models", config.tidal_models_dir))
+# tidal-cuda: the runtime was built with nvcc, so tidalc links --target cuda
+# executables.
+if getattr(config, "tidal_have_cuda", "OFF").upper() in ("ON", "TRUE", "1"):
+    config.available_features.add("tidal-cuda")
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%src", config.tidal_src_root))
 

@@ -33,8 +33,17 @@ static std::string runtimeDir(StringRef argv0) {
   return std::string(dir);
 }
 
+bool tidal::canLinkCuda() { return StringRef(TIDAL_CUDA_LINK_LIBS) != ""; }
+
 LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
-                                    StringRef argv0, std::string &error) {
+                                    StringRef argv0, bool cuda,
+                                    std::string &error) {
+  if (cuda && !canLinkCuda()) {
+    error = "this tidalc was built without CUDA (no nvcc at build time), so "
+            "it cannot link a --target cuda executable; --emit plan, mlir, "
+            "llvm and obj work, or use --target sim";
+    return failure();
+  }
   std::string cxxName = llvm::sys::Process::GetEnv("TIDAL_CXX").value_or("c++");
   llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(cxxName);
   if (!cxx) {
@@ -43,7 +52,11 @@ LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
     return failure();
   }
   std::string dir = runtimeDir(argv0);
-  for (StringRef lib : {"tidalrt_main", "tidalrt_driver", "tidalrt"}) {
+  SmallVector<StringRef> runtimeLibs = {"tidalrt_main", "tidalrt_driver",
+                                       "tidalrt"};
+  if (cuda)
+    runtimeLibs.push_back("tidalrt_cuda");
+  for (StringRef lib : runtimeLibs) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, "lib" + lib + ".a");
     if (!llvm::sys::fs::exists(path)) {
@@ -65,9 +78,16 @@ LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
                                    std::string(objectPath),
                                    "-L" + dir,
                                    "-ltidalrt_main",
-                                   "-ltidalrt_driver",
-                                   "-ltidalrt"};
+                                   "-ltidalrt_driver"};
   SmallVector<StringRef> libs;
+  // tidalrt_cuda before tidalrt, whose symbols it uses.
+  if (cuda) {
+    StringRef(TIDAL_CUDA_LINK_LIBS).split(libs, ';', -1, false);
+    for (StringRef lib : libs)
+      args.push_back(lib.str());
+    libs.clear();
+  }
+  args.push_back("-ltidalrt");
   StringRef(TIDAL_RUNTIME_LINK_LIBS).split(libs, ';', -1, false);
   for (StringRef lib : libs)
     args.push_back(lib.str());

@@ -92,9 +92,11 @@ cl::opt<std::string> mode("mode",
                                    "written, run once over its inputs)"),
                           cl::init("train"), cl::cat(category));
 cl::opt<std::string> target("target",
-                            cl::desc("cpu, or sim (a simulated device: "
-                                     "planning only so far; cuda comes "
-                                     "later)"),
+                            cl::desc("cpu (every op on the host), cuda (an "
+                                     "NVIDIA GPU, host memory as overflow) "
+                                     "or sim (a simulated device with "
+                                     "cuda's planning and runtime "
+                                     "semantics)"),
                             cl::init("cpu"), cl::cat(category));
 cl::opt<std::string>
     deviceMemory("device-memory",
@@ -475,7 +477,7 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
             mlir::tidal::TidalLowerToRuntimePassOptions o;
             o.stepFunc = info.stepFunc;
             o.predictFunc = info.predictFunc;
-            o.device = target == "sim";
+            o.device = target != "cpu";
             pm.addPass(mlir::tidal::createTidalLowerToRuntimePass(o));
           },
           "lowering to the runtime"))
@@ -525,7 +527,8 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
   std::string output =
       outputPath.empty() ? defaultOutput("") : outputPath.getValue();
   bool linked =
-      succeeded(mlir::tidal::linkExecutable(objectPath, output, argv0, error));
+      succeeded(mlir::tidal::linkExecutable(objectPath, output, argv0,
+                                            target == "cuda", error));
   sys::fs::remove(objectPath);
   if (!linked)
     return fail(error);
@@ -548,9 +551,13 @@ int main(int argc, char **argv) {
       emit != "mlir")
     return fail("unknown --emit stage '" + emit +
                 "' (expected exe, obj, llvm, mlir or plan)");
-  if (target != "cpu" && target != "sim")
-    return fail("--target " + target +
-                " is not available in this build yet (cpu or sim)");
+  if (target != "cpu" && target != "sim" && target != "cuda")
+    return fail("unknown --target '" + target +
+                "' (expected cpu, cuda or sim)");
+  if (target == "cuda" && emit == "exe" && !mlir::tidal::canLinkCuda())
+    return fail("--target cuda --emit exe: this tidalc was built without "
+                "CUDA (no nvcc at build time); --emit plan, mlir, llvm and "
+                "obj work, or use --target sim");
   if (swapMode != "auto" && swapMode != "off")
     return fail("unknown --swap '" + swapMode + "' (expected auto or off)");
   if (placement != "auto" && placement != "device" && placement != "host")
@@ -569,16 +576,26 @@ int main(int argc, char **argv) {
     auto profile = mlir::tidal::loadMachineProfile(deviceProfile, profileError);
     if (failed(profile))
       return fail(profileError);
-    // The cpu and sim targets run every kernel on the host CPU.
-    computeProfile = profile->host;
+    // The cpu and sim targets run every kernel on the host CPU, the cuda
+    // target on the GPU.
+    computeProfile = target == "cuda" ? profile->device : profile->host;
     if (computeProfile.name.empty())
-      computeProfile.name = "host (" + deviceProfile + ")";
+      computeProfile.name =
+          (target == "cuda" ? "device (" : "host (") + deviceProfile + ")";
     if (!linkGbps.getNumOccurrences() && profile->link.gbytesPerS > 0)
       linkGbps = profile->link.gbytesPerS;
   }
+  if (target == "cuda" && deviceProfile.empty()) {
+    // Uncalibrated: the documented H100 SXM and PCIe 5.0 defaults
+    // (docs/cost-model.md).
+    computeProfile = mlir::tidal::defaultDeviceProfile();
+    if (!linkGbps.getNumOccurrences())
+      linkGbps = mlir::tidal::defaultLinkProfile().gbytesPerS;
+  }
   if (!deviceMemory.empty()) {
     if (target == "cpu")
-      return fail("--device-memory needs a device: use --target sim");
+      return fail("--device-memory needs a device: use --target cuda or "
+                  "sim");
     std::optional<int64_t> size = parseSize(deviceMemory);
     if (!size)
       return fail("--device-memory '" + deviceMemory +

@@ -59,9 +59,13 @@ FailureOr<llvm::SmallVector<char, 0>> emitObject(llvm::Module &module,
 
 /// Links `objectPath` with the runtime and the driver into `outputPath`
 /// (written atomically). `error` says what failed.
+/// `cuda`: a --target cuda program, which also links the CUDA runtime
+/// (fails, saying so, when tidal was built without nvcc).
 LogicalResult linkExecutable(llvm::StringRef objectPath,
                              llvm::StringRef outputPath, llvm::StringRef argv0,
-                             std::string &error);
+                             bool cuda, std::string &error);
+/// Whether this tidalc can link --target cuda executables.
+bool canLinkCuda();
 
 } // namespace mlir::tidal
 
