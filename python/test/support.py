@@ -74,9 +74,11 @@ def model_path(name):
     return os.path.join(models_dir(), name)
 
 
-def run(argv, timeout=120):
-    """Runs argv; returns CompletedProcess with text stdout/stderr."""
-    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+def run(argv, timeout=120, env=None):
+    """Runs argv (with `env` added to the environment); returns
+    CompletedProcess with text stdout/stderr."""
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout,
+                          env=dict(os.environ, **env) if env else None)
 
 
 def run_tidalc(args, timeout=120):

@@ -52,8 +52,17 @@ def read_saved(path):
             {p.key: p.value for p in model.metadata_props})
 
 
-@unittest.skipIf(_SKIP, _SKIP)
-class TrainE2ETest(unittest.TestCase):
+class CaseTests:
+    """Every training case against PyTorch, for a target: mixed into a
+    unittest.TestCase that sets TIDALC_FLAGS (added to each case's flags)
+    and ENV (added to the executables' environment). Also used by
+    test_emulated_kernels.py (sim with the CUDA kernels' host emulation) and
+    test_cuda_e2e.py (a GPU)."""
+
+    TIDALC_FLAGS = []
+    ENV = {}
+    LABEL = "e2e"
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="tidal-e2e-")
@@ -65,7 +74,7 @@ class TrainE2ETest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
         if cls.rows:
-            print("\n[e2e] tidal vs PyTorch float32, max relative deviation; for scale PyTorch's float32 vs"
+            print(f"\n[{cls.LABEL}] tidal vs PyTorch float32, max relative deviation; for scale PyTorch's float32 vs"
                   " float64 and its spread over f32, f64 and f32 channels-last runs:", file=sys.stderr)
             print("  " + training.Comparison.HEADER + f" | {'step 1':>8s}  worst tensor", file=sys.stderr)
             for row in cls.rows:
@@ -85,9 +94,10 @@ class TrainE2ETest(unittest.TestCase):
             model = os.path.join(work, "model.onnx")
             _, name_map = training.export_case(case, model)
             exe = os.path.join(work, "train")
-            proc = support.run_tidalc([model, "-o", exe] + training.tidalc_flags(case), timeout=300)
+            flags = training.tidalc_flags(case) + self.TIDALC_FLAGS
+            proc = support.run_tidalc([model, "-o", exe] + flags, timeout=300)
             if proc.returncode != 0 or not os.access(exe, os.X_OK):
-                self.fail(f"{case.name}: tidalc {' '.join(training.tidalc_flags(case))} failed: {support.describe(proc)}")
+                self.fail(f"{case.name}: tidalc {' '.join(flags)} failed: {support.describe(proc)}")
             self.exes[case.name] = (exe, training.write_inputs(case, work), name_map)
         return self.exes[case.name]
 
@@ -97,7 +107,7 @@ class TrainE2ETest(unittest.TestCase):
         work = self.workdir(os.path.join(case.name, tag))
         log, out = os.path.join(work, "log.jsonl"), os.path.join(work, "out.onnx")
         argv = [exe] + (inputs or input_flags) + list(args) + ["--log", log, "--save", out, "--quiet"]
-        proc = support.run(argv, timeout=300)
+        proc = support.run(argv, timeout=300, env=self.ENV)
         if proc.returncode != 0:
             self.fail(f"{case.name}: {' '.join(argv)}: {support.describe(proc)}")
         return read_log(log), read_saved(out)
@@ -165,6 +175,12 @@ class TrainE2ETest(unittest.TestCase):
 
     def test_transformer17_adamw(self):
         self.check_case("transformer17_adamw")
+
+
+
+@unittest.skipIf(_SKIP, _SKIP)
+class TrainE2ETest(CaseTests, unittest.TestCase):
+    """The cpu target, and the executable's own guarantees."""
 
     # --- the executable's own guarantees --------------------------------------
 
