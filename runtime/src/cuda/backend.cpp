@@ -86,6 +86,7 @@ void destroy_device(void *native, uint8_t *memory) {
   if (device->cudnn)
     cudnnDestroy(device->cudnn);
   cudaFree(device->workspace);
+  cudaFree(device->cublas_workspace);
   cudaFree(memory);
   delete device;
 }

@@ -11,6 +11,9 @@ namespace cuda {
 
 namespace {
 
+// NVIDIA's recommendation for Hopper (32 MiB; 4 MiB suffices before it).
+constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
+
 cuda_device *deviceOf(tidalrt_context_t *ctx) {
   tidalrt_device_t *device = tidalrt_context_device(ctx);
   if (!device || !device->backend || device->kind != TIDALRT_DEVICE_CUDA)
@@ -36,8 +39,15 @@ cublasHandle_t cublas(tidalrt_context_t *ctx) {
     // float32 stays float32: no TF32 tensor-core rounding.
     check(cublasSetMathMode(device->cublas, CUBLAS_DEFAULT_MATH),
           "cublasSetMathMode");
+    check(cudaMalloc(&device->cublas_workspace, kCublasWorkspaceBytes),
+          "cudaMalloc (cuBLAS workspace)");
   }
+  // cublasSetStream resets the workspace to cuBLAS's own pool, which it
+  // would allocate on first use: ours, every time.
   check(cublasSetStream(device->cublas, currentStream(ctx)), "cublasSetStream");
+  check(cublasSetWorkspace(device->cublas, device->cublas_workspace,
+                           kCublasWorkspaceBytes),
+        "cublasSetWorkspace");
   return device->cublas;
 }
 

@@ -23,6 +23,9 @@ struct cuda_device {
   // Library handles, created on first use by a kernel (while preparing).
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
+  // cuBLAS's own workspace (cublasSetWorkspace), so that it never
+  // allocates during a step; allocated with the handle.
+  void *cublas_workspace = nullptr;
   // Kernel workspace: the largest request seen while preparing, and the
   // allocation (made at the first request after preparation).
   size_t workspace_needed = 0;

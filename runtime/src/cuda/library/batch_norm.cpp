@@ -1,0 +1,191 @@
+// batch_norm.cpp - batch normalization forward and backward on cuDNN (the
+// CUDA twins of runtime/src/cpu/dnnl_batch_norm.cpp).
+//
+// float32 `[N, C, spatial...]` inputs of any rank >= 2, statistics per
+// channel, as cuDNN's spatial mode over `[N, C, S, 1]`. The per-channel
+// operands may have any shape with C elements. The results hold what the
+// CPU kernel's do: the batch mean and the BIASED batch variance (cuDNN
+// saves 1/sqrt(var + eps), which a small kernel turns back), and running
+// statistics new = running * momentum + batch * (1 - momentum) with the
+// variance unbiased by m / (m - 1), computed by that kernel in the CPU
+// kernel's double-precision expressions (cuDNN's own running update would
+// round differently and divide by zero when a channel has one element).
+#include "common.h"
+#include "kernels.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <memory>
+
+using namespace tidalrt;
+using namespace tidalrt::cuda;
+using namespace tidalrt::cuda::lib;
+
+namespace {
+
+// The input as cuDNN sees it: [N, C, S, 1].
+struct Channels {
+  int64_t n = 0, c = 0, s = 1;
+  int64_t perChannel() const { return n * s; }
+};
+
+// The CPU kernel's checks (`channels` in dnnl_batch_norm.cpp).
+Channels channels(const OpCall &op, int x, std::initializer_list<int> perC,
+                  std::initializer_list<int> sameAsX) {
+  const TensorRef &t = op[x];
+  if (t.rank < 2)
+    fail(TIDALRT_INVALID_ARGUMENT, "input has rank %d, expected >= 2", t.rank);
+  Channels ch;
+  ch.n = t.dim(0);
+  ch.c = t.dim(1);
+  for (int i = 2; i < t.rank; ++i)
+    ch.s *= t.dim(i);
+  for (int i : perC)
+    if (op[i].numel() != ch.c)
+      fail(TIDALRT_INVALID_ARGUMENT,
+           "per-channel tensor %d has %lld elements, expected %lld", i,
+           (long long)op[i].numel(), (long long)ch.c);
+  for (int i : sameAsX)
+    if (op[i].rank != t.rank ||
+        !std::equal(t.dims, t.dims + t.rank, op[i].dims))
+      fail(TIDALRT_INVALID_ARGUMENT, "tensor %d is not shaped as the input", i);
+  return ch;
+}
+
+// Checks the tensor and attribute counts and that every tensor (named by
+// `names`, in order) is float32.
+void checkCall(const OpCall &op, std::initializer_list<const char *> names,
+               int attrs) {
+  int tensors = (int)names.size();
+  if (op.numTensors != tensors || op.numAttrs != attrs)
+    fail(TIDALRT_INTERNAL, "expected %d tensors and %d attributes", tensors,
+         attrs);
+  int i = 0;
+  for (const char *name : names)
+    requireF32(op, i++, name);
+}
+
+struct BatchNormState {
+  Channels ch;
+  bool empty = false; // no elements per channel (or no channels)
+  double eps = 0.0;
+  TensorDesc data, perC;
+};
+
+BatchNormState *batchNormState(OpCall &op, int x,
+                               std::initializer_list<int> perC,
+                               std::initializer_list<int> sameAsX) {
+  if (auto *s = getState<BatchNormState>(op.context, op.index))
+    return s;
+  Channels ch = channels(op, x, perC, sameAsX);
+  std::unique_ptr<BatchNormState> owned(new BatchNormState());
+  BatchNormState *s = owned.get();
+  s->ch = ch;
+  s->empty = ch.perChannel() == 0 || ch.c == 0;
+  s->eps = op.getFloat(0);
+  if (!s->empty) {
+    if (s->eps < CUDNN_BN_MIN_EPSILON)
+      fail(TIDALRT_UNSUPPORTED, "epsilon %g is below cuDNN's minimum %g",
+           s->eps, (double)CUDNN_BN_MIN_EPSILON);
+    cudnn(op.context); // created while preparing rather than in a step
+    s->data.set({ch.n, ch.c, ch.s, 1});
+    s->perC.set({1, ch.c, 1, 1});
+  }
+  return setOwnedState(op.context, op.index, owned.release());
+}
+
+} // namespace
+
+extern "C" tidalrt_status_t
+tidalrt_cuda_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
+                                    void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "batch_norm_inference", [&](OpCall &op) {
+    // input, scale, bias, mean, var -> output; epsilon.
+    checkCall(op, {"input", "scale", "bias", "mean", "var", "output"}, 1);
+    BatchNormState *s = batchNormState(op, 0, {1, 2, 3, 4}, {5});
+    if (s->empty || preparing(ctx))
+      return ok();
+    const float one = 1.0f, zero = 0.0f;
+    check(cudnnBatchNormalizationForwardInference(
+              cudnn(ctx), CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->data.get(),
+              op[0].data, s->data.get(), op[5].data, s->perC.get(), op[1].data,
+              op[2].data, op[3].data, op[4].data, s->eps),
+          "cudnnBatchNormalizationForwardInference");
+    return ok();
+  });
+}
+
+extern "C" tidalrt_status_t
+tidalrt_cuda_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
+                                   void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "batch_norm_training", [&](OpCall &op) {
+    // input, scale, bias, running_mean, running_var -> output,
+    // new_running_mean, new_running_var, batch_mean, batch_var;
+    // epsilon, momentum.
+    checkCall(op,
+              {"input", "scale", "bias", "running_mean", "running_var",
+               "output", "new_running_mean", "new_running_var", "batch_mean",
+               "batch_var"},
+              2);
+    BatchNormState *s = batchNormState(op, 0, {1, 2, 3, 4, 6, 7, 8, 9}, {5});
+    double momentum = op.getFloat(1);
+    if (preparing(ctx))
+      return ok();
+    float *mean = op[8].f32(), *var = op[9].f32();
+    if (!s->empty) {
+      // No running statistics from cuDNN (both null): the finishing
+      // kernel writes them.
+      const float one = 1.0f, zero = 0.0f;
+      check(cudnnBatchNormalizationForwardTraining(
+                cudnn(ctx), CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->data.get(),
+                op[0].data, s->data.get(), op[5].data, s->perC.get(),
+                op[1].data, op[2].data, 1.0, nullptr, nullptr, s->eps, mean,
+                var),
+            "cudnnBatchNormalizationForwardTraining");
+    }
+    batchNormFinish(ctx, "batch_norm_training", s->ch.c, s->ch.perChannel(),
+                    s->eps, momentum, s->empty, mean, var, op[3].f32(),
+                    op[4].f32(), op[6].f32(), op[7].f32());
+    return ok();
+  });
+}
+
+extern "C" tidalrt_status_t
+tidalrt_cuda_k_batch_norm_backward(tidalrt_context_t *ctx, const int64_t *desc,
+                                   void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "batch_norm_backward", [&](OpCall &op) {
+    // grad, input, scale, batch_mean, batch_var -> grad_input,
+    // grad_scale, grad_bias; epsilon.
+    checkCall(op,
+              {"grad", "input", "scale", "batch_mean", "batch_var",
+               "grad_input", "grad_scale", "grad_bias"},
+              1);
+    BatchNormState *s = batchNormState(op, 1, {2, 3, 4, 6, 7}, {0, 5});
+    const int64_t c = s->ch.c;
+    if (s->empty) {
+      if (!preparing(ctx) && c) {
+        cudaStream_t stream = currentStream(ctx);
+        check(cudaMemsetAsync(op[6].data, 0, c * sizeof(float), stream),
+              "batch_norm_backward");
+        check(cudaMemsetAsync(op[7].data, 0, c * sizeof(float), stream),
+              "batch_norm_backward");
+      }
+      return ok();
+    }
+    // cuDNN takes the saved inverse standard deviation, not the
+    // variance the forward results hold.
+    float *inv =
+        static_cast<float *>(workspace(ctx, (size_t)c * sizeof(float)));
+    if (preparing(ctx))
+      return ok();
+    inverseStd(ctx, "batch_norm_backward", c, s->eps, op[4].f32(), inv);
+    const float one = 1.0f, zero = 0.0f;
+    check(cudnnBatchNormalizationBackward(
+              cudnn(ctx), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero,
+              s->data.get(), op[1].data, s->data.get(), op[0].data,
+              s->data.get(), op[5].data, s->perC.get(), op[2].data, op[6].data,
+              op[7].data, s->eps, op[3].data, inv),
+          "cudnnBatchNormalizationBackward");
+    return ok();
+  });
+}
