@@ -11,6 +11,7 @@ and of every non-scalar output) is symbolic ("N") unless `batch` is given.
 
 import argparse
 import functools
+import inspect
 import io
 import sys
 import warnings
@@ -63,7 +64,12 @@ def export_model(name: str, opset: int = DEFAULT_OPSET, batch: Optional[int] = N
         # resnet20, vgg_bn, resnet1202 checked); the transformer's reshapes
         # do, so it stays on for the rest.
         export_fn = torch.onnx.export
-        if name in SHAPE_INFERENCE_OFF:
+        # torch >= 2.9 exports through dynamo by default, which has no
+        # training mode: ask for the TorchScript exporter (the `dynamo`
+        # argument exists since 2.5).
+        if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+            export_fn = functools.partial(torch.onnx.export, dynamo=False)
+        elif name in SHAPE_INFERENCE_OFF:
             export_fn = functools.partial(torch.onnx.utils._export, onnx_shape_inference=False)
         export_fn(
             model,
