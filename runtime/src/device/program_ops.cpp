@@ -317,7 +317,11 @@ tidalrt_status_t enqueue_record(program_state *state, launch_record *record,
                                 int64_t num_buffers, int64_t op_index,
                                 const tidalrt_range_t *ranges,
                                 int64_t num_reads, int64_t num_writes) {
-  if (record->epoch == state->epoch && record->stream) {
+  // A CUDA device's compute launch has consumed its record when it
+  // returned (the kernel ran on this thread and enqueued its work): no wait,
+  // and so no host synchronisation inside a step.
+  bool consumed = state->backend && record->stream == state->compute;
+  if (record->epoch == state->epoch && record->stream && !consumed) {
     // Launched already since the last synchronisation: the stream it was
     // launched on may not have run that launch yet, whose record this is.
     tidalrt_status_free(tidalrt_stream_synchronize(record->stream));
