@@ -281,6 +281,109 @@ TEST_P(DeviceTest, CopiesMoveTheBytesAndAreCounted) {
   EXPECT_GE(stats.copy_seconds, 0.0);
 }
 
+// The synchronous transfers of drivers (0.6): memcpy, memmove and memset
+// on the arena on HOST and SIM, bounds-checked, not counted in the stats.
+TEST_P(DeviceTest, TransfersRoundTrip) {
+  device_ptr device = make_device(kind(), 1024);
+  uint8_t *memory = tidalrt_device_memory(device.get());
+  std::vector<uint8_t> in(300), out(300, 0xee);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<uint8_t>(i * 13 + 5);
+  memset(memory, 0, 1024);
+  // Up to the last byte of the arena.
+  ASSERT_STATUS_OK(tidalrt_device_write(device.get(), 724, in.data(), 300));
+  EXPECT_EQ(memcmp(memory + 724, in.data(), 300), 0);
+  EXPECT_EQ(memory[723], 0);
+  ASSERT_STATUS_OK(tidalrt_device_read(device.get(), 724, out.data(), 300));
+  EXPECT_EQ(out, in);
+  // A part.
+  std::vector<uint8_t> part(24, 0);
+  ASSERT_STATUS_OK(tidalrt_device_read(device.get(), 1000, part.data(), 24));
+  EXPECT_EQ(memcmp(part.data(), in.data() + 300 - 24, 24), 0);
+  ASSERT_STATUS_OK(tidalrt_device_read(device.get(), 0, part.data(), 24));
+  EXPECT_EQ(part, std::vector<uint8_t>(24, 0));
+  // Empty transfers, even at the end of the arena or with a NULL host.
+  EXPECT_STATUS_OK(tidalrt_device_write(device.get(), 1024, nullptr, 0));
+  EXPECT_STATUS_OK(tidalrt_device_read(device.get(), 1024, nullptr, 0));
+  EXPECT_STATUS_OK(tidalrt_device_move(device.get(), 1024, 0, 0));
+  EXPECT_STATUS_OK(tidalrt_device_fill(device.get(), 1024, 1, 0));
+  tidalrt_device_stats_t stats;
+  tidalrt_device_stats(device.get(), &stats);
+  EXPECT_EQ(stats.copies, 0u);
+  EXPECT_EQ(stats.bytes_to_device, 0u);
+  EXPECT_EQ(stats.bytes_to_host, 0u);
+  EXPECT_EQ(stats.peak_device_bytes, 0u);
+}
+
+TEST_P(DeviceTest, MoveHandlesOverlapAndFillSetsBytes) {
+  device_ptr device = make_device(kind(), 256);
+  std::vector<uint8_t> start(256), expected, got(256);
+  for (size_t i = 0; i < start.size(); ++i)
+    start[i] = static_cast<uint8_t>(i);
+  ASSERT_STATUS_OK(tidalrt_device_write(device.get(), 0, start.data(), 256));
+  expected = start;
+  // Forward (dst above src) and backward overlapping moves: memmove.
+  ASSERT_STATUS_OK(tidalrt_device_move(device.get(), 10, 0, 100));
+  memmove(expected.data() + 10, expected.data(), 100);
+  ASSERT_STATUS_OK(tidalrt_device_move(device.get(), 150, 160, 90));
+  memmove(expected.data() + 150, expected.data() + 160, 90);
+  ASSERT_STATUS_OK(tidalrt_device_read(device.get(), 0, got.data(), 256));
+  EXPECT_EQ(got, expected);
+  // A move onto itself changes nothing.
+  ASSERT_STATUS_OK(tidalrt_device_move(device.get(), 5, 5, 200));
+  ASSERT_STATUS_OK(tidalrt_device_read(device.get(), 0, got.data(), 256));
+  EXPECT_EQ(got, expected);
+  // Fill uses the low byte of the value, as memset does.
+  ASSERT_STATUS_OK(tidalrt_device_fill(device.get(), 64, 0x1a7, 32));
+  memset(expected.data() + 64, 0xa7, 32);
+  ASSERT_STATUS_OK(tidalrt_device_fill(device.get(), 0, 0, 8));
+  memset(expected.data(), 0, 8);
+  ASSERT_STATUS_OK(tidalrt_device_read(device.get(), 0, got.data(), 256));
+  EXPECT_EQ(got, expected);
+}
+
+TEST_P(DeviceTest, TransferErrorsNameTheCall) {
+  device_ptr device = make_device(kind(), 128);
+  uint8_t *memory = tidalrt_device_memory(device.get());
+  memset(memory, 0x55, 128);
+  uint8_t buffer[16] = {0};
+  auto expect_error = [](tidalrt_status_t status, const std::string &message) {
+    status_ptr owned(status);
+    EXPECT_EQ(tidalrt_status_code(owned.get()), TIDALRT_INVALID_ARGUMENT)
+        << message;
+    EXPECT_EQ(message_of(owned), message);
+  };
+  expect_error(tidalrt_device_write(device.get(), 120, buffer, 16),
+               "tidalrt_device_write: range [120, 136) (16 bytes at offset "
+               "120) is outside the device arena of 128 bytes");
+  expect_error(tidalrt_device_read(device.get(), 129, buffer, 0),
+               "tidalrt_device_read: range [129, 129) (0 bytes at offset 129) "
+               "is outside the device arena of 128 bytes");
+  expect_error(tidalrt_device_move(device.get(), 0, 113, 16),
+               "tidalrt_device_move: source range [113, 129) (16 bytes at "
+               "offset 113) is outside the device arena of 128 bytes");
+  expect_error(tidalrt_device_move(device.get(), 113, 0, 16),
+               "tidalrt_device_move: range [113, 129) (16 bytes at offset "
+               "113) is outside the device arena of 128 bytes");
+  expect_error(tidalrt_device_fill(device.get(), UINT64_MAX, 0, 2),
+               "tidalrt_device_fill: range (2 bytes at offset "
+               "18446744073709551615) is outside the device arena of 128 "
+               "bytes");
+  expect_error(tidalrt_device_write(device.get(), 0, nullptr, 8),
+               "tidalrt_device_write: NULL host pointer for 8 bytes");
+  expect_error(tidalrt_device_read(device.get(), 0, nullptr, 8),
+               "tidalrt_device_read: NULL host pointer for 8 bytes");
+  expect_error(tidalrt_device_read(nullptr, 0, buffer, 8),
+               "tidalrt_device_read: NULL device");
+  expect_error(tidalrt_device_fill(nullptr, 0, 0, 8),
+               "tidalrt_device_fill: NULL device");
+  // A failed transfer touches nothing.
+  for (int i = 0; i < 128; ++i)
+    ASSERT_EQ(memory[i], 0x55) << i;
+  for (uint8_t byte : buffer)
+    EXPECT_EQ(byte, 0);
+}
+
 // The planner's pattern, many times over without a host synchronisation:
 // a producer kernel writes tensor A; it is offloaded to host memory after
 // the producer (event `produced`); its device bytes are reused by another

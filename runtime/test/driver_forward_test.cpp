@@ -208,6 +208,35 @@ TEST_F(DriverForwardTest, LogHasOneObjectPerBatch) {
   EXPECT_TRUE(last["loss"].is_null());
 }
 
+TEST_F(DriverForwardTest, SimTargetWritesTheSameOutputs) {
+  // The batches in, the outputs (the last batch's real rows only) and the
+  // loss out go through the device's transfers; an input of exactly its
+  // argument's shape is written whole.
+  write_npy(path("x4.npy"), TIDALRT_ELEMENT_TYPE_F32, {4, 2}, x.data());
+  for (const char *input : {"x.npy", "x4.npy"}) {
+    std::vector<std::string> args = {"--input", "x=" + path(input),
+                                     "--output-dir", path("out")};
+    program.manifest.erase("target");
+    program.manifest["functions"]["step"].erase("device_bytes");
+    run_result cpu = run_driver(program.get(), args);
+    ASSERT_EQ(cpu.status, 0) << cpu.err;
+    std::string cpu_y = read_file(path("out/y.npy"));
+    std::string cpu_total = read_file(path("out/out_total_0.npy"));
+    std::vector<std::vector<float>> cpu_batches = forward().x_batches;
+    forward().x_batches.clear();
+    program.manifest["target"] = "sim";
+    program.manifest["functions"]["step"]["device_bytes"] =
+        forward().step.arena_bytes + 64;
+    run_result sim = run_driver(program.get(), args);
+    ASSERT_EQ(sim.status, 0) << sim.err;
+    EXPECT_EQ(forward().x_batches, cpu_batches) << input;
+    EXPECT_EQ(read_file(path("out/y.npy")), cpu_y) << input;
+    EXPECT_EQ(read_file(path("out/out_total_0.npy")), cpu_total) << input;
+    EXPECT_EQ(untimed(sim.out), untimed(cpu.out)) << input;
+    forward().x_batches.clear();
+  }
+}
+
 TEST_F(DriverForwardTest, SanitizedFileNames) {
   EXPECT_EQ(tidalrt_driver::sanitize_file_name("out/total:0"), "out_total_0");
   EXPECT_EQ(tidalrt_driver::sanitize_file_name("a.b-c_D9"), "a.b-c_D9");

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -218,6 +219,24 @@ inline std::vector<std::string> lines(const std::string &text) {
   return result;
 }
 
+// The stdout summary without its timings.
+inline std::string untimed(const std::string &out) {
+  std::string kept;
+  for (const std::string &line : lines(out))
+    if (line.rfind("mean_step_ms ", 0) != 0 &&
+        line.rfind("samples_per_s ", 0) != 0)
+      kept += line + "\n";
+  return kept;
+}
+
+// The objects of a JSON Lines file (--log).
+inline std::vector<json> read_jsonl(const std::string &path) {
+  std::vector<json> result;
+  for (const std::string &line : lines(read_file(path)))
+    result.push_back(json::parse(line));
+  return result;
+}
+
 //===----------------------------------------------------------------------===
 // The linear model: pred = x . w, loss = mean((pred - y)^2), SGD with
 // momentum; a state `seen` (samples seen) and a constant `two` (int64).
@@ -404,6 +423,64 @@ inline std::vector<int64_t> rows_of(const std::vector<float> &x0) {
   for (float v : x0)
     rows.push_back(static_cast<int64_t>(std::lround(v * 16)));
   return rows;
+}
+
+//===----------------------------------------------------------------------===
+// The linear model on a device target: its step as generated device code.
+//===----------------------------------------------------------------------===
+
+// Op 0 computes everything (linear_step over the whole arena), then the new
+// w is offloaded (copy 0), op 1 overwrites its device bytes, and w is
+// prefetched back (copy 1).
+inline tidalrt_status_t linear_kernel(tidalrt_context_t *ctx, const int64_t *,
+                                      void *const *buffers) {
+  return linear_step(ctx, static_cast<uint8_t *>(buffers[0]));
+}
+
+inline tidalrt_status_t scribble_kernel(tidalrt_context_t *ctx, const int64_t *,
+                                        void *const *buffers) {
+  if (!tidalrt::preparing(ctx))
+    std::memset(buffers[0], 0xff, 8);
+  return nullptr;
+}
+
+inline tidalrt_status_t linear_sim_step(tidalrt_context_t *ctx,
+                                        uint8_t *arena) {
+  static const int64_t desc0[] = {0, 0, 0}, desc1[] = {1, 0, 0};
+  const function_layout &f = linear().step;
+  uint64_t w = f.results.at("w");
+  void *whole[1] = {arena};
+  tidalrt_range_t all[2] = {{0, f.arena_bytes}, {0, f.arena_bytes}};
+  void *w_buffer[1] = {arena + w};
+  tidalrt_range_t w_range = {w, 8};
+  tidalrt_status_t status =
+      tidalrt_dev_launch(ctx, linear_kernel, desc0, whole, 1, 0, all, 1, 1);
+  if (!status)
+    status = tidalrt_dev_offload(ctx, 0, 0, w, 8);
+  if (!status)
+    status = tidalrt_dev_wait(ctx, 0);
+  if (!status)
+    status = tidalrt_dev_launch(ctx, scribble_kernel, desc1, w_buffer, 1, 1,
+                                &w_range, 0, 1);
+  if (!status)
+    status = tidalrt_dev_prefetch(ctx, 1, 0, w, 8);
+  if (!status)
+    status = tidalrt_dev_wait(ctx, 1);
+  if (status)
+    return status;
+  return tidalrt_dev_synchronize(ctx);
+}
+
+// The linear model's program for `target` ("sim", "cuda"): its step on a
+// device of arena_bytes + 256 bytes with a 64-byte host arena and 2 copies.
+inline void make_linear_device_program(fake_program &p, const char *target) {
+  make_linear_program(p);
+  p.manifest["target"] = target;
+  json &step = p.manifest["functions"]["step"];
+  step["device_bytes"] = linear().step.arena_bytes + 256;
+  step["host_arena_bytes"] = 64;
+  step["num_copies"] = 2;
+  p.program.step = linear_sim_step;
 }
 
 } // namespace driver_test

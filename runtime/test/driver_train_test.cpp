@@ -58,13 +58,6 @@ protected:
   std::vector<float> x, y;
 };
 
-std::vector<json> read_jsonl(const std::string &path) {
-  std::vector<json> result;
-  for (const std::string &line : lines(read_file(path)))
-    result.push_back(json::parse(line));
-  return result;
-}
-
 onnx::ModelProto read_model(const std::string &path) {
   onnx::ModelProto model;
   EXPECT_TRUE(model.ParseFromString(read_file(path))) << path;
@@ -375,10 +368,10 @@ TEST_F(DriverTrainTest, LogHasOneObjectPerStep) {
     std::vector<std::string> keys;
     for (auto it = entry.begin(); it != entry.end(); ++it)
       keys.push_back(it.key());
-    EXPECT_EQ(keys,
-              (std::vector<std::string>{"step", "loss", "step_ms",
-                                        "device_peak_bytes", "host_peak_bytes",
-                                        "bytes_to_host", "bytes_to_device"}));
+    EXPECT_EQ(keys, (std::vector<std::string>{
+                        "step", "loss", "step_ms", "device_peak_bytes",
+                        "host_peak_bytes", "bytes_to_host", "bytes_to_device",
+                        "copy_seconds"}));
     EXPECT_EQ(entry["step"], i + 1);
     // %.9g: the float32 loss survives the round trip exactly.
     EXPECT_EQ(static_cast<float>(entry["loss"].get<double>()),
@@ -388,6 +381,7 @@ TEST_F(DriverTrainTest, LogHasOneObjectPerStep) {
     EXPECT_EQ(entry["host_peak_bytes"], linear().step.arena_bytes);
     EXPECT_EQ(entry["bytes_to_host"], 0);
     EXPECT_EQ(entry["bytes_to_device"], 0);
+    EXPECT_EQ(entry["copy_seconds"], 0);
   }
 }
 
@@ -742,16 +736,6 @@ TEST_F(DriverEvalTest, EvalInputErrors) {
 // --target sim: the step runs on a SIM device whose memory is the arena.
 //===----------------------------------------------------------------------===
 
-// The stdout summary without its timings.
-std::string untimed(const std::string &out) {
-  std::string kept;
-  for (const std::string &line : lines(out))
-    if (line.rfind("mean_step_ms ", 0) != 0 &&
-        line.rfind("samples_per_s ", 0) != 0)
-      kept += line + "\n";
-  return kept;
-}
-
 TEST_F(DriverEvalTest, SimTargetEqualsCpu) {
   run_result cpu = run({"--steps", "3", "--log", path("cpu.jsonl")});
   ASSERT_EQ(cpu.status, 0) << cpu.err;
@@ -778,47 +762,6 @@ TEST_F(DriverEvalTest, SimTargetEqualsCpu) {
   }
 }
 
-// The linear model's step as --target sim code: op 0 computes everything
-// (linear_step over the whole arena), then the new w is offloaded (copy 0),
-// op 1 overwrites its device bytes, and w is prefetched back (copy 1).
-tidalrt_status_t linear_kernel(tidalrt_context_t *ctx, const int64_t *,
-                               void *const *buffers) {
-  return linear_step(ctx, static_cast<uint8_t *>(buffers[0]));
-}
-
-tidalrt_status_t scribble_kernel(tidalrt_context_t *ctx, const int64_t *,
-                                 void *const *buffers) {
-  if (!tidalrt::preparing(ctx))
-    std::memset(buffers[0], 0xff, 8);
-  return nullptr;
-}
-
-tidalrt_status_t linear_sim_step(tidalrt_context_t *ctx, uint8_t *arena) {
-  static const int64_t desc0[] = {0, 0, 0}, desc1[] = {1, 0, 0};
-  const function_layout &f = linear().step;
-  uint64_t w = f.results.at("w");
-  void *whole[1] = {arena};
-  tidalrt_range_t all[2] = {{0, f.arena_bytes}, {0, f.arena_bytes}};
-  void *w_buffer[1] = {arena + w};
-  tidalrt_range_t w_range = {w, 8};
-  tidalrt_status_t status =
-      tidalrt_dev_launch(ctx, linear_kernel, desc0, whole, 1, 0, all, 1, 1);
-  if (!status)
-    status = tidalrt_dev_offload(ctx, 0, 0, w, 8);
-  if (!status)
-    status = tidalrt_dev_wait(ctx, 0);
-  if (!status)
-    status = tidalrt_dev_launch(ctx, scribble_kernel, desc1, w_buffer, 1, 1,
-                                &w_range, 0, 1);
-  if (!status)
-    status = tidalrt_dev_prefetch(ctx, 1, 0, w, 8);
-  if (!status)
-    status = tidalrt_dev_wait(ctx, 1);
-  if (status)
-    return status;
-  return tidalrt_dev_synchronize(ctx);
-}
-
 class DriverSimDeviceTest : public DriverTrainTest {
 protected:
   void SetUp() override {
@@ -827,13 +770,7 @@ protected:
   }
 
   static void make_sim_program(fake_program &p) {
-    make_linear_program(p);
-    p.manifest["target"] = "sim";
-    json &step = p.manifest["functions"]["step"];
-    step["device_bytes"] = linear().step.arena_bytes + 256;
-    step["host_arena_bytes"] = 64;
-    step["num_copies"] = 2;
-    p.program.step = linear_sim_step;
+    make_linear_device_program(p, "sim");
   }
 };
 
@@ -906,9 +843,9 @@ TEST_F(DriverSimDeviceTest, ManifestErrors) {
     EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
   };
   json &step = program.manifest["functions"]["step"];
-  program.manifest["target"] = "cuda";
-  expect_error("malformed program manifest: target 'cuda' is not one this "
-               "runtime runs (cpu, sim)");
+  program.manifest["target"] = "tpu";
+  expect_error("malformed program manifest: target 'tpu' is not one this "
+               "runtime runs (cpu, sim, cuda)");
   program.manifest["target"] = "sim";
   step["device_bytes"] = linear().step.arena_bytes - 64;
   expect_error("functions.step.device_bytes " +

@@ -34,6 +34,7 @@ add_library(tidalrt_driver STATIC
   src/driver/file_util.cpp
   src/driver/forward.cpp
   src/driver/manifest.cpp
+  src/driver/memory.cpp
   src/driver/onnx_weights.cpp
   src/driver/options.cpp
   src/driver/program.cpp
@@ -72,5 +73,6 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_options_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_train_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_forward_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_device_test.cpp
 )
 set(TIDALRT_TEST_EXTRA_LIBS tidalrt_driver)

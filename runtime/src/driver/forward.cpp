@@ -127,6 +127,8 @@ int run_forward(const session &s) {
   }
 
   const tensor_slot *loss_slot = m.step.loss_result();
+  function_memory &memory = runner.step_memory();
+  const std::vector<const tensor_slot *> slots = m.step.data_inputs();
   uint64_t host_bytes = runner.host_bytes();
   progress_bar progress(s.err, !o.quiet, batches, "batches");
   std::vector<uint64_t> rows(batch);
@@ -142,20 +144,17 @@ int run_forward(const session &s) {
       for (uint64_t i = 0; i < count; ++i)
         rows[i] = first + i;
       for (const data_input &input : data.inputs)
-        copy_rows(input, rows.data(), count, runner.step_at(*input.slot),
-                  m.batch_size);
-      std::vector<const tensor_slot *> slots = m.step.data_inputs();
+        memory.write_rows(input, rows.data(), count, m.batch_size);
       for (size_t i = 0; whole && i < exact.size(); ++i)
-        std::memcpy(runner.step_at(*slots[i]),
-                    tidalrt_array_data(exact[i].get()), slots[i]->bytes);
+        memory.write(*slots[i], tidalrt_array_data(exact[i].get()));
       runner.run_step(b);
+      // A partial batch's padding rows are not read.
       for (output_buffer &out : outputs) {
         if (out.batched)
-          std::memcpy(out.data.data() + first * out.row_bytes,
-                      runner.step_at(*out.slot), count * out.row_bytes);
+          memory.read(*out.slot, 0, out.data.data() + first * out.row_bytes,
+                      count * out.row_bytes);
         else
-          std::memcpy(out.data.data(), runner.step_at(*out.slot),
-                      out.data.size());
+          memory.read(*out.slot, out.data.data());
       }
       double ms =
           std::chrono::duration<double, std::milli>(clock_type::now() - start)
@@ -164,14 +163,15 @@ int run_forward(const session &s) {
       double loss = NAN;
       if (loss_slot) {
         float value;
-        std::memcpy(&value, runner.step_at(*loss_slot), sizeof(value));
+        memory.read(*loss_slot, 0, &value, sizeof(value));
         loss = value;
       }
       trace.complete("batch " + std::to_string(b + 1), "step", trace_start,
                      ms * 1000);
       const device_figures &figures = runner.step_device_figures();
       log.write(b + 1, loss, ms, host_bytes, figures.peak_bytes,
-                figures.bytes_to_host, figures.bytes_to_device);
+                figures.bytes_to_host, figures.bytes_to_device,
+                figures.copy_seconds);
       progress.update(b + 1, loss);
     }
   } catch (const driver_error &e) {

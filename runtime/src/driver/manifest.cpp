@@ -130,8 +130,8 @@ const std::set<std::string> &known_roles() {
 }
 
 // A slot of `function` (described as `function_where`, its sizes and device
-// fields already parsed) of a program whose target has a device (sim) or
-// not (cpu).
+// fields already parsed) of a program whose target has a device (sim, cuda)
+// or not (cpu).
 tensor_slot parse_slot(const json &object, const std::string &where,
                        const function_info &function,
                        const std::string &function_where, bool device_target) {
@@ -179,8 +179,8 @@ tensor_slot parse_slot(const json &object, const std::string &where,
           "' (neither 'device' nor 'host')");
   }
   // A host slot lies in the host arena that the runtime attaches with the
-  // function's device: a function without one (a cpu program, or a sim
-  // predict function that runs on the host) has no host arena.
+  // function's device: a function without one (a cpu program, or a device
+  // target's predict function that runs on the host) has no host arena.
   if (slot.host && !device_target)
     bad(at + " is in the host arena (\"space\": \"host\"), which a cpu "
              "program does not have");
@@ -300,9 +300,10 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
     bad("mode '" + result.mode + "' is neither 'train' nor 'forward'");
   if (root.contains("target")) {
     result.target = get_string(root, "target", "manifest");
-    if (result.target != "cpu" && result.target != "sim")
+    if (result.target != "cpu" && result.target != "sim" &&
+        result.target != "cuda")
       bad("target '" + result.target +
-          "' is not one this runtime runs (cpu, sim)");
+          "' is not one this runtime runs (cpu, sim, cuda)");
   }
   if (root.contains("loss")) {
     const json &loss = root["loss"];
@@ -355,21 +356,22 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
   if (!functions.is_object())
     bad("manifest.functions is not an object");
   bool train = result.mode == "train";
-  bool device_target = result.sim_target();
+  bool device_target = result.device_target();
   result.step =
       parse_function(member(functions, "step", "functions"), "functions.step",
                      result.batch_size, train, device_target);
   if (functions.contains("predict") && !functions["predict"].is_null())
     result.predict = parse_function(functions["predict"], "functions.predict",
                                     result.batch_size, false, device_target);
-  // A sim program's step runs on the device; its predict function runs on
-  // a device of its own if it has a device_bytes, else on the host. A cpu
-  // program has no device (a device_bytes is ignored), hence no host arena:
-  // parse_slot has rejected host slots in it, and in a function without a
-  // device_bytes.
-  if (result.sim_target() && !result.step.device_bytes)
-    bad("functions.step of a sim program has no \"device_bytes\"");
-  if (!result.sim_target()) {
+  // A device target's step runs on the device; its predict function runs
+  // on a device of its own if it has a device_bytes, else on the host. A
+  // cpu program has no device (a device_bytes is ignored), hence no host
+  // arena: parse_slot has rejected host slots in it, and in a function
+  // without a device_bytes.
+  if (result.device_target() && !result.step.device_bytes)
+    bad("functions.step of a " + result.target +
+        " program has no \"device_bytes\"");
+  if (!result.device_target()) {
     for (function_info *function :
          {&result.step, result.predict ? &*result.predict : nullptr}) {
       if (!function)

@@ -24,7 +24,8 @@ struct tensor_slot {
   uint64_t offset = 0;
   uint64_t bytes = 0;
   // Whether offset and bytes are in the host arena (the one that also holds
-  // offloaded copies) rather than the arena (on sim: the device memory).
+  // offloaded copies) rather than the arena (on a device target: the device
+  // arena).
   bool host = false;
 
   size_t element_count() const;
@@ -69,7 +70,7 @@ struct manifest {
   int format = 0;
   std::string model;
   std::string mode;           // "train" or "forward"
-  std::string target = "cpu"; // "cpu" or "sim"
+  std::string target = "cpu"; // "cpu", "sim" or "cuda"
   std::string loss;           // "cross-entropy", "mse", "output" (train mode)
   int64_t batch_size = 0;
   std::vector<op_info> ops;
@@ -81,7 +82,13 @@ struct manifest {
   std::optional<function_info> predict;
 
   bool forward_mode() const { return mode == "forward"; }
-  bool sim_target() const { return target == "sim"; }
+  // Whether the step runs on a device ("sim", "cuda"): then it needs a
+  // device_bytes, and functions with one may have copies and host slots.
+  bool device_target() const { return target != "cpu"; }
+  // The kind of device of a device target.
+  tidalrt_device_kind_t device_kind() const {
+    return target == "cuda" ? TIDALRT_DEVICE_CUDA : TIDALRT_DEVICE_SIM;
+  }
   const blob_range *find_embedded(const std::string &name) const;
 };
 

@@ -1,64 +1,11 @@
-// program.cpp - arenas, the context and calls into the compiled program.
+// program.cpp - the functions' memory and devices, the context and calls
+// into the compiled program.
 #include "program.h"
 
 #include "error.h"
 #include "onnx_weights.h"
 
-#include <cstdlib>
-#include <cstring>
-
 namespace tidalrt_driver {
-
-arena::arena(uint64_t bytes) {
-  uint64_t rounded = (bytes + TIDALRT_ARRAY_ALIGNMENT - 1) /
-                     TIDALRT_ARRAY_ALIGNMENT * TIDALRT_ARRAY_ALIGNMENT;
-  if (rounded == 0)
-    rounded = TIDALRT_ARRAY_ALIGNMENT;
-  if (rounded < bytes || rounded > SIZE_MAX)
-    fail_runtime("cannot allocate an arena of " + std::to_string(bytes) +
-                 " bytes");
-  bytes_ = static_cast<uint8_t *>(std::aligned_alloc(
-      TIDALRT_ARRAY_ALIGNMENT, static_cast<size_t>(rounded)));
-  if (!bytes_)
-    fail_runtime("cannot allocate the " + std::to_string(bytes) +
-                 "-byte arena: out of memory");
-  std::memset(bytes_, 0, static_cast<size_t>(rounded));
-  size_ = bytes;
-}
-
-arena arena::view(uint8_t *memory, uint64_t bytes) {
-  arena result;
-  result.bytes_ = memory;
-  result.size_ = bytes;
-  result.owned_ = false;
-  return result;
-}
-
-arena::~arena() {
-  if (owned_)
-    std::free(bytes_);
-}
-
-arena::arena(arena &&other) noexcept
-    : bytes_(other.bytes_), size_(other.size_), owned_(other.owned_) {
-  other.bytes_ = nullptr;
-  other.size_ = 0;
-  other.owned_ = true;
-}
-
-arena &arena::operator=(arena &&other) noexcept {
-  if (this != &other) {
-    if (owned_)
-      std::free(bytes_);
-    bytes_ = other.bytes_;
-    size_ = other.size_;
-    owned_ = other.owned_;
-    other.bytes_ = nullptr;
-    other.size_ = 0;
-    other.owned_ = true;
-  }
-  return *this;
-}
 
 std::vector<update> find_updates(const function_info &function) {
   std::vector<update> updates;
@@ -84,42 +31,42 @@ context_ptr make_context(const manifest &m, uint64_t seed) {
   return context_ptr(context);
 }
 
-// A SIM device of `bytes` bytes (the link bandwidth from
-// TIDAL_SIM_LINK_GBPS), its memory zeroed as a host arena is.
-device_ptr make_sim_device(uint64_t bytes, const char *what) {
+// A device of `kind` and `bytes` bytes for the function `whose` ("step's")
+// (on SIM, the link bandwidth from TIDAL_SIM_LINK_GBPS).
+device_ptr make_device(tidalrt_device_kind_t kind, uint64_t bytes,
+                       const char *whose) {
   tidalrt_device_options_t options;
-  options.kind = TIDALRT_DEVICE_SIM;
+  options.kind = kind;
   options.memory_bytes = bytes;
   options.link_gbps = 0;
   tidalrt_device_t *device = nullptr;
   tidalrt_status_t status = tidalrt_device_create(&options, &device);
   if (status) {
+    // A malformed TIDAL_SIM_LINK_GBPS or TIDAL_CUDA_DEVICE is bad input;
+    // no device (no GPU, no driver, no CUDA runtime linked in, too little
+    // memory) is a runtime fault.
     bool bad_environment =
         tidalrt_status_code(status) == TIDALRT_INVALID_ARGUMENT;
     std::string message = take_message(status);
     if (bad_environment)
       fail_input(message);
-    fail_runtime(std::string("cannot create the ") + what + " device of " +
+    fail_runtime(std::string("cannot create the ") + whose + " " +
+                 device_kind_name(kind) + " device of " +
                  std::to_string(bytes) + " bytes: " + message);
   }
-  device_ptr owned(device);
-  if (bytes)
-    std::memset(tidalrt_device_memory(device), 0, static_cast<size_t>(bytes));
-  return owned;
+  return device_ptr(device);
 }
 
-// Puts `function` on a SIM device: its arena becomes a view of the device
-// memory, with a (zeroed) host arena for copies and host slots, attached to
-// `context`.
-void attach_device(const function_info &function, const char *what,
-                   tidalrt_context_t *context, device_ptr &device,
-                   function_memory &memory) {
-  device = make_sim_device(*function.device_bytes, what);
-  memory.memory =
-      arena::view(tidalrt_device_memory(device.get()), function.arena_bytes);
-  memory.host = arena(function.host_arena_bytes);
+// Puts `function` on a device of `kind`: its arena becomes the (zeroed)
+// device arena, with a (zeroed) host arena for copies and host slots,
+// attached to `context`.
+void attach_device(const function_info &function, tidalrt_device_kind_t kind,
+                   const char *whose, tidalrt_context_t *context,
+                   device_ptr &device, function_memory &memory) {
+  device = make_device(kind, *function.device_bytes, whose);
+  memory.attach(device.get(), function.arena_bytes, function.host_arena_bytes);
   tidalrt_status_t status = tidalrt_context_set_device(
-      context, device.get(), memory.host.data(), function.host_arena_bytes,
+      context, device.get(), memory.host_arena(), function.host_arena_bytes,
       static_cast<int64_t>(function.num_copies));
   if (status)
     fail_runtime(take_message(status));
@@ -137,21 +84,21 @@ program_runner::program_runner(const manifest &manifest,
   if (manifest.predict && !program.predict)
     fail_runtime("the manifest lists a predict function the program lacks");
   context_ = make_context(manifest, seed);
-  if (manifest.sim_target())
-    attach_device(manifest.step, "step's sim", context_.get(), step_device_,
-                  step_);
+  if (manifest.device_target())
+    attach_device(manifest.step, manifest.device_kind(), "step's",
+                  context_.get(), step_device_, step_);
   else
-    step_.memory = arena(manifest.step.arena_bytes);
+    step_.allocate(manifest.step.arena_bytes);
   // The predict arena exists only for runs that evaluate.
   if (use_predict_) {
     const function_info &predict = *manifest.predict;
-    if (manifest.sim_target())
+    if (manifest.device_target())
       predict_context_ = make_context(manifest, seed);
     if (predict.device_bytes)
-      attach_device(predict, "predict function's sim", predict_context_.get(),
-                    predict_device_, predict_);
+      attach_device(predict, manifest.device_kind(), "predict function's",
+                    predict_context_.get(), predict_device_, predict_);
     else
-      predict_.memory = arena(predict.arena_bytes);
+      predict_.allocate(predict.arena_bytes);
   }
   step_updates_ = find_updates(manifest.step);
 }
@@ -160,7 +107,7 @@ program_runner::~program_runner() = default;
 
 void program_runner::load_initial_values(const onnx_model &model,
                                          const onnx_model *init) {
-  auto load = [&](const function_info &function, const function_memory &into,
+  auto load = [&](const function_info &function, function_memory &into,
                   const function_info *already) {
     for (const tensor_slot &slot : function.args) {
       if (!slot.is_persistent())
@@ -169,7 +116,8 @@ void program_runner::load_initial_values(const onnx_model &model,
       // evaluation); only its own extra arguments are loaded here.
       if (already && already->find_arg(slot.name))
         continue;
-      uint8_t *dst = into.at(slot);
+      // A slot on a device is assembled in host memory, then written.
+      uint8_t *dst = into.begin_write(slot, /*keep=*/true);
       bool found = model.load(slot, dst);
       if (!found && slot.role != "optimizer_state")
         fail_runtime(model.name() +
@@ -178,6 +126,7 @@ void program_runner::load_initial_values(const onnx_model &model,
       if (init && !init->load(slot, dst) && slot.role == "param")
         fail_input(init->name() + ": no initializer for the parameter '" +
                    slot.name + "' (" + describe_slot(slot) + ")");
+      into.end_write(slot);
     }
   };
   load(manifest_.step, step_, nullptr);
@@ -187,9 +136,10 @@ void program_runner::load_initial_values(const onnx_model &model,
 
 void program_runner::call(tidalrt_status_t (*fn)(tidalrt_context_t *,
                                                  uint8_t *),
-                          tidalrt_context_t *context, tidalrt_device_t *device,
-                          uint8_t *memory, const char *what) {
-  tidalrt_status_t status = fn(context, memory);
+                          tidalrt_context_t *context,
+                          const function_memory &memory, const char *what) {
+  tidalrt_device_t *device = memory.device();
+  tidalrt_status_t status = fn(context, memory.base());
   if (device) {
     // The generated function ends with tidalrt_dev_synchronize; this also
     // covers a return before it (an enqueue error), after which enqueued
@@ -220,11 +170,9 @@ void program_runner::prepare() {
   for (tidalrt_context_t *context : contexts)
     tidalrt_context_begin_prepare(context);
   try {
-    call(program_.step, context_.get(), step_device_.get(), step_.memory.data(),
-         "step");
+    call(program_.step, context_.get(), step_, "step");
     if (use_predict_)
-      call(program_.predict, predict_context(), predict_device_.get(),
-           predict_.memory.data(), "predict");
+      call(program_.predict, predict_context(), predict_, "predict");
   } catch (...) {
     // Leave preparation mode even on failure; the context is freed later.
     for (tidalrt_context_t *context : contexts)
@@ -243,16 +191,17 @@ void program_runner::run_step(uint64_t step) {
   tidalrt_device_t *device = step_device_.get();
   if (device)
     tidalrt_device_reset_stats(device);
-  call(program_.step, context_.get(), device, step_.memory.data(), "step");
+  call(program_.step, context_.get(), step_, "step");
   if (device) {
     tidalrt_device_stats_t stats;
     tidalrt_device_stats(device, &stats);
     figures_.peak_bytes = stats.peak_device_bytes;
     figures_.bytes_to_host = stats.bytes_to_host;
     figures_.bytes_to_device = stats.bytes_to_device;
+    figures_.copy_seconds = stats.copy_seconds;
   }
   for (const update &u : step_updates_)
-    std::memmove(step_.at(*u.arg), step_.at(*u.result), u.arg->bytes);
+    step_.copy(*u.arg, step_, *u.result);
 }
 
 void program_runner::sync_predict_from_step() {
@@ -266,23 +215,18 @@ void program_runner::sync_predict_from_step() {
       fail_runtime("predict argument '" + slot.name + "' is " +
                    describe_slot(slot) + " but the step's is " +
                    describe_slot(*source));
-    std::memcpy(predict_.at(slot), step_.at(*source), slot.bytes);
+    predict_.copy(slot, step_, *source);
   }
 }
 
 void program_runner::run_predict(uint64_t step) {
   tidalrt_context_set_step(predict_context(), step);
-  call(program_.predict, predict_context(), predict_device_.get(),
-       predict_.memory.data(), "predict");
+  call(program_.predict, predict_context(), predict_, "predict");
 }
 
 uint64_t program_runner::host_bytes() const {
-  uint64_t bytes = step_.host.size() + predict_.host.size() +
+  uint64_t bytes = step_.host_bytes() + predict_.host_bytes() +
                    tidalrt_context_scratch_bytes(context_.get());
-  if (!step_device_)
-    bytes += step_.memory.size();
-  if (!predict_device_)
-    bytes += predict_.memory.size();
   if (predict_context_)
     bytes += tidalrt_context_scratch_bytes(predict_context_.get());
   return bytes;

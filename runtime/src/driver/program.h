@@ -5,6 +5,7 @@
 
 #include "driver.h"
 #include "manifest.h"
+#include "memory.h"
 
 #include <cstdint>
 #include <memory>
@@ -13,28 +14,6 @@
 namespace tidalrt_driver {
 
 class onnx_model;
-
-// A zero-initialised, 64-byte aligned block; or a view of `bytes` bytes of
-// memory owned elsewhere (a device's memory), which it does not free.
-class arena {
-public:
-  arena() = default;
-  explicit arena(uint64_t bytes);
-  static arena view(uint8_t *memory, uint64_t bytes);
-  ~arena();
-  arena(const arena &) = delete;
-  arena &operator=(const arena &) = delete;
-  arena(arena &&other) noexcept;
-  arena &operator=(arena &&other) noexcept;
-
-  uint8_t *data() const { return bytes_; }
-  uint64_t size() const { return size_; }
-
-private:
-  uint8_t *bytes_ = nullptr;
-  uint64_t size_ = 0;
-  bool owned_ = true;
-};
 
 struct context_deleter {
   void operator()(tidalrt_context_t *context) const {
@@ -54,18 +33,8 @@ struct device_figures {
   uint64_t peak_bytes = 0;
   uint64_t bytes_to_host = 0;
   uint64_t bytes_to_device = 0;
-};
-
-// A function's memory: its arena (on sim: a view of the device memory) and
-// its host arena (on sim: offloaded copies and the slots with "space":
-// "host"; empty on the host). Every slot's bytes are reached through at().
-struct function_memory {
-  arena memory;
-  arena host;
-
-  uint8_t *at(const tensor_slot &slot) const {
-    return (slot.host ? host.data() : memory.data()) + slot.offset;
-  }
+  // The time the step's copies took (tidalrt_device_stats_t::copy_seconds).
+  double copy_seconds = 0;
 };
 
 // Copies of results into the arguments of the same name (new values of
@@ -77,15 +46,17 @@ struct update {
 };
 std::vector<update> find_updates(const function_info &function);
 
-// On the sim target (manifest "target": "sim") the step function runs on
-// one SIM device of functions.step.device_bytes bytes whose memory is the
-// step arena (the generated step ends with tidalrt_dev_synchronize, so the
-// device is idle between steps and the driver reads and writes that memory
-// directly), with a host arena of host_arena_bytes for offloaded copies and
-// the slots that live in host memory ("space": "host").
-// The predict function has its own context: on a SIM device of its own if
-// functions.predict has a device_bytes, else on the host (its own zeroed
-// arena, no device: tidalrt_dev_launch calls kernels directly).
+// On a device target (manifest "target": "sim" or "cuda") the step
+// function runs on one device of that kind (TIDALRT_DEVICE_SIM or
+// TIDALRT_DEVICE_CUDA) of functions.step.device_bytes bytes whose arena is
+// the step's arena (the generated step ends with tidalrt_dev_synchronize,
+// so the device is idle between steps, when the driver reads and writes
+// the slots through function_memory), with a host arena of
+// host_arena_bytes for offloaded copies and the slots that live in host
+// memory ("space": "host").
+// The predict function has its own context: on a device of its own (of the
+// same kind) if functions.predict has a device_bytes, else on the host (its
+// own zeroed arena, no device: tidalrt_dev_launch calls kernels directly).
 class program_runner {
 public:
   // `evaluate`: the run evaluates held-out data, so the predict function
@@ -95,12 +66,10 @@ public:
   ~program_runner();
 
   const manifest &info() const { return manifest_; }
-  // Where a slot of the step (predict) function lies: in its arena, or in
-  // its host arena for a host slot.
-  uint8_t *step_at(const tensor_slot &slot) const { return step_.at(slot); }
-  uint8_t *predict_at(const tensor_slot &slot) const {
-    return predict_.at(slot);
-  }
+  // The step (predict) function's slots: every access to their bytes goes
+  // through these.
+  function_memory &step_memory() { return step_; }
+  function_memory &predict_memory() { return predict_; }
 
   // Fills every persistent argument of the step (and predict) function:
   // from `model` (the compiled-in one), then from `init` if not NULL.
@@ -132,8 +101,8 @@ public:
 
 private:
   void call(tidalrt_status_t (*fn)(tidalrt_context_t *, uint8_t *),
-            tidalrt_context_t *context, tidalrt_device_t *device,
-            uint8_t *arena, const char *what);
+            tidalrt_context_t *context, const function_memory &memory,
+            const char *what);
   tidalrt_context_t *predict_context() const {
     return predict_context_ ? predict_context_.get() : context_.get();
   }
@@ -145,12 +114,12 @@ private:
   // devices) first, then the devices, then the functions' memory (the
   // arena views of device memory, which free nothing, and the host arenas
   // that device copies use).
-  function_memory step_;
-  function_memory predict_;
+  function_memory step_{"step"};
+  function_memory predict_{"predict function"};
   device_ptr step_device_;
   device_ptr predict_device_;
   context_ptr context_;
-  // The sim target's predict context; NULL: the predict function shares
+  // A device target's predict context; NULL: the predict function shares
   // the step's context.
   context_ptr predict_context_;
   std::vector<update> step_updates_;

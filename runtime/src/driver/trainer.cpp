@@ -144,6 +144,7 @@ eval_result evaluate(const evaluation &eval, program_runner &runner,
   const manifest &m = runner.info();
   const function_info &predict = *m.predict;
   runner.sync_predict_from_step();
+  function_memory &memory = runner.predict_memory();
   const tensor_slot *loss = predict.loss_result();
   uint64_t batch = static_cast<uint64_t>(m.batch_size);
   uint64_t samples = eval.data.samples;
@@ -156,20 +157,18 @@ eval_result evaluate(const evaluation &eval, program_runner &runner,
       rows[i] = first + i;
     for (const data_input &input : eval.data.inputs)
       if (input.slot != eval.extra_label.get())
-        copy_rows(input, rows.data(), count, runner.predict_at(*input.slot),
-                  m.batch_size);
+        memory.write_rows(input, rows.data(), count, m.batch_size);
     runner.run_predict(step);
     // A padded batch's loss would count the padding; only full batches
     // enter the mean loss.
     if (loss && count == batch) {
       float value;
-      std::memcpy(&value, runner.predict_at(*loss), sizeof(value));
+      memory.read(*loss, 0, &value, sizeof(value));
       loss_sum += value;
       ++full_batches;
     }
     if (eval.output && eval.label)
-      correct +=
-          count_correct(eval, runner.predict_at(*eval.output), first, count);
+      correct += count_correct(eval, memory.view(*eval.output), first, count);
   }
   eval_result result;
   if (full_batches)
@@ -229,6 +228,7 @@ int run_training(const session &s) {
     fail_input("--steps " + std::to_string(total) + " is too many");
 
   const tensor_slot &loss_slot = *m.step.loss_result();
+  function_memory &memory = runner.step_memory();
   uint64_t host_bytes = runner.host_bytes();
   progress_bar progress(s.err, !o.quiet, total, "steps");
 
@@ -267,18 +267,18 @@ int run_training(const session &s) {
       auto start = clock_type::now();
       const std::vector<uint64_t> &rows = order.rows(step);
       for (const data_input &input : data.inputs)
-        copy_rows(input, rows.data(), rows.size(), runner.step_at(*input.slot),
-                  m.batch_size);
+        memory.write_rows(input, rows.data(), rows.size(), m.batch_size);
       runner.run_step(step);
       float loss;
-      std::memcpy(&loss, runner.step_at(loss_slot), sizeof(loss));
+      memory.read(loss_slot, 0, &loss, sizeof(loss));
       double ms = ms_since(start);
       trace.complete("step " + std::to_string(step + 1), "step", trace_start,
                      ms * 1000, "\"loss\": " + json_number(loss));
       step_ms_sum += ms;
       const device_figures &figures = runner.step_device_figures();
       log.write(step + 1, loss, ms, host_bytes, figures.peak_bytes,
-                figures.bytes_to_host, figures.bytes_to_device);
+                figures.bytes_to_host, figures.bytes_to_device,
+                figures.copy_seconds);
       if (!std::isfinite(loss) && !warned) {
         warned = true;
         progress.clear();
@@ -326,9 +326,20 @@ int run_training(const session &s) {
   if (!o.save.empty()) {
     double start = trace.now_us();
     std::vector<std::pair<const tensor_slot *, const void *>> values;
-    for (const tensor_slot &slot : m.step.args)
-      if (slot.is_persistent())
-        values.emplace_back(&slot, runner.step_at(slot));
+    // Values on a device are read into host copies (a deque: they stay
+    // where they are as it grows).
+    std::deque<std::vector<uint8_t>> copies;
+    for (const tensor_slot &slot : m.step.args) {
+      if (!slot.is_persistent())
+        continue;
+      const uint8_t *data = memory.host_at(slot);
+      if (!data) {
+        copies.emplace_back(slot.bytes);
+        memory.read(slot, copies.back().data());
+        data = copies.back().data();
+      }
+      values.emplace_back(&slot, data);
+    }
     loaded.model->save(values, steps_done, o.save);
     trace.complete("save", "save", start, trace.now_us() - start);
   }
