@@ -53,7 +53,7 @@ LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
   }
   std::string dir = runtimeDir(argv0);
   SmallVector<StringRef> runtimeLibs = {"tidalrt_main", "tidalrt_driver",
-                                       "tidalrt"};
+                                        "tidalrt"};
   if (cuda)
     runtimeLibs.push_back("tidalrt_cuda");
   for (StringRef lib : runtimeLibs) {

@@ -173,10 +173,10 @@ TEST(CudaDevice, AFailedHostLaunchIsReportedWithItsStream) {
     ++*static_cast<std::atomic<int> *>(arg);
     return nullptr;
   };
-  ASSERT_STATUS_OK(
-      tidalrt_stream_launch(host.get(), failing, nullptr, nullptr, 0, nullptr, 0));
-  ASSERT_STATUS_OK(
-      tidalrt_stream_launch(host.get(), counting, &later, nullptr, 0, nullptr, 0));
+  ASSERT_STATUS_OK(tidalrt_stream_launch(host.get(), failing, nullptr, nullptr,
+                                         0, nullptr, 0));
+  ASSERT_STATUS_OK(tidalrt_stream_launch(host.get(), counting, &later, nullptr,
+                                         0, nullptr, 0));
   std::string text = message_of(tidalrt_stream_synchronize(host.get()));
   EXPECT_EQ(text, "stream 0 (host): host kernel failed");
   EXPECT_EQ(later.load(), 0);
@@ -206,8 +206,8 @@ TEST(CudaDeviceProgram, LaunchesRunTheCudaTwinOfTheCpuKernel) {
   tidalrt_context_t *ctx = nullptr;
   ASSERT_STATUS_OK(tidalrt_context_create(&options, &ctx));
   std::vector<uint8_t> host_arena(64);
-  ASSERT_STATUS_OK(tidalrt_context_set_device(ctx, device.get(),
-                                              host_arena.data(), 64, 0));
+  ASSERT_STATUS_OK(
+      tidalrt_context_set_device(ctx, device.get(), host_arena.data(), 64, 0));
   std::vector<float> x(200), expected(200), y(200);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = float(i) - 100.5f;
@@ -220,11 +220,11 @@ TEST(CudaDeviceProgram, LaunchesRunTheCudaTwinOfTheCpuKernel) {
   std::vector<int64_t> desc = call.descriptor();
   tidalrt_range_t ranges[2] = {{0, 800}, {1024, 800}};
   tidalrt_context_begin_prepare(ctx);
-  ASSERT_STATUS_OK(tidalrt_dev_launch(ctx, tidalrt_k_relu, desc.data(),
-                                      buffers, 2, 0, ranges, 1, 1));
+  ASSERT_STATUS_OK(tidalrt_dev_launch(ctx, tidalrt_k_relu, desc.data(), buffers,
+                                      2, 0, ranges, 1, 1));
   ASSERT_STATUS_OK(tidalrt_context_end_prepare(ctx));
-  ASSERT_STATUS_OK(tidalrt_dev_launch(ctx, tidalrt_k_relu, desc.data(),
-                                      buffers, 2, 0, ranges, 1, 1));
+  ASSERT_STATUS_OK(tidalrt_dev_launch(ctx, tidalrt_k_relu, desc.data(), buffers,
+                                      2, 0, ranges, 1, 1));
   ASSERT_STATUS_OK(tidalrt_dev_synchronize(ctx));
   ASSERT_STATUS_OK(tidalrt_device_read(device.get(), 1024, y.data(), 800));
   EXPECT_EQ(y, expected);

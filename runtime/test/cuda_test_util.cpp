@@ -90,8 +90,8 @@ std::string run_on_gpu(const KernelCall &call, tidalrt_kernel_fn_t cuda_kernel,
               device, offsets[i], host[i], static_cast<uint64_t>(sizes[i])))
         error = consume(status);
   }
-  tidalrt_context_options_t context_options = {
-      static_cast<size_t>(desc[0]) + 1, seed};
+  tidalrt_context_options_t context_options = {static_cast<size_t>(desc[0]) + 1,
+                                               seed};
   tidalrt_context_t *ctx = nullptr;
   tidalrt_stream_t *stream = nullptr;
   if (error.empty())
@@ -110,8 +110,8 @@ std::string run_on_gpu(const KernelCall &call, tidalrt_kernel_fn_t cuda_kernel,
   if (error.empty()) {
     tidalrt_context_set_step(ctx, step);
     tidalrt_context_begin_prepare(ctx);
-    tidalrt_status_t status =
-        tidalrt_stream_launch(stream, run_kernel, &launch, nullptr, 0, nullptr, 0);
+    tidalrt_status_t status = tidalrt_stream_launch(stream, run_kernel, &launch,
+                                                    nullptr, 0, nullptr, 0);
     if (!status)
       status = tidalrt_stream_synchronize(stream);
     tidalrt_status_t end = tidalrt_context_end_prepare(ctx);
@@ -123,8 +123,8 @@ std::string run_on_gpu(const KernelCall &call, tidalrt_kernel_fn_t cuda_kernel,
     }
   }
   if (error.empty()) {
-    tidalrt_status_t status =
-        tidalrt_stream_launch(stream, run_kernel, &launch, nullptr, 0, nullptr, 0);
+    tidalrt_status_t status = tidalrt_stream_launch(stream, run_kernel, &launch,
+                                                    nullptr, 0, nullptr, 0);
     if (!status)
       status = tidalrt_stream_synchronize(stream);
     if (status)

@@ -29,7 +29,7 @@ std::string run_on_gpu(const KernelCall &call, tidalrt_kernel_fn_t cuda_kernel,
   do {                                                                         \
     std::string reason_ = ::tidalrt_test::cuda_unavailable_reason();           \
     if (!reason_.empty())                                                      \
-      GTEST_SKIP() << reason_;                    \
+      GTEST_SKIP() << reason_;                                                 \
   } while (0)
 
 #endif // TIDALRT_TEST_CUDA_TEST_UTIL_H

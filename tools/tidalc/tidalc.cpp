@@ -526,9 +526,8 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
   }
   std::string output =
       outputPath.empty() ? defaultOutput("") : outputPath.getValue();
-  bool linked =
-      succeeded(mlir::tidal::linkExecutable(objectPath, output, argv0,
-                                            target == "cuda", error));
+  bool linked = succeeded(mlir::tidal::linkExecutable(objectPath, output, argv0,
+                                                      target == "cuda", error));
   sys::fs::remove(objectPath);
   if (!linked)
     return fail(error);

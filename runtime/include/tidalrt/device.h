@@ -109,9 +109,8 @@ uint8_t *tidalrt_device_memory(tidalrt_device_t *device);
  * INVALID_ARGUMENT for a range outside the arena or a NULL host pointer of
  * non-zero size (INTERNAL for a CUDA error). On HOST and SIM they are
  * memcpy, memmove and memset on tidalrt_device_memory(). */
-tidalrt_status_t tidalrt_device_write(tidalrt_device_t *device,
-                                      uint64_t offset, const void *host,
-                                      uint64_t bytes);
+tidalrt_status_t tidalrt_device_write(tidalrt_device_t *device, uint64_t offset,
+                                      const void *host, uint64_t bytes);
 tidalrt_status_t tidalrt_device_read(tidalrt_device_t *device, uint64_t offset,
                                      void *host, uint64_t bytes);
 tidalrt_status_t tidalrt_device_move(tidalrt_device_t *device,

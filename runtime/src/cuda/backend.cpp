@@ -33,10 +33,9 @@ tidalrt_status_t make_device(uint64_t bytes, void **native, uint8_t **memory) {
   int count = 0;
   cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess)
-    return tidalrt_status_make(TIDALRT_UNSUPPORTED,
-                               "no usable CUDA device: %s (%s)",
-                               cudaGetErrorString(error),
-                               cudaGetErrorName(error));
+    return tidalrt_status_make(
+        TIDALRT_UNSUPPORTED, "no usable CUDA device: %s (%s)",
+        cudaGetErrorString(error), cudaGetErrorName(error));
   if (count == 0)
     return tidalrt_status_make(TIDALRT_UNSUPPORTED,
                                "no usable CUDA device: none is present");
@@ -294,12 +293,24 @@ void set_current_stream(void *native_stream) {
 }
 
 const tidalrt_device::backend the_backend = {
-    "cuda",         make_device,       destroy_device,
-    transfer,       stream_create,     stream_destroy,
-    launch,         copy,              stream_synchronize,
-    event_create,   event_destroy,     event_record,
-    stream_wait_event, event_synchronize, event_query,
-    pin,            unpin,             cudaKernelFor,
+    "cuda",
+    make_device,
+    destroy_device,
+    transfer,
+    stream_create,
+    stream_destroy,
+    launch,
+    copy,
+    stream_synchronize,
+    event_create,
+    event_destroy,
+    event_record,
+    stream_wait_event,
+    event_synchronize,
+    event_query,
+    pin,
+    unpin,
+    cudaKernelFor,
     set_current_stream,
 };
 

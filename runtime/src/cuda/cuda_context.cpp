@@ -70,8 +70,8 @@ void *workspace(tidalrt_context_t *ctx, size_t bytes) {
     // Only after preparation, before the first step's kernels (or on
     // demand for a context that was never prepared). cudaFree waits for the
     // device, so no kernel still uses the old allocation.
-    size_t size = bytes > device->workspace_needed ? bytes
-                                                   : device->workspace_needed;
+    size_t size =
+        bytes > device->workspace_needed ? bytes : device->workspace_needed;
     check(cudaFree(device->workspace), "cudaFree (workspace)");
     device->workspace = nullptr;
     device->workspace_bytes = 0;

@@ -313,8 +313,8 @@ static tidalrt_status_t transfer(tidalrt_device_t *device, const char *call,
           check_range(device, call, "range", offset, bytes, &end))
     return status;
   if (kind == transfer_kind::MOVE)
-    if (tidalrt_status_t status = check_range(device, call, "source range",
-                                              src_offset, bytes, &end))
+    if (tidalrt_status_t status =
+            check_range(device, call, "source range", src_offset, bytes, &end))
       return status;
   if (!bytes)
     return nullptr;
@@ -353,8 +353,8 @@ extern "C" tidalrt_status_t tidalrt_device_write(tidalrt_device_t *device,
 extern "C" tidalrt_status_t tidalrt_device_read(tidalrt_device_t *device,
                                                 uint64_t offset, void *host,
                                                 uint64_t bytes) {
-  return transfer(device, "tidalrt_device_read", transfer_kind::READ, offset,
-                  0, host, 0, bytes);
+  return transfer(device, "tidalrt_device_read", transfer_kind::READ, offset, 0,
+                  host, 0, bytes);
 }
 
 extern "C" tidalrt_status_t tidalrt_device_move(tidalrt_device_t *device,
@@ -368,6 +368,6 @@ extern "C" tidalrt_status_t tidalrt_device_move(tidalrt_device_t *device,
 extern "C" tidalrt_status_t tidalrt_device_fill(tidalrt_device_t *device,
                                                 uint64_t offset, int value,
                                                 uint64_t bytes) {
-  return transfer(device, "tidalrt_device_fill", transfer_kind::FILL, offset,
-                  0, nullptr, value, bytes);
+  return transfer(device, "tidalrt_device_fill", transfer_kind::FILL, offset, 0,
+                  nullptr, value, bytes);
 }

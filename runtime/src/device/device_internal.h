@@ -74,8 +74,8 @@ struct work_item {
 struct tidalrt_stream_s {
   tidalrt_device_s *device = nullptr;
   tidalrt_stream_kind_t kind = TIDALRT_STREAM_COMPUTE;
-  uint64_t index = 0;  // creation order on the device, names it
-  bool queued = false; // SIM: a worker thread runs the items
+  uint64_t index = 0;     // creation order on the device, names it
+  bool queued = false;    // SIM: a worker thread runs the items
   void *native = nullptr; // a backend's stream (CUDA), else NULL
 
   std::mutex mutex;

@@ -327,8 +327,9 @@ tidalrt_status_t enqueue_record(program_state *state, launch_record *record,
     tidalrt_status_free(tidalrt_stream_synchronize(record->stream));
   }
   record->ctx = ctx;
-  record->kernel_mutex =
-      state->backend && stream == state->compute ? nullptr : &state->kernel_mutex;
+  record->kernel_mutex = state->backend && stream == state->compute
+                             ? nullptr
+                             : &state->kernel_mutex;
   record->fn = fn;
   record->desc = desc;
   record->buffers.assign(buffers, buffers + num_buffers); // capacity suffices
@@ -458,9 +459,9 @@ extern "C" tidalrt_status_t tidalrt_dev_launch(
   }
   if (tidalrt::preparing(ctx))
     return prepare_kernel(state, ctx, kernel, desc, buffers, op_index, true);
-  status = enqueue_record(state, record, state->compute, ctx, kernel, desc,
-                          buffers, num_buffers, op_index, ranges, num_reads,
-                          num_writes);
+  status =
+      enqueue_record(state, record, state->compute, ctx, kernel, desc, buffers,
+                     num_buffers, op_index, ranges, num_reads, num_writes);
   if (!status && state->sync_each_launch)
     status = tidalrt_stream_synchronize(state->compute);
   if (status) {

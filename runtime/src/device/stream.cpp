@@ -205,8 +205,8 @@ tidalrt_status_t synchronize_stream(tidalrt_stream_s *stream) {
     stream->device->copy_nanoseconds.fetch_add((uint64_t)(seconds * 1e9),
                                                std::memory_order_relaxed);
     if (status)
-      fail(stream, tidalrt_status_annotate(status, "%s",
-                                           stream_name(stream).c_str()));
+      fail(stream,
+           tidalrt_status_annotate(status, "%s", stream_name(stream).c_str()));
     std::lock_guard<std::mutex> lock(stream->mutex);
     return copy_status(stream->failure);
   }
@@ -257,9 +257,8 @@ tidalrt_stream_create(tidalrt_device_t *device, tidalrt_stream_kind_t kind,
   stream->kind = kind;
   stream->queued = device->kind == TIDALRT_DEVICE_SIM;
   if (device->backend) {
-    if (tidalrt_status_t status =
-            device->backend->stream_create(device->native, kind,
-                                           &stream->native)) {
+    if (tidalrt_status_t status = device->backend->stream_create(
+            device->native, kind, &stream->native)) {
       delete stream;
       return tidalrt_status_annotate(status, "tidalrt_stream_create");
     }
@@ -387,8 +386,8 @@ extern "C" tidalrt_status_t tidalrt_stream_copy(tidalrt_stream_t *stream,
     bool to_host = stream->kind == TIDALRT_STREAM_COPY_TO_HOST;
     note_copy(stream->device, to_host, item.end, bytes, 0);
     if (tidalrt_status_t status =
-            b->copy(stream->native, host, stream->device->memory + device_offset,
-                    bytes, to_host))
+            b->copy(stream->native, host,
+                    stream->device->memory + device_offset, bytes, to_host))
       fail(stream, tidalrt_status_annotate(status, "%s, copy #%llu",
                                            stream_name(stream).c_str(),
                                            (unsigned long long)item.number));
