@@ -14,6 +14,7 @@
 //                        1 at x = +inf and 0 at -inf (not NaN)
 // float32 (AVX2 or scalar loops of simd.h) and float64 (scalar, in double).
 #include "broadcast.h"
+#include "elementwise_checks.h"
 #include "kernel.h"
 #include "simd.h"
 
@@ -22,6 +23,25 @@
 using namespace tidalrt;
 using namespace tidalrt::ew;
 using simd::Grad;
+
+int64_t tidalrt::ew::checkActivationBackward(const OpCall &op) {
+  expectTensors(op, 3);
+  const TensorRef &g = op[0], &s = op[1], &y = op[2];
+  if (g.type != s.type || g.type != y.type)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "grad, saved and result have types %s, %s and %s; they must match",
+         typeName(g.type), typeName(s.type), typeName(y.type));
+  if (g.type != TIDALRT_ELEMENT_TYPE_F32 && g.type != TIDALRT_ELEMENT_TYPE_F64)
+    fail(TIDALRT_UNSUPPORTED,
+         "element type %s is not supported (float32, float64)",
+         typeName(g.type));
+  if (!g.present())
+    fail(TIDALRT_INVALID_ARGUMENT, "grad is absent");
+  const int64_t n = g.numel();
+  expectElements(s, n, "saved");
+  expectElements(y, n, "grad_input");
+  return n;
+}
 
 namespace {
 
@@ -49,21 +69,8 @@ double applyDouble(Grad op, double g, double s, double alpha) {
 }
 
 tidalrt_status_t gradKernel(OpCall &op, Grad kind, bool hasAlpha) {
-  expectTensors(op, 3);
   const TensorRef &g = op[0], &s = op[1], &y = op[2];
-  if (g.type != s.type || g.type != y.type)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "grad, saved and result have types %s, %s and %s; they must match",
-         typeName(g.type), typeName(s.type), typeName(y.type));
-  if (g.type != TIDALRT_ELEMENT_TYPE_F32 && g.type != TIDALRT_ELEMENT_TYPE_F64)
-    fail(TIDALRT_UNSUPPORTED,
-         "element type %s is not supported (float32, float64)",
-         typeName(g.type));
-  if (!g.present())
-    fail(TIDALRT_INVALID_ARGUMENT, "grad is absent");
-  const int64_t n = g.numel();
-  expectElements(s, n, "saved");
-  expectElements(y, n, "grad_input");
+  const int64_t n = checkActivationBackward(op);
   const double alpha = hasAlpha ? op.getFloat(0) : 0.0;
   if (preparing(op.context) || n == 0)
     return ok();

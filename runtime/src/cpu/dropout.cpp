@@ -22,6 +22,8 @@
 //
 // Element types: float32 (vector apply) and float64.
 #include "broadcast.h"
+#include "dropout_hash.h"
+#include "elementwise_checks.h"
 #include "kernel.h"
 #include "simd.h"
 
@@ -32,21 +34,6 @@ using namespace tidalrt;
 using namespace tidalrt::ew;
 
 namespace {
-
-constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ull;
-
-// SplitMix64's output function of state z (after the gamma step).
-inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-uint64_t streamKey(uint64_t seed, uint64_t step, int64_t opIndex) {
-  uint64_t k = mix64(seed + kGamma);
-  k = mix64((k ^ step) + kGamma);
-  return mix64((k ^ (uint64_t)opIndex) + kGamma);
-}
 
 void checkRatio(double ratio) {
   if (!(ratio >= 0.0 && ratio < 1.0))
@@ -66,6 +53,55 @@ void checkMask(const TensorRef &t) {
          typeName(t.type));
 }
 
+} // namespace
+
+DropoutCall tidalrt::ew::checkDropout(const OpCall &op) {
+  expectTensors(op, 3);
+  const TensorRef &x = op[0], &y = op[1], &m = op[2];
+  checkFloat(x, "input");
+  if (y.type != x.type)
+    fail(TIDALRT_INVALID_ARGUMENT, "output type %s differs from input type %s",
+         typeName(y.type), typeName(x.type));
+  checkMask(m);
+  if (!x.present())
+    fail(TIDALRT_INVALID_ARGUMENT, "input is absent");
+  DropoutCall c;
+  c.n = x.numel();
+  expectElements(y, c.n, "output");
+  expectElements(m, c.n, "mask");
+  c.ratio = op.getFloat(0);
+  c.training = op.getBool(3);
+  checkRatio(c.ratio);
+  c.seed = op.has(1) ? (uint64_t)op.getInt(1) : tidalrt::seed(op.context);
+  return c;
+}
+
+uint64_t tidalrt::ew::dropoutKey(const OpCall &op, uint64_t seed) {
+  const int64_t stream = op.has(2) ? op.getInt(2) : op.index;
+  return dropout::streamKey(seed, step(op.context), stream);
+}
+
+int64_t tidalrt::ew::checkDropoutBackward(const OpCall &op, double &ratio) {
+  expectTensors(op, 3);
+  const TensorRef &g = op[0], &m = op[1], &y = op[2];
+  checkFloat(g, "grad");
+  if (y.type != g.type)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "grad_input type %s differs from grad type %s", typeName(y.type),
+         typeName(g.type));
+  checkMask(m);
+  if (!g.present())
+    fail(TIDALRT_INVALID_ARGUMENT, "grad is absent");
+  const int64_t n = g.numel();
+  expectElements(m, n, "mask");
+  expectElements(y, n, "grad_input");
+  ratio = op.getFloat(0);
+  checkRatio(ratio);
+  return n;
+}
+
+namespace {
+
 template <typename T>
 void maskScale(simd::Isa isa, const T *x, const uint8_t *m, double scale, T *y,
                int64_t n) {
@@ -81,11 +117,10 @@ void maskScale(simd::Isa isa, const T *x, const uint8_t *m, double scale, T *y,
 // The stream of elements [2^32 * block, 2^32 * (block + 1)).
 simd::DropoutStream streamFor(uint64_t key, uint64_t block, double ratio) {
   simd::DropoutStream s;
-  if (block)
-    key = mix64(key + block * kGamma);
+  key = dropout::blockKey(key, block);
   s.k1 = (uint32_t)key;
   s.k2 = (uint32_t)(key >> 32);
-  s.threshold = (uint64_t)std::ceil(ratio * 0x1.0p32);
+  s.threshold = dropout::threshold(ratio);
   return s;
 }
 
@@ -112,56 +147,29 @@ void dropoutTrain(const TensorRef &x, const TensorRef &y, const TensorRef &m,
 }
 
 tidalrt_status_t dropoutKernel(OpCall &op) {
-  expectTensors(op, 3);
   const TensorRef &x = op[0], &y = op[1], &m = op[2];
-  checkFloat(x, "input");
-  if (y.type != x.type)
-    fail(TIDALRT_INVALID_ARGUMENT, "output type %s differs from input type %s",
-         typeName(y.type), typeName(x.type));
-  checkMask(m);
-  if (!x.present())
-    fail(TIDALRT_INVALID_ARGUMENT, "input is absent");
-  const int64_t n = x.numel();
-  expectElements(y, n, "output");
-  expectElements(m, n, "mask");
-  const double ratio = op.getFloat(0);
-  const bool training = op.getBool(3);
-  checkRatio(ratio);
-  const uint64_t seed =
-      op.has(1) ? (uint64_t)op.getInt(1) : tidalrt::seed(op.context);
+  const DropoutCall c = checkDropout(op);
+  const int64_t n = c.n;
   if (preparing(op.context) || n == 0)
     return ok();
-  if (!training || ratio == 0.0) {
+  if (!c.training || c.ratio == 0.0) {
     if (y.data != x.data)
       memmove(y.data, x.data, x.bytes());
     memset(m.data, 1, (size_t)n);
     return ok();
   }
-  const int64_t stream = op.has(2) ? op.getInt(2) : op.index;
-  const uint64_t key = streamKey(seed, step(op.context), stream);
+  const uint64_t key = dropoutKey(op, c.seed);
   if (x.type == TIDALRT_ELEMENT_TYPE_F32)
-    dropoutTrain<float>(x, y, m, key, ratio);
+    dropoutTrain<float>(x, y, m, key, c.ratio);
   else
-    dropoutTrain<double>(x, y, m, key, ratio);
+    dropoutTrain<double>(x, y, m, key, c.ratio);
   return ok();
 }
 
 tidalrt_status_t dropoutBackwardKernel(OpCall &op) {
-  expectTensors(op, 3);
   const TensorRef &g = op[0], &m = op[1], &y = op[2];
-  checkFloat(g, "grad");
-  if (y.type != g.type)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "grad_input type %s differs from grad type %s", typeName(y.type),
-         typeName(g.type));
-  checkMask(m);
-  if (!g.present())
-    fail(TIDALRT_INVALID_ARGUMENT, "grad is absent");
-  const int64_t n = g.numel();
-  expectElements(m, n, "mask");
-  expectElements(y, n, "grad_input");
-  const double ratio = op.getFloat(0);
-  checkRatio(ratio);
+  double ratio = 0.0;
+  const int64_t n = checkDropoutBackward(op, ratio);
   if (preparing(op.context) || n == 0)
     return ok();
   const simd::Isa isa = simd::activeIsa();

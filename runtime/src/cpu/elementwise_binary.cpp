@@ -12,6 +12,7 @@
 // that a float32 base with a float32 or integer exponent uses powf (within
 // 1 ulp); a scalar exponent of 1, 2, 3, 0.5 or -1 takes shortcuts.
 #include "broadcast.h"
+#include "elementwise_checks.h"
 #include "kernel.h"
 #include "simd.h"
 
@@ -39,6 +40,61 @@ void checkBroadcast(const OpCall &op, BroadcastPlan &plan) {
          shapeString(y, b2, sizeof b2));
   }
 }
+
+bool supportedPowType(int32_t t) {
+  return t == TIDALRT_ELEMENT_TYPE_F32 || t == TIDALRT_ELEMENT_TYPE_F64 ||
+         t == TIDALRT_ELEMENT_TYPE_I64 || t == TIDALRT_ELEMENT_TYPE_I32;
+}
+
+} // namespace
+
+void tidalrt::ew::checkArithmetic(const OpCall &op, BroadcastPlan &plan) {
+  expectTensors(op, 3);
+  const TensorRef &a = op[0], &b = op[1], &y = op[2];
+  if (a.type != y.type || b.type != y.type)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "operands of types %s and %s with a %s result; all three must match",
+         typeName(a.type), typeName(b.type), typeName(y.type));
+  switch (y.type) {
+  case TIDALRT_ELEMENT_TYPE_F32:
+  case TIDALRT_ELEMENT_TYPE_F64:
+  case TIDALRT_ELEMENT_TYPE_I64:
+  case TIDALRT_ELEMENT_TYPE_I32:
+  case TIDALRT_ELEMENT_TYPE_I16:
+  case TIDALRT_ELEMENT_TYPE_I8:
+  case TIDALRT_ELEMENT_TYPE_U64:
+  case TIDALRT_ELEMENT_TYPE_U32:
+  case TIDALRT_ELEMENT_TYPE_U16:
+  case TIDALRT_ELEMENT_TYPE_U8:
+    break;
+  default:
+    fail(TIDALRT_UNSUPPORTED,
+         "element type %s is not supported (float32, float64 or an integer "
+         "type)",
+         typeName(y.type));
+  }
+  checkBroadcast(op, plan);
+}
+
+void tidalrt::ew::checkPow(const OpCall &op, BroadcastPlan &plan) {
+  expectTensors(op, 3);
+  const TensorRef &a = op[0], &b = op[1], &y = op[2];
+  if (a.type != y.type)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "base of type %s with a %s result; they must match", typeName(a.type),
+         typeName(y.type));
+  bool unsignedExponent =
+      b.type == TIDALRT_ELEMENT_TYPE_U32 || b.type == TIDALRT_ELEMENT_TYPE_U64;
+  if (!supportedPowType(a.type) ||
+      (!supportedPowType(b.type) && !unsignedExponent))
+    fail(TIDALRT_UNSUPPORTED,
+         "base %s, exponent %s: the base must be float32, float64, int64 or "
+         "int32, the exponent also uint32 or uint64",
+         typeName(a.type), typeName(b.type));
+  checkBroadcast(op, plan);
+}
+
+namespace {
 
 template <typename T> T applyInt(Kind kind, T a, T b) {
   using U = std::make_unsigned_t<T>;
@@ -124,32 +180,9 @@ void runInt(const BroadcastPlan &plan, Kind kind, const TensorRef &a,
 }
 
 tidalrt_status_t binaryKernel(OpCall &op, Kind kind) {
-  expectTensors(op, 3);
   const TensorRef &a = op[0], &b = op[1], &y = op[2];
-  if (a.type != y.type || b.type != y.type)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "operands of types %s and %s with a %s result; all three must match",
-         typeName(a.type), typeName(b.type), typeName(y.type));
-  switch (y.type) {
-  case TIDALRT_ELEMENT_TYPE_F32:
-  case TIDALRT_ELEMENT_TYPE_F64:
-  case TIDALRT_ELEMENT_TYPE_I64:
-  case TIDALRT_ELEMENT_TYPE_I32:
-  case TIDALRT_ELEMENT_TYPE_I16:
-  case TIDALRT_ELEMENT_TYPE_I8:
-  case TIDALRT_ELEMENT_TYPE_U64:
-  case TIDALRT_ELEMENT_TYPE_U32:
-  case TIDALRT_ELEMENT_TYPE_U16:
-  case TIDALRT_ELEMENT_TYPE_U8:
-    break;
-  default:
-    fail(TIDALRT_UNSUPPORTED,
-         "element type %s is not supported (float32, float64 or an integer "
-         "type)",
-         typeName(y.type));
-  }
   BroadcastPlan plan;
-  checkBroadcast(op, plan);
+  checkArithmetic(op, plan);
   if (preparing(op.context) || plan.total == 0)
     return ok();
   switch (y.type) {
@@ -325,28 +358,10 @@ bool powF32Shortcut(const TensorRef &a, const TensorRef &b,
   return true;
 }
 
-bool supportedPowType(int32_t t) {
-  return t == TIDALRT_ELEMENT_TYPE_F32 || t == TIDALRT_ELEMENT_TYPE_F64 ||
-         t == TIDALRT_ELEMENT_TYPE_I64 || t == TIDALRT_ELEMENT_TYPE_I32;
-}
-
 tidalrt_status_t powKernel(OpCall &op) {
-  expectTensors(op, 3);
   const TensorRef &a = op[0], &b = op[1], &y = op[2];
-  if (a.type != y.type)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "base of type %s with a %s result; they must match", typeName(a.type),
-         typeName(y.type));
-  bool unsignedExponent =
-      b.type == TIDALRT_ELEMENT_TYPE_U32 || b.type == TIDALRT_ELEMENT_TYPE_U64;
-  if (!supportedPowType(a.type) ||
-      (!supportedPowType(b.type) && !unsignedExponent))
-    fail(TIDALRT_UNSUPPORTED,
-         "base %s, exponent %s: the base must be float32, float64, int64 or "
-         "int32, the exponent also uint32 or uint64",
-         typeName(a.type), typeName(b.type));
   BroadcastPlan plan;
-  checkBroadcast(op, plan);
+  checkPow(op, plan);
   if (preparing(op.context) || plan.total == 0)
     return ok();
   switch (a.type) {

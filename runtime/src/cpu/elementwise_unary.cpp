@@ -11,6 +11,7 @@
 // gelu(-inf) = -0 where it would give NaN; float32 computes x * Phi(x)
 // without the cancellation of 1 + erf for x < 0, see simd.cpp).
 #include "broadcast.h"
+#include "elementwise_checks.h"
 #include "kernel.h"
 #include "simd.h"
 
@@ -20,6 +21,27 @@
 using namespace tidalrt;
 using namespace tidalrt::ew;
 using simd::Unary;
+
+int64_t tidalrt::ew::checkUnary(const OpCall &op, bool allowInt) {
+  expectTensors(op, 2);
+  const TensorRef &x = op[0], &y = op[1];
+  const bool intType =
+      x.type == TIDALRT_ELEMENT_TYPE_I64 || x.type == TIDALRT_ELEMENT_TYPE_I32;
+  if (x.type != y.type)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "input of type %s with a %s result; they must match", typeName(x.type),
+         typeName(y.type));
+  if (!(x.type == TIDALRT_ELEMENT_TYPE_F32 ||
+        x.type == TIDALRT_ELEMENT_TYPE_F64 || (allowInt && intType)))
+    fail(TIDALRT_UNSUPPORTED, "element type %s is not supported (%s)",
+         typeName(x.type),
+         allowInt ? "float32, float64, int64, int32" : "float32, float64");
+  if (!x.present())
+    fail(TIDALRT_INVALID_ARGUMENT, "input is absent");
+  const int64_t n = x.numel();
+  expectElements(y, n, "output");
+  return n;
+}
 
 namespace {
 
@@ -78,23 +100,8 @@ void runInt(Unary op, const TensorRef &x, const TensorRef &y) {
 
 tidalrt_status_t unaryKernel(OpCall &op, Unary kind, bool allowInt,
                              bool hasAlpha) {
-  expectTensors(op, 2);
   const TensorRef &x = op[0], &y = op[1];
-  const bool intType =
-      x.type == TIDALRT_ELEMENT_TYPE_I64 || x.type == TIDALRT_ELEMENT_TYPE_I32;
-  if (x.type != y.type)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "input of type %s with a %s result; they must match", typeName(x.type),
-         typeName(y.type));
-  if (!(x.type == TIDALRT_ELEMENT_TYPE_F32 ||
-        x.type == TIDALRT_ELEMENT_TYPE_F64 || (allowInt && intType)))
-    fail(TIDALRT_UNSUPPORTED, "element type %s is not supported (%s)",
-         typeName(x.type),
-         allowInt ? "float32, float64, int64, int32" : "float32, float64");
-  if (!x.present())
-    fail(TIDALRT_INVALID_ARGUMENT, "input is absent");
-  const int64_t n = x.numel();
-  expectElements(y, n, "output");
+  const int64_t n = checkUnary(op, allowInt);
   const double alpha = hasAlpha ? op.getFloat(0) : 0.0;
   if (preparing(op.context) || n == 0)
     return ok();

@@ -1,6 +1,10 @@
 // other_util.h - helpers shared by the softmax, loss, layer-norm, optimizer
 // and data-movement kernels: operand checks, index reading, ISA selection,
 // an AVX2 exp and the log-softmax that the cross-entropy loss reuses.
+//
+// The CUDA kernels (cuda/other/common.h) share the operand checks: nvcc
+// sees the header without the parts that only CPU code runs (OpenMP, ISA
+// selection, AVX2), hidden by TIDALRT_OTHER_CPU_ONLY.
 #ifndef TIDALRT_CPU_OTHER_UTIL_H
 #define TIDALRT_CPU_OTHER_UTIL_H
 
@@ -13,9 +17,15 @@
 #include <cstring>
 #include <limits>
 
+// Whether the CPU-only parts are compiled (not by nvcc).
+#if defined(__CUDACC__)
+#define TIDALRT_OTHER_CPU_ONLY 0
+#else
+#define TIDALRT_OTHER_CPU_ONLY 1
 #include <omp.h>
+#endif
 
-#if defined(__x86_64__) || defined(__i386__)
+#if TIDALRT_OTHER_CPU_ONLY && (defined(__x86_64__) || defined(__i386__))
 #define TIDALRT_OTHER_X86 1
 #include <immintrin.h>
 #else
@@ -28,6 +38,7 @@ namespace other {
 // Loops over fewer elements than this run on one thread.
 constexpr int64_t kParallelMin = 32768;
 
+#if TIDALRT_OTHER_CPU_ONLY
 // Whether the AVX2+FMA code paths may run: the CPU has them and the
 // environment does not force the scalar ones (TIDAL_CPU_ISA=scalar). The
 // variable is read on every call so that tests can compare both paths.
@@ -43,6 +54,7 @@ inline bool useAvx2() {
   return false;
 #endif
 }
+#endif // TIDALRT_OTHER_CPU_ONLY
 
 inline const char *typeName(int32_t type) {
   return tidalrt_element_type_name((tidalrt_element_type_t)type);
@@ -175,6 +187,7 @@ inline bool sameShape(const TensorRef &a, const TensorRef &b) {
   return true;
 }
 
+#if TIDALRT_OTHER_CPU_ONLY
 // Parallel memset/memcpy for large buffers (the split is fixed, so the
 // result does not depend on the thread count).
 inline void parallelZero(void *dst, size_t bytes) {
@@ -209,6 +222,7 @@ inline void parallelCopy(void *dst, const void *src, size_t bytes) {
            static_cast<const char *>(src) + begin, n);
   }
 }
+#endif // TIDALRT_OTHER_CPU_ONLY
 
 #if TIDALRT_OTHER_X86
 // exp(x) for 8 floats: Cephes' range reduction and polynomial (about 1 ulp

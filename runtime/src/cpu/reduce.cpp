@@ -21,7 +21,9 @@
 // broadcast_to(input) -> output: NumPy broadcast of the input to the
 // result's shape, any element type of 1, 2, 4 or 8 bytes.
 #include "broadcast.h"
+#include "elementwise_checks.h"
 #include "kernel.h"
+#include "reduce_plan.h"
 #include "simd.h"
 
 #include <cstring>
@@ -36,20 +38,15 @@ namespace {
 // Loop nests
 //===----------------------------------------------------------------------===//
 
-// Some segments of the input, iterated as one flat index.
-struct Nest {
-  int n = 0;
-  int64_t ext[TIDALRT_MAX_RANK];
-  int64_t stride[TIDALRT_MAX_RANK];
-  int64_t size = 1;
-
-  void add(int64_t e, int64_t s) {
-    ext[n] = e;
-    stride[n] = s;
-    ++n;
-    size *= e;
-  }
-};
+// Fails unless the call has two tensors, an input and a result of its type.
+void expectInputAndResult(const OpCall &op) {
+  expectTensors(op, 2);
+  const TensorRef &x = op[0], &y = op[1];
+  if (x.type != y.type)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "input of type %s with a %s result; they must match", typeName(x.type),
+         typeName(y.type));
+}
 
 // An odometer over a Nest: the input offset of its current flat index.
 struct Odometer {
@@ -73,16 +70,6 @@ struct Odometer {
       idx[d] = 0;
     }
   }
-};
-
-struct ReducePlan {
-  bool innerReduced = false; // the innermost segment is reduced
-  int64_t inner = 1;         // its extent (contiguous)
-  Nest kept;                 // the kept segments, innermost excluded if kept
-  Nest reduced;              // the reduced ones, innermost excluded if reduced
-  int64_t numOut = 1;        // result elements
-  int64_t count = 1;         // reduced elements per result
-  bool identity = false;     // nothing is reduced
 };
 
 void buildReducePlan(const TensorRef &x, const int64_t *axes, int64_t numAxes,
@@ -125,7 +112,8 @@ void buildReducePlan(const TensorRef &x, const int64_t *axes, int64_t numAxes,
   if (p.identity)
     return;
   int64_t stride[TIDALRT_MAX_RANK];
-  for (int s = nseg - 1, st = 1; s >= 0; --s) {
+  int64_t st = 1;
+  for (int s = nseg - 1; s >= 0; --s) {
     stride[s] = st;
     st *= ext[s];
   }
@@ -134,6 +122,39 @@ void buildReducePlan(const TensorRef &x, const int64_t *axes, int64_t numAxes,
   for (int s = 0; s < nseg - 1; ++s)
     (segRed[s] ? p.reduced : p.kept).add(ext[s], stride[s]);
 }
+
+} // namespace
+
+void tidalrt::ew::checkReduce(const OpCall &op, ReducePlan &plan) {
+  expectInputAndResult(op);
+  const TensorRef &x = op[0], &y = op[1];
+  if (!x.present())
+    fail(TIDALRT_INVALID_ARGUMENT, "input is absent");
+  const int64_t *axes = nullptr;
+  const int64_t numAxes = op.getInts(0, &axes);
+  (void)op.getBool(1); // keepdims: the result's shape already says it
+  buildReducePlan(x, axes, numAxes, plan);
+  if (y.numel() != plan.numOut) {
+    char b1[160], b2[160];
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "result shape %s does not match reducing %s over %lld axes",
+         shapeString(y, b1, sizeof b1), shapeString(x, b2, sizeof b2),
+         (long long)numAxes);
+  }
+  switch (x.type) {
+  case TIDALRT_ELEMENT_TYPE_F32:
+  case TIDALRT_ELEMENT_TYPE_F64:
+  case TIDALRT_ELEMENT_TYPE_I64:
+  case TIDALRT_ELEMENT_TYPE_I32:
+    break;
+  default:
+    fail(TIDALRT_UNSUPPORTED,
+         "element type %s is not supported (float32, float64, int64, int32)",
+         typeName(x.type));
+  }
+}
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Per-type arithmetic
@@ -200,20 +221,9 @@ template <typename T> T finish(AccOf<T> s, int64_t count, bool mean) {
 // Reduction loops
 //===----------------------------------------------------------------------===//
 
-// Block sizes (elements) of the split reductions.
-constexpr int64_t kReduceBlock = 32768;
-constexpr int64_t kRowBlock = 1024; // columns of one kept-inner item
-constexpr int64_t kMaxRowSplits = 16;
+} // namespace
 
-// Innermost segment reduced: out[o] = sum over reduced rows of contiguous
-// sums of `inner` elements.
-struct TrailingSplit {
-  int64_t blocks = 1;       // blocks per output (1: no partial sums)
-  int64_t rowsPerBlock = 0; // outer reduced rows per block, or
-  int64_t colsPerBlock = 0; // inner columns per block (one outer row)
-};
-
-TrailingSplit trailingSplit(const ReducePlan &p) {
+TrailingSplit tidalrt::ew::trailingSplit(const ReducePlan &p) {
   TrailingSplit s;
   const int64_t perOut = p.reduced.size * p.inner;
   if (p.numOut >= 64 || p.numOut * perOut < kParallelMinElements ||
@@ -228,6 +238,28 @@ TrailingSplit trailingSplit(const ReducePlan &p) {
   }
   return s;
 }
+
+KeptSplit tidalrt::ew::keptSplit(const ReducePlan &p) {
+  KeptSplit s;
+  s.colBlock = p.inner < kRowBlock ? p.inner : kRowBlock;
+  s.colBlocks = (p.inner + s.colBlock - 1) / s.colBlock;
+  s.rowsPerBlock = p.reduced.size;
+  const int64_t items = p.kept.size * s.colBlocks;
+  const int64_t total = p.kept.size * p.inner * p.reduced.size;
+  if (items >= 16 || total < kParallelMinElements)
+    return s;
+  int64_t minRows = (8192 + s.colBlock - 1) / s.colBlock;
+  int64_t blocks = (p.reduced.size + minRows - 1) / minRows;
+  if (blocks > kMaxRowSplits)
+    blocks = kMaxRowSplits;
+  if (blocks <= 1)
+    return s;
+  s.rowsPerBlock = (p.reduced.size + blocks - 1) / blocks;
+  s.rowBlocks = (p.reduced.size + s.rowsPerBlock - 1) / s.rowsPerBlock;
+  return s;
+}
+
+namespace {
 
 template <typename T>
 void reduceTrailing(const ReducePlan &p, const T *X, T *Y, bool mean,
@@ -277,35 +309,6 @@ void reduceTrailing(const ReducePlan &p, const T *X, T *Y, bool mean,
       s = addAcc<T>(s, partials[o * split.blocks + b]);
     Y[o] = finish<T>(s, p.count, mean);
   }
-}
-
-// Innermost segment kept: out[o', k] = sum over reduced rows of
-// in[o', rows, k]; items are (o', column block[, row block]).
-struct KeptSplit {
-  int64_t colBlocks = 1; // column blocks per output row
-  int64_t colBlock = 0;  // columns per block
-  int64_t rowBlocks = 1; // row blocks (1: no partial sums)
-  int64_t rowsPerBlock = 0;
-};
-
-KeptSplit keptSplit(const ReducePlan &p) {
-  KeptSplit s;
-  s.colBlock = p.inner < kRowBlock ? p.inner : kRowBlock;
-  s.colBlocks = (p.inner + s.colBlock - 1) / s.colBlock;
-  s.rowsPerBlock = p.reduced.size;
-  const int64_t items = p.kept.size * s.colBlocks;
-  const int64_t total = p.kept.size * p.inner * p.reduced.size;
-  if (items >= 16 || total < kParallelMinElements)
-    return s;
-  int64_t minRows = (8192 + s.colBlock - 1) / s.colBlock;
-  int64_t blocks = (p.reduced.size + minRows - 1) / minRows;
-  if (blocks > kMaxRowSplits)
-    blocks = kMaxRowSplits;
-  if (blocks <= 1)
-    return s;
-  s.rowsPerBlock = (p.reduced.size + blocks - 1) / blocks;
-  s.rowBlocks = (p.reduced.size + s.rowsPerBlock - 1) / s.rowsPerBlock;
-  return s;
 }
 
 template <typename T> size_t keptScratchBytes(const ReducePlan &p) {
@@ -415,27 +418,9 @@ void runReduce(OpCall &op, const ReducePlan &p, bool mean) {
 }
 
 tidalrt_status_t reduceKernel(OpCall &op, bool mean) {
-  expectTensors(op, 2);
-  const TensorRef &x = op[0], &y = op[1];
-  if (x.type != y.type)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "input of type %s with a %s result; they must match", typeName(x.type),
-         typeName(y.type));
-  if (!x.present())
-    fail(TIDALRT_INVALID_ARGUMENT, "input is absent");
-  const int64_t *axes = nullptr;
-  const int64_t numAxes = op.getInts(0, &axes);
-  (void)op.getBool(1); // keepdims: the result's shape already says it
   ReducePlan plan;
-  buildReducePlan(x, axes, numAxes, plan);
-  if (y.numel() != plan.numOut) {
-    char b1[160], b2[160];
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "result shape %s does not match reducing %s over %lld axes",
-         shapeString(y, b1, sizeof b1), shapeString(x, b2, sizeof b2),
-         (long long)numAxes);
-  }
-  switch (x.type) {
+  checkReduce(op, plan);
+  switch (op[0].type) {
   case TIDALRT_ELEMENT_TYPE_F32:
     runReduce<float>(op, plan, mean);
     break;
@@ -445,13 +430,9 @@ tidalrt_status_t reduceKernel(OpCall &op, bool mean) {
   case TIDALRT_ELEMENT_TYPE_I64:
     runReduce<int64_t>(op, plan, mean);
     break;
-  case TIDALRT_ELEMENT_TYPE_I32:
+  default:
     runReduce<int32_t>(op, plan, mean);
     break;
-  default:
-    fail(TIDALRT_UNSUPPORTED,
-         "element type %s is not supported (float32, float64, int64, int32)",
-         typeName(x.type));
   }
   return ok();
 }
@@ -459,6 +440,27 @@ tidalrt_status_t reduceKernel(OpCall &op, bool mean) {
 //===----------------------------------------------------------------------===//
 // broadcast_to
 //===----------------------------------------------------------------------===//
+
+} // namespace
+
+size_t tidalrt::ew::checkBroadcastTo(const OpCall &op, BroadcastPlan &plan) {
+  expectInputAndResult(op);
+  const TensorRef &x = op[0], &y = op[1];
+  const size_t size = tidalrt_element_type_size((tidalrt_element_type_t)x.type);
+  if (size != 1 && size != 2 && size != 4 && size != 8)
+    fail(TIDALRT_UNSUPPORTED, "element type %s (code %d) is not supported",
+         typeName(x.type), x.type);
+  const TensorRef *inputs[1] = {&x};
+  if (buildBroadcastPlan(y.rank, y.dims, 1, inputs, plan) >= 0) {
+    char b1[160], b2[160];
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "input of shape %s does not broadcast to the result shape %s",
+         shapeString(x, b1, sizeof b1), shapeString(y, b2, sizeof b2));
+  }
+  return size;
+}
+
+namespace {
 
 template <typename W>
 void broadcastRows(const BroadcastPlan &plan, const void *in, void *out) {
@@ -478,24 +480,9 @@ void broadcastRows(const BroadcastPlan &plan, const void *in, void *out) {
 }
 
 tidalrt_status_t broadcastToKernel(OpCall &op) {
-  expectTensors(op, 2);
   const TensorRef &x = op[0], &y = op[1];
-  if (x.type != y.type)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "input of type %s with a %s result; they must match", typeName(x.type),
-         typeName(y.type));
-  const size_t size = tidalrt_element_type_size((tidalrt_element_type_t)x.type);
-  if (size != 1 && size != 2 && size != 4 && size != 8)
-    fail(TIDALRT_UNSUPPORTED, "element type %s (code %d) is not supported",
-         typeName(x.type), x.type);
   BroadcastPlan plan;
-  const TensorRef *inputs[1] = {&x};
-  if (buildBroadcastPlan(y.rank, y.dims, 1, inputs, plan) >= 0) {
-    char b1[160], b2[160];
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "input of shape %s does not broadcast to the result shape %s",
-         shapeString(x, b1, sizeof b1), shapeString(y, b2, sizeof b2));
-  }
+  const size_t size = checkBroadcastTo(op, plan);
   if (preparing(op.context) || plan.total == 0)
     return ok();
   switch (size) {

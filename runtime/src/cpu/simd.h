@@ -14,6 +14,8 @@
 #ifndef TIDALRT_CPU_SIMD_H
 #define TIDALRT_CPU_SIMD_H
 
+#include "dropout_hash.h"
+
 #include <cstdint>
 
 namespace tidalrt {
@@ -89,14 +91,7 @@ struct DropoutStream {
   uint64_t threshold = 0;
 };
 
-inline uint32_t lowbias32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
+using dropout::lowbias32; // dropout_hash.h
 
 inline bool dropoutKeep(const DropoutStream &s, uint32_t index) {
   return lowbias32(lowbias32(index + s.k1) ^ s.k2) >= s.threshold;

@@ -1,10 +1,12 @@
 // common.h - what the bodies of the elementwise CUDA kernels share: index
-// maps (broadcasts, reduction nests), rounding helpers and the dropout hash
-// (namespace tidalrt::cuda::elementwise). Host and device code; no
+// maps (broadcasts, reduction nests) and rounding helpers (namespace
+// tidalrt::cuda::elementwise). Host and device code; no
 // std:: containers and nothing host-only.
 #ifndef TIDALRT_CUDA_ELEMENTWISE_COMMON_H
 #define TIDALRT_CUDA_ELEMENTWISE_COMMON_H
 
+#include "../../cpu/dropout_hash.h"
+#include "../../cpu/reduce_plan.h"
 #include "../launch.h"
 
 #include <cmath>
@@ -42,31 +44,20 @@ struct Bcast {
   }
 };
 
-// Some segments of a reduction's input iterated as one flat index (the
-// CPU's reduce.cpp Nest): extents and element strides, outermost first.
-struct Nest {
-  int n = 0;
-  int64_t ext[TIDALRT_MAX_RANK];
-  int64_t stride[TIDALRT_MAX_RANK];
-  int64_t size = 1;
+// Some segments of a reduction's input iterated as one flat index
+// (cpu/reduce_plan.h).
+using tidalrt::ew::Nest;
 
-  void add(int64_t e, int64_t s) {
-    ext[n] = e;
-    stride[n] = s;
-    ++n;
-    size *= e;
+// The input offset of flat index `flat` (< n.size) of a Nest.
+TIDAL_HD inline int64_t nestOffset(const Nest &n, int64_t flat) {
+  int64_t off = 0;
+  for (int d = n.n - 1; d > 0; --d) {
+    const int64_t q = flat / n.ext[d];
+    off += (flat - q * n.ext[d]) * n.stride[d];
+    flat = q;
   }
-  // The input offset of flat index `flat` (< size).
-  TIDAL_HD int64_t offset(int64_t flat) const {
-    int64_t off = 0;
-    for (int d = n - 1; d > 0; --d) {
-      const int64_t q = flat / ext[d];
-      off += (flat - q * ext[d]) * stride[d];
-      flat = q;
-    }
-    return n > 0 ? off + flat * stride[0] : 0;
-  }
-};
+  return n.n > 0 ? off + flat * n.stride[0] : 0;
+}
 
 // a * b rounded before any following addition: nvcc contracts a * b + c
 // into an FMA by default, the CPU kernels (baseline x86-64) never do.
@@ -98,25 +89,6 @@ template <typename T> struct IntRange {
       std::is_signed_v<T> ? (T)((U)1 << (8 * sizeof(T) - 1)) : (T)0;
   static constexpr T hi = (T)(~(U)lo);
 };
-
-// The CPU's dropout stream (cpu/dropout.cpp, cpu/simd.h): SplitMix64 keys
-// and Wellons' lowbias32 hash.
-constexpr uint64_t kGamma = 0x9e3779b97f4a7c15ull;
-
-TIDAL_HD inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-TIDAL_HD inline uint32_t lowbias32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
 
 } // namespace elementwise
 } // namespace cuda

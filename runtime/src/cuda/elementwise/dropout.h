@@ -1,7 +1,8 @@
 // dropout.h - the CUDA kernels dropout and dropout_backward (launch.h),
 // one thread per element.
 //
-// Masks are the CPU kernel's (cpu/dropout.cpp) bit for bit: element i is
+// Masks are the CPU kernel's (cpu/dropout.cpp) bit for bit, with its
+// hash (cpu/dropout_hash.h): element i is
 // kept when lowbias32(lowbias32(i + k1) ^ k2) >= ceil(ratio * 2^32), with
 // (k1, k2) the halves of the SplitMix64 key of (seed, step, stream),
 // re-keyed every 2^32 elements. The key is computed on the host per call;
@@ -26,9 +27,8 @@ template <typename T> struct DropoutBody {
   uint64_t threshold;
   T scale;
   TIDAL_HD void operator()(int64_t i) const {
-    uint64_t k = key;
-    if (const uint64_t block = (uint64_t)i >> 32)
-      k = mix64(k + block * kGamma);
+    using tidalrt::dropout::lowbias32;
+    const uint64_t k = tidalrt::dropout::blockKey(key, (uint64_t)i >> 32);
     const uint32_t u =
         lowbias32(lowbias32((uint32_t)i + (uint32_t)k) ^ (uint32_t)(k >> 32));
     const bool keep = u >= threshold;

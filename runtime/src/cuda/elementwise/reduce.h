@@ -95,10 +95,10 @@ template <typename T>
 TIDAL_HD inline AccOf<T> trailingPartial(const ReduceArgs<T> &a, int64_t o,
                                          int64_t r0, int64_t r1, int64_t c0,
                                          int64_t c1) {
-  const T *base = a.x + a.kept.offset(o) + c0;
+  const T *base = a.x + nestOffset(a.kept, o) + c0;
   AccOf<T> s = 0;
   for (int64_t r = r0; r < r1; ++r)
-    s = addAcc<T>(s, sumRow(base + a.reduced.offset(r), c1 - c0));
+    s = addAcc<T>(s, sumRow(base + nestOffset(a.reduced, r), c1 - c0));
   return s;
 }
 
@@ -108,23 +108,23 @@ template <typename T>
 TIDAL_HD inline AccOf<T> keptPartial(const ReduceArgs<T> &a, int64_t j,
                                      int64_t r0, int64_t r1) {
   const int64_t o = j / a.inner, k = j - o * a.inner;
-  const T *base = a.x + a.kept.offset(o) + k;
+  const T *base = a.x + nestOffset(a.kept, o) + k;
   AccOf<T> acc = 0;
   int64_t r = r0;
   if constexpr (std::is_same_v<T, float>) {
     for (; r + 4 <= r1; r += 4) {
-      const double v0 = base[a.reduced.offset(r)];
-      const double v1 = base[a.reduced.offset(r + 1)];
-      const double v2 = base[a.reduced.offset(r + 2)];
-      const double v3 = base[a.reduced.offset(r + 3)];
+      const double v0 = base[nestOffset(a.reduced, r)];
+      const double v1 = base[nestOffset(a.reduced, r + 1)];
+      const double v2 = base[nestOffset(a.reduced, r + 2)];
+      const double v3 = base[nestOffset(a.reduced, r + 3)];
       acc += (v0 + v1) + (v2 + v3);
     }
   }
   for (; r < r1; ++r) {
     if constexpr (std::is_floating_point_v<T>)
-      acc += base[a.reduced.offset(r)];
+      acc += base[nestOffset(a.reduced, r)];
     else
-      acc = addAcc<T>(acc, (int64_t)base[a.reduced.offset(r)]);
+      acc = addAcc<T>(acc, (int64_t)base[nestOffset(a.reduced, r)]);
   }
   return acc;
 }
@@ -187,20 +187,22 @@ template <typename T> struct ReduceCombineBody {
 };
 
 template <typename T, bool InnerReduced, class L>
-void launchReduce(L &l, const ReducePlan &p, const ReduceArgs<T> &a) {
-  if (p.blocks == 1) {
-    l.forEach(p.numOut, ReduceBody<T, InnerReduced>{a});
+void launchReduce(L &l, const ReduceSetup &s, const ReduceArgs<T> &a) {
+  const int64_t numOut = s.plan.numOut;
+  if (s.blocks == 1) {
+    l.forEach(numOut, ReduceBody<T, InnerReduced>{a});
     return;
   }
-  l.forEach(p.numOut * p.blocks, ReduceBlockBody<T, InnerReduced>{a});
-  l.forEach(p.numOut,
-            ReduceCombineBody<T>{a.partials, a.y, p.blocks, p.count, a.mean});
+  l.forEach(numOut * s.blocks, ReduceBlockBody<T, InnerReduced>{a});
+  l.forEach(numOut, ReduceCombineBody<T>{a.partials, a.y, s.blocks,
+                                         s.plan.count, a.mean});
 }
 
 template <typename T, class L>
-void runReduce(L &l, const OpCall &op, const ReducePlan &p, bool mean) {
+void runReduce(L &l, const OpCall &op, const ReduceSetup &s, bool mean) {
+  const tidalrt::ew::ReducePlan &p = s.plan;
   const size_t bytes =
-      p.blocks > 1 ? (size_t)(p.numOut * p.blocks) * sizeof(AccOf<T>) : 0;
+      s.blocks > 1 ? (size_t)(p.numOut * s.blocks) * sizeof(AccOf<T>) : 0;
   AccOf<T> *partials = static_cast<AccOf<T> *>(l.workspace(bytes));
   if (l.preparing() || p.numOut == 0)
     return;
@@ -221,30 +223,28 @@ void runReduce(L &l, const OpCall &op, const ReducePlan &p, bool mean) {
   a.x = static_cast<const T *>(x.data);
   a.y = static_cast<T *>(y.data);
   a.partials = partials;
-  a.blocks = p.blocks;
-  a.rowsPerBlock = p.rowsPerBlock;
-  a.colsPerBlock = p.colsPerBlock;
+  a.blocks = s.blocks;
+  a.rowsPerBlock = s.rowsPerBlock;
+  a.colsPerBlock = s.colsPerBlock;
   a.count = p.count;
   a.mean = mean;
   if (p.innerReduced)
-    launchReduce<T, true>(l, p, a);
+    launchReduce<T, true>(l, s, a);
   else
-    launchReduce<T, false>(l, p, a);
+    launchReduce<T, false>(l, s, a);
 }
 
 template <class L> void reduceKernel(L &l, const OpCall &op, bool mean) {
-  ReducePlan p;
-  int32_t type = 0;
-  checkReduce(op, p, type);
-  switch (type) {
+  const ReduceSetup s = checkReduce(op);
+  switch (op[0].type) {
   case TIDALRT_ELEMENT_TYPE_F32:
-    return runReduce<float>(l, op, p, mean);
+    return runReduce<float>(l, op, s, mean);
   case TIDALRT_ELEMENT_TYPE_F64:
-    return runReduce<double>(l, op, p, mean);
+    return runReduce<double>(l, op, s, mean);
   case TIDALRT_ELEMENT_TYPE_I64:
-    return runReduce<int64_t>(l, op, p, mean);
+    return runReduce<int64_t>(l, op, s, mean);
   case TIDALRT_ELEMENT_TYPE_I32:
-    return runReduce<int32_t>(l, op, p, mean);
+    return runReduce<int32_t>(l, op, s, mean);
   }
 }
 

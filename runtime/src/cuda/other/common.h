@@ -1,6 +1,6 @@
 // common.h - what the other CUDA kernels share (namespace
 // tidalrt::cuda::other): the host-side operand checks of the CPU kernels
-// (runtime/src/cpu/other_util.h, whose OpenMP and AVX2 parts nvcc should not
+// (runtime/src/cpu/other_util.h, whose OpenMP and AVX2 parts nvcc does not
 // see), integer reads that bodies do on the device, and strided index maps.
 //
 // The checks fail with the same status codes and messages as the CPU
@@ -10,6 +10,7 @@
 #ifndef TIDALRT_CUDA_OTHER_COMMON_H
 #define TIDALRT_CUDA_OTHER_COMMON_H
 
+#include "../../cpu/other_util.h"
 #include "../launch.h"
 
 #include <cmath>
@@ -21,86 +22,17 @@ namespace cuda {
 namespace other {
 
 //===----------------------------------------------------------------------===//
-// Host-side checks (as runtime/src/cpu/other_util.h)
+// Host-side checks: the CPU kernels' own (runtime/src/cpu/other_util.h)
 //===----------------------------------------------------------------------===//
 
-inline const char *typeName(int32_t type) {
-  return tidalrt_element_type_name((tidalrt_element_type_t)type);
-}
-
-// Fails unless tensor `i` is present and float32.
-inline const TensorRef &requireF32(const OpCall &op, int i, const char *what) {
-  const TensorRef &t = op[i];
-  if (!t.present())
-    fail(TIDALRT_INVALID_ARGUMENT, "%s is missing", what);
-  if (t.type != TIDALRT_ELEMENT_TYPE_F32)
-    fail(TIDALRT_UNSUPPORTED,
-         "%s has element type %s; only float32 is supported", what,
-         typeName(t.type));
-  return t;
-}
-
-// Fails unless the call has `n` tensors.
-inline void requireTensors(const OpCall &op, int n) {
-  if (op.numTensors != n)
-    fail(TIDALRT_INTERNAL, "expected %d tensors, the call has %d", n,
-         op.numTensors);
-}
-
-// Whether `type` is an integer type that index operands may have.
-inline bool isIndexType(int32_t type) {
-  switch (type) {
-  case TIDALRT_ELEMENT_TYPE_I8:
-  case TIDALRT_ELEMENT_TYPE_I16:
-  case TIDALRT_ELEMENT_TYPE_I32:
-  case TIDALRT_ELEMENT_TYPE_I64:
-  case TIDALRT_ELEMENT_TYPE_U8:
-  case TIDALRT_ELEMENT_TYPE_U16:
-  case TIDALRT_ELEMENT_TYPE_U32:
-  case TIDALRT_ELEMENT_TYPE_U64:
-    return true;
-  default:
-    return false;
-  }
-}
-
-inline const TensorRef &requireIndex(const OpCall &op, int i,
-                                     const char *what) {
-  const TensorRef &t = op[i];
-  if (!t.present())
-    fail(TIDALRT_INVALID_ARGUMENT, "%s is missing", what);
-  if (!isIndexType(t.type))
-    fail(TIDALRT_UNSUPPORTED,
-         "%s has element type %s; an integer type is required", what,
-         typeName(t.type));
-  return t;
-}
-
-// Resolves a possibly negative axis for `rank`, failing when out of range.
-inline int normalizeAxis(int64_t axis, int rank) {
-  int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank)
-    fail(TIDALRT_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-         (long long)axis, rank);
-  return (int)a;
-}
-
-inline int64_t product(const int64_t *dims, int begin, int end) {
-  int64_t n = 1;
-  for (int i = begin; i < end; ++i)
-    n *= dims[i];
-  return n;
-}
-
-// Whether two tensors have the same shape.
-inline bool sameShape(const TensorRef &a, const TensorRef &b) {
-  if (a.rank != b.rank)
-    return false;
-  for (int i = 0; i < a.rank; ++i)
-    if (a.dims[i] != b.dims[i])
-      return false;
-  return true;
-}
+using tidalrt::other::isIndexType;
+using tidalrt::other::normalizeAxis;
+using tidalrt::other::product;
+using tidalrt::other::requireF32;
+using tidalrt::other::requireIndex;
+using tidalrt::other::requireTensors;
+using tidalrt::other::sameShape;
+using tidalrt::other::typeName;
 
 // Dense C-order strides (in elements) of `t`.
 inline void denseStrides(const TensorRef &t, int64_t *strides) {
