@@ -10,6 +10,7 @@
 // element is written by exactly one work item, so results do not depend on
 // the thread count. gather_backward scatter-adds float32 gradients with each
 // output column owned by one work item that adds the indices in order.
+#include "data_movement_checks.h"
 #include "other_util.h"
 
 #include <algorithm>
@@ -17,21 +18,6 @@
 namespace tidalrt {
 namespace other {
 namespace {
-
-size_t elementSize(const TensorRef &t, const char *name) {
-  size_t es = tidalrt_element_type_size((tidalrt_element_type_t)t.type);
-  if (es != 1 && es != 2 && es != 4 && es != 8)
-    fail(TIDALRT_UNSUPPORTED, "%s has unsupported element type %s (code %d)",
-         name, typeName(t.type), (int)t.type);
-  return es;
-}
-
-void requireSameType(const TensorRef &a, const char *an, const TensorRef &b,
-                     const char *bn) {
-  if (a.type != b.type)
-    fail(TIDALRT_INVALID_ARGUMENT, "%s has element type %s but %s has %s", an,
-         typeName(a.type), bn, typeName(b.type));
-}
 
 //===----------------------------------------------------------------------===//
 // Strided copy engine
@@ -282,43 +268,14 @@ void stridedCopy(const Strided &g, const void *src, void *dst, size_t es) {
   }
 }
 
-void denseStrides(const TensorRef &t, int64_t *strides) {
-  int64_t s = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= t.dims[d];
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // transpose: input -> output; perm (0)
 //===----------------------------------------------------------------------===//
 
 tidalrt_status_t transpose(OpCall &op) {
-  requireTensors(op, 2);
-  const TensorRef &in = op[0], &out = op[1];
-  size_t es = elementSize(in, "input");
-  requireSameType(in, "input", out, "output");
   const int64_t *perm;
-  int64_t np = op.getInts(0, &perm);
-  if (np != in.rank || out.rank != in.rank)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "perm has %lld entries for an input of rank %d and output of rank %d",
-         (long long)np, in.rank, out.rank);
-  bool seen[TIDALRT_MAX_RANK] = {};
-  for (int j = 0; j < in.rank; ++j) {
-    if (perm[j] < 0 || perm[j] >= in.rank || seen[perm[j]])
-      fail(TIDALRT_INVALID_ARGUMENT, "perm is not a permutation of [0, %d)",
-           in.rank);
-    seen[perm[j]] = true;
-  }
-  for (int j = 0; j < in.rank; ++j) {
-    if (out.dims[j] != in.dims[perm[j]])
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "output dimension %d is %lld, expected input dimension %lld (%lld)",
-           j, (long long)out.dims[j], (long long)perm[j],
-           (long long)in.dims[perm[j]]);
-  }
+  size_t es = checkTranspose(op, &perm);
+  const TensorRef &in = op[0], &out = op[1];
   if (preparing(op.context))
     return ok();
   Strided g;
@@ -379,39 +336,10 @@ void copyParts(const OpCall &op, int firstPart, int numParts, int whole,
   }
 }
 
-// Checks parts [first, first + n) against the whole along `axis`.
-void checkParts(const OpCall &op, int first, int n, int whole, int axis,
-                const char *partName) {
-  const TensorRef &w = op[whole];
-  int64_t sum = 0;
-  for (int p = first; p < first + n; ++p) {
-    const TensorRef &t = op[p];
-    requireSameType(t, partName, w, "the whole");
-    bool match = t.rank == w.rank;
-    for (int d = 0; match && d < w.rank; ++d)
-      match = d == axis || t.dims[d] == w.dims[d];
-    if (!match)
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "%s %d does not match the whole outside axis %d", partName,
-           p - first, axis);
-    sum += t.dims[axis];
-  }
-  if (sum != w.dims[axis])
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "%ss add up to %lld along axis %d, the whole has %lld", partName,
-         (long long)sum, axis, (long long)w.dims[axis]);
-}
-
 tidalrt_status_t concat(OpCall &op) {
-  if (op.numTensors < 2)
-    fail(TIDALRT_INVALID_ARGUMENT, "expects at least one input");
+  int axis;
+  size_t es = checkConcat(op, &axis);
   int parts = op.numTensors - 1;
-  const TensorRef &out = op[parts];
-  size_t es = elementSize(out, "output");
-  if (out.rank < 1)
-    fail(TIDALRT_INVALID_ARGUMENT, "output must have rank >= 1");
-  int axis = normalizeAxis(op.getInt(0), out.rank);
-  checkParts(op, 0, parts, parts, axis, "input");
   if (preparing(op.context))
     return ok();
   copyParts(op, 0, parts, parts, axis, es, /*toWhole=*/true);
@@ -419,25 +347,9 @@ tidalrt_status_t concat(OpCall &op) {
 }
 
 tidalrt_status_t split(OpCall &op) {
-  if (op.numTensors < 2)
-    fail(TIDALRT_INVALID_ARGUMENT, "expects at least one output");
+  int axis;
+  size_t es = checkSplit(op, &axis);
   int parts = op.numTensors - 1;
-  const TensorRef &in = op[0];
-  size_t es = elementSize(in, "input");
-  if (in.rank < 1)
-    fail(TIDALRT_INVALID_ARGUMENT, "input must have rank >= 1");
-  int axis = normalizeAxis(op.getInt(0), in.rank);
-  const int64_t *sizes;
-  int64_t ns = op.getInts(1, &sizes);
-  if (ns != parts)
-    fail(TIDALRT_INVALID_ARGUMENT, "sizes has %lld entries for %d outputs",
-         (long long)ns, parts);
-  for (int p = 0; p < parts; ++p)
-    if (op[1 + p].rank != in.rank || op[1 + p].dims[axis] != sizes[p])
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "output %d does not have size %lld along axis %d", p,
-           (long long)sizes[p], axis);
-  checkParts(op, 1, parts, 0, axis, "output");
   if (preparing(op.context))
     return ok();
   copyParts(op, 1, parts, 0, axis, es, /*toWhole=*/false);
@@ -449,67 +361,36 @@ tidalrt_status_t split(OpCall &op) {
 // grad -> grad_input, same attributes.
 //===----------------------------------------------------------------------===//
 
-// The geometry of a slice of `full` producing `part`: part element idx is
-// full element starts + idx * steps. Fails on a position out of range.
-Strided sliceGeometry(const OpCall &op, const TensorRef &full,
-                      const TensorRef &part, int64_t *base) {
-  const int64_t *ends, *starts, *steps;
-  int64_t ne = op.getInts(0, &ends), ns = op.getInts(1, &starts),
-          nt = op.getInts(2, &steps);
-  (void)ends; // the part's shape already holds the counts
-  if (ne != full.rank || ns != full.rank || nt != full.rank ||
-      part.rank != full.rank)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "slice attributes (%lld, %lld, %lld entries) and ranks (%d, %d) do "
-         "not match",
-         (long long)ne, (long long)ns, (long long)nt, full.rank, part.rank);
+// The CPU copy engine's view of a slice `s` of a full tensor producing
+// `part`: part element idx from full element base + idx * strides.
+Strided sliceCopy(const SliceGeometry &s, const TensorRef &part) {
   Strided g;
-  int64_t fullStrides[TIDALRT_MAX_RANK];
-  denseStrides(full, fullStrides);
+  g.rank = s.rank;
   denseStrides(part, g.dst);
-  g.rank = full.rank;
-  *base = 0;
-  for (int d = 0; d < full.rank; ++d) {
-    int64_t cnt = part.dims[d];
-    if (steps[d] == 0)
-      fail(TIDALRT_INVALID_ARGUMENT, "step of dimension %d is 0", d);
-    if (cnt > 0) {
-      int64_t first = starts[d], last = starts[d] + (cnt - 1) * steps[d];
-      bool badFirst = first < 0 || first >= full.dims[d];
-      bool badLast = last < 0 || last >= full.dims[d];
-      if (badFirst || badLast)
-        fail(TIDALRT_INVALID_ARGUMENT,
-             "slice index %lld is out of range [0, %lld) in dimension %d",
-             (long long)(badFirst ? first : last), (long long)full.dims[d], d);
-    }
-    g.dims[d] = cnt;
-    g.src[d] = steps[d] * fullStrides[d];
-    *base += starts[d] * fullStrides[d];
+  for (int d = 0; d < s.rank; ++d) {
+    g.dims[d] = s.counts[d];
+    g.src[d] = s.strides[d];
   }
   return g;
 }
 
 tidalrt_status_t slice(OpCall &op) {
-  requireTensors(op, 2);
+  SliceGeometry s;
+  size_t es = checkSlice(op, s);
   const TensorRef &in = op[0], &out = op[1];
-  size_t es = elementSize(in, "input");
-  requireSameType(in, "input", out, "output");
-  int64_t base;
-  Strided g = sliceGeometry(op, in, out, &base);
   if (preparing(op.context) || out.numel() == 0)
     return ok();
-  stridedCopy(g, static_cast<const char *>(in.data) + base * (int64_t)es,
+  stridedCopy(sliceCopy(s, out),
+              static_cast<const char *>(in.data) + s.base * (int64_t)es,
               out.data, es);
   return ok();
 }
 
 tidalrt_status_t sliceBackward(OpCall &op) {
-  requireTensors(op, 2);
+  SliceGeometry s;
+  size_t es = checkSliceBackward(op, s);
   const TensorRef &grad = op[0], &out = op[1];
-  size_t es = elementSize(grad, "grad");
-  requireSameType(grad, "grad", out, "grad_input");
-  int64_t base;
-  Strided g = sliceGeometry(op, out, grad, &base);
+  Strided g = sliceCopy(s, grad);
   if (preparing(op.context))
     return ok();
   parallelZero(out.data, out.bytes());
@@ -518,8 +399,8 @@ tidalrt_status_t sliceBackward(OpCall &op) {
   // Reverse the copy: the dense grad is the source.
   for (int d = 0; d < g.rank; ++d)
     std::swap(g.src[d], g.dst[d]);
-  stridedCopy(g, grad.data, static_cast<char *>(out.data) + base * (int64_t)es,
-              es);
+  stridedCopy(g, grad.data,
+              static_cast<char *>(out.data) + s.base * (int64_t)es, es);
   return ok();
 }
 
@@ -527,32 +408,6 @@ tidalrt_status_t sliceBackward(OpCall &op) {
 // gather: data, indices -> output; axis (0). gather_backward: grad, indices
 // -> grad_input; axis (0).
 //===----------------------------------------------------------------------===//
-
-struct GatherLayout {
-  int64_t outer, dim, inner, n;
-};
-
-// Checks `full` (data) and `gathered` (output) shapes around `indices`.
-GatherLayout gatherLayout(const OpCall &op, const TensorRef &full,
-                          const TensorRef &indices, const TensorRef &gathered,
-                          const char *gatheredName) {
-  if (full.rank < 1)
-    fail(TIDALRT_INVALID_ARGUMENT, "data must have rank >= 1");
-  int axis = normalizeAxis(op.getInt(0), full.rank);
-  bool match = gathered.rank == full.rank - 1 + indices.rank;
-  for (int d = 0; match && d < axis; ++d)
-    match = gathered.dims[d] == full.dims[d];
-  for (int d = 0; match && d < indices.rank; ++d)
-    match = gathered.dims[axis + d] == indices.dims[d];
-  for (int d = axis + 1; match && d < full.rank; ++d)
-    match = gathered.dims[indices.rank + d - 1] == full.dims[d];
-  if (!match)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "%s shape is not data[:axis] + indices + data[axis+1:] (axis %d)",
-         gatheredName, axis);
-  return {product(full.dims, 0, axis), full.dims[axis],
-          product(full.dims, axis + 1, full.rank), indices.numel()};
-}
 
 // Checks every index against [-dim, dim).
 void checkIndices(const TensorRef &indices, int64_t dim) {
@@ -610,12 +465,9 @@ void gatherT(const GatherLayout &l, const T *data, const I *idx, T *out) {
 }
 
 tidalrt_status_t gather(OpCall &op) {
-  requireTensors(op, 3);
-  const TensorRef &data = op[0], &out = op[2];
-  const TensorRef &indices = requireIndex(op, 1, "indices");
-  size_t es = elementSize(data, "data");
-  requireSameType(data, "data", out, "output");
-  GatherLayout l = gatherLayout(op, data, indices, out, "output");
+  GatherLayout l;
+  size_t es = checkGather(op, l);
+  const TensorRef &data = op[0], &indices = op[1], &out = op[2];
   if (preparing(op.context))
     return ok();
   checkIndices(indices, l.dim);
@@ -664,11 +516,8 @@ void gatherBackwardT(const GatherLayout &l, const float *grad, const I *idx,
 }
 
 tidalrt_status_t gatherBackward(OpCall &op) {
-  requireTensors(op, 3);
-  const TensorRef &grad = requireF32(op, 0, "grad");
-  const TensorRef &indices = requireIndex(op, 1, "indices");
-  const TensorRef &out = requireF32(op, 2, "grad_input");
-  GatherLayout l = gatherLayout(op, out, indices, grad, "grad");
+  GatherLayout l = checkGatherBackward(op);
+  const TensorRef &grad = op[0], &indices = op[1], &out = op[2];
   if (preparing(op.context))
     return ok();
   checkIndices(indices, l.dim);
@@ -682,6 +531,217 @@ tidalrt_status_t gatherBackward(OpCall &op) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Checks (data_movement_checks.h), shared with the CUDA kernels
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+size_t elementSize(const TensorRef &t, const char *name) {
+  size_t es = tidalrt_element_type_size((tidalrt_element_type_t)t.type);
+  if (es != 1 && es != 2 && es != 4 && es != 8)
+    fail(TIDALRT_UNSUPPORTED, "%s has unsupported element type %s (code %d)",
+         name, typeName(t.type), (int)t.type);
+  return es;
+}
+
+void requireSameType(const TensorRef &a, const char *an, const TensorRef &b,
+                     const char *bn) {
+  if (a.type != b.type)
+    fail(TIDALRT_INVALID_ARGUMENT, "%s has element type %s but %s has %s", an,
+         typeName(a.type), bn, typeName(b.type));
+}
+
+// Checks parts [first, first + n) against the whole along `axis`.
+void checkParts(const OpCall &op, int first, int n, int whole, int axis,
+                const char *partName) {
+  const TensorRef &w = op[whole];
+  int64_t sum = 0;
+  for (int p = first; p < first + n; ++p) {
+    const TensorRef &t = op[p];
+    requireSameType(t, partName, w, "the whole");
+    bool match = t.rank == w.rank;
+    for (int d = 0; match && d < w.rank; ++d)
+      match = d == axis || t.dims[d] == w.dims[d];
+    if (!match)
+      fail(TIDALRT_INVALID_ARGUMENT,
+           "%s %d does not match the whole outside axis %d", partName,
+           p - first, axis);
+    sum += t.dims[axis];
+  }
+  if (sum != w.dims[axis])
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "%ss add up to %lld along axis %d, the whole has %lld", partName,
+         (long long)sum, axis, (long long)w.dims[axis]);
+}
+
+// The geometry of a slice of `full` producing `part`. Fails on a position
+// out of range.
+void sliceGeometry(const OpCall &op, const TensorRef &full,
+                   const TensorRef &part, SliceGeometry &s) {
+  const int64_t *ends, *starts, *steps;
+  int64_t ne = op.getInts(0, &ends), ns = op.getInts(1, &starts),
+          nt = op.getInts(2, &steps);
+  (void)ends; // the part's shape already holds the counts
+  if (ne != full.rank || ns != full.rank || nt != full.rank ||
+      part.rank != full.rank)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "slice attributes (%lld, %lld, %lld entries) and ranks (%d, %d) do "
+         "not match",
+         (long long)ne, (long long)ns, (long long)nt, full.rank, part.rank);
+  int64_t fullStrides[TIDALRT_MAX_RANK];
+  denseStrides(full, fullStrides);
+  s.rank = full.rank;
+  s.base = 0;
+  for (int d = 0; d < full.rank; ++d) {
+    int64_t cnt = part.dims[d];
+    if (steps[d] == 0)
+      fail(TIDALRT_INVALID_ARGUMENT, "step of dimension %d is 0", d);
+    if (cnt > 0) {
+      int64_t first = starts[d], last = starts[d] + (cnt - 1) * steps[d];
+      bool badFirst = first < 0 || first >= full.dims[d];
+      bool badLast = last < 0 || last >= full.dims[d];
+      if (badFirst || badLast)
+        fail(TIDALRT_INVALID_ARGUMENT,
+             "slice index %lld is out of range [0, %lld) in dimension %d",
+             (long long)(badFirst ? first : last), (long long)full.dims[d], d);
+    }
+    s.counts[d] = cnt;
+    s.starts[d] = starts[d];
+    s.steps[d] = steps[d];
+    s.strides[d] = steps[d] * fullStrides[d];
+    s.base += starts[d] * fullStrides[d];
+  }
+}
+
+// Checks `full` (data) and `gathered` (output) shapes around `indices`.
+GatherLayout gatherLayout(const OpCall &op, const TensorRef &full,
+                          const TensorRef &indices, const TensorRef &gathered,
+                          const char *gatheredName) {
+  if (full.rank < 1)
+    fail(TIDALRT_INVALID_ARGUMENT, "data must have rank >= 1");
+  int axis = normalizeAxis(op.getInt(0), full.rank);
+  bool match = gathered.rank == full.rank - 1 + indices.rank;
+  for (int d = 0; match && d < axis; ++d)
+    match = gathered.dims[d] == full.dims[d];
+  for (int d = 0; match && d < indices.rank; ++d)
+    match = gathered.dims[axis + d] == indices.dims[d];
+  for (int d = axis + 1; match && d < full.rank; ++d)
+    match = gathered.dims[indices.rank + d - 1] == full.dims[d];
+  if (!match)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "%s shape is not data[:axis] + indices + data[axis+1:] (axis %d)",
+         gatheredName, axis);
+  return {product(full.dims, 0, axis), full.dims[axis],
+          product(full.dims, axis + 1, full.rank), indices.numel()};
+}
+
+} // namespace
+
+size_t checkTranspose(const OpCall &op, const int64_t **permOut) {
+  requireTensors(op, 2);
+  const TensorRef &in = op[0], &out = op[1];
+  size_t es = elementSize(in, "input");
+  requireSameType(in, "input", out, "output");
+  const int64_t *perm;
+  int64_t np = op.getInts(0, &perm);
+  if (np != in.rank || out.rank != in.rank)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "perm has %lld entries for an input of rank %d and output of rank %d",
+         (long long)np, in.rank, out.rank);
+  bool seen[TIDALRT_MAX_RANK] = {};
+  for (int j = 0; j < in.rank; ++j) {
+    if (perm[j] < 0 || perm[j] >= in.rank || seen[perm[j]])
+      fail(TIDALRT_INVALID_ARGUMENT, "perm is not a permutation of [0, %d)",
+           in.rank);
+    seen[perm[j]] = true;
+  }
+  for (int j = 0; j < in.rank; ++j) {
+    if (out.dims[j] != in.dims[perm[j]])
+      fail(TIDALRT_INVALID_ARGUMENT,
+           "output dimension %d is %lld, expected input dimension %lld (%lld)",
+           j, (long long)out.dims[j], (long long)perm[j],
+           (long long)in.dims[perm[j]]);
+  }
+  *permOut = perm;
+  return es;
+}
+
+size_t checkConcat(const OpCall &op, int *axisOut) {
+  if (op.numTensors < 2)
+    fail(TIDALRT_INVALID_ARGUMENT, "expects at least one input");
+  int parts = op.numTensors - 1;
+  const TensorRef &out = op[parts];
+  size_t es = elementSize(out, "output");
+  if (out.rank < 1)
+    fail(TIDALRT_INVALID_ARGUMENT, "output must have rank >= 1");
+  int axis = normalizeAxis(op.getInt(0), out.rank);
+  checkParts(op, 0, parts, parts, axis, "input");
+  *axisOut = axis;
+  return es;
+}
+
+size_t checkSplit(const OpCall &op, int *axisOut) {
+  if (op.numTensors < 2)
+    fail(TIDALRT_INVALID_ARGUMENT, "expects at least one output");
+  int parts = op.numTensors - 1;
+  const TensorRef &in = op[0];
+  size_t es = elementSize(in, "input");
+  if (in.rank < 1)
+    fail(TIDALRT_INVALID_ARGUMENT, "input must have rank >= 1");
+  int axis = normalizeAxis(op.getInt(0), in.rank);
+  const int64_t *sizes;
+  int64_t ns = op.getInts(1, &sizes);
+  if (ns != parts)
+    fail(TIDALRT_INVALID_ARGUMENT, "sizes has %lld entries for %d outputs",
+         (long long)ns, parts);
+  for (int p = 0; p < parts; ++p)
+    if (op[1 + p].rank != in.rank || op[1 + p].dims[axis] != sizes[p])
+      fail(TIDALRT_INVALID_ARGUMENT,
+           "output %d does not have size %lld along axis %d", p,
+           (long long)sizes[p], axis);
+  checkParts(op, 1, parts, 0, axis, "output");
+  *axisOut = axis;
+  return es;
+}
+
+size_t checkSlice(const OpCall &op, SliceGeometry &s) {
+  requireTensors(op, 2);
+  const TensorRef &in = op[0], &out = op[1];
+  size_t es = elementSize(in, "input");
+  requireSameType(in, "input", out, "output");
+  sliceGeometry(op, in, out, s);
+  return es;
+}
+
+size_t checkSliceBackward(const OpCall &op, SliceGeometry &s) {
+  requireTensors(op, 2);
+  const TensorRef &grad = op[0], &out = op[1];
+  size_t es = elementSize(grad, "grad");
+  requireSameType(grad, "grad", out, "grad_input");
+  sliceGeometry(op, out, grad, s);
+  return es;
+}
+
+size_t checkGather(const OpCall &op, GatherLayout &l) {
+  requireTensors(op, 3);
+  const TensorRef &data = op[0], &out = op[2];
+  const TensorRef &indices = requireIndex(op, 1, "indices");
+  size_t es = elementSize(data, "data");
+  requireSameType(data, "data", out, "output");
+  l = gatherLayout(op, data, indices, out, "output");
+  return es;
+}
+
+GatherLayout checkGatherBackward(const OpCall &op) {
+  requireTensors(op, 3);
+  const TensorRef &grad = requireF32(op, 0, "grad");
+  const TensorRef &indices = requireIndex(op, 1, "indices");
+  const TensorRef &out = requireF32(op, 2, "grad_input");
+  return gatherLayout(op, out, indices, grad, "grad");
+}
+
 } // namespace other
 } // namespace tidalrt
 

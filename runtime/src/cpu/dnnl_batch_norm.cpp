@@ -16,13 +16,18 @@ using namespace tidalrt::dnnlutil;
 
 namespace {
 
-// The input as oneDNN sees it.
-struct Channels {
-  memory::dims dims;
-  int64_t n = 0, c = 0, s = 1;
-  int64_t perChannel() const { return n * s; }
-};
+// The input as oneDNN sees it: [N, C, S, 1] (or [N, C] for rank 2).
+// oneDNN's fast plain-layout implementation takes 2-D, 4-D and 5-D tensors
+// but not 3-D ones, and per-channel statistics do not care how the spatial
+// dims are split.
+memory::dims dataDims(const OpCall &op, int x, const Channels &ch) {
+  if (op[x].rank == 2)
+    return {ch.n, ch.c};
+  return {ch.n, ch.c, ch.s, 1};
+}
 
+// Checks the shapes: `x` is the input, `perC` the per-channel operands,
+// `sameAsX` the ones shaped as the input.
 Channels channels(const OpCall &op, int x, std::initializer_list<int> perC,
                   std::initializer_list<int> sameAsX) {
   const TensorRef &t = op[x];
@@ -33,13 +38,6 @@ Channels channels(const OpCall &op, int x, std::initializer_list<int> perC,
   ch.c = t.dim(1);
   for (int i = 2; i < t.rank; ++i)
     ch.s *= t.dim(i);
-  // [N, C, S, 1]: oneDNN's fast plain-layout implementation takes 2-D,
-  // 4-D and 5-D tensors but not 3-D ones, and per-channel statistics do not
-  // care how the spatial dims are split.
-  if (t.rank == 2)
-    ch.dims = {ch.n, ch.c};
-  else
-    ch.dims = {ch.n, ch.c, ch.s, 1};
   for (int i : perC)
     if (op[i].numel() != ch.c)
       fail(TIDALRT_INVALID_ARGUMENT,
@@ -70,28 +68,70 @@ const dnnl::normalization_flags kScaleShift =
 
 struct BatchNormState {
   Channels ch;
+  memory::dims dims;  // the input as oneDNN sees it
   bool empty = false; // no elements per channel (or no channels)
   Plan plan;
 };
 
 } // namespace
 
+void tidalrt::dnnlutil::checkBatchNormCall(const OpCall &op, BatchNorm kind) {
+  switch (kind) {
+  case BatchNorm::Inference:
+    // input, scale, bias, mean, var -> output; epsilon.
+    checkCall(op, {"input", "scale", "bias", "mean", "var", "output"}, 1);
+    return;
+  case BatchNorm::Training:
+    // input, scale, bias, running_mean, running_var -> output,
+    // new_running_mean, new_running_var, batch_mean, batch_var;
+    // epsilon, momentum.
+    checkCall(op,
+              {"input", "scale", "bias", "running_mean", "running_var",
+               "output", "new_running_mean", "new_running_var", "batch_mean",
+               "batch_var"},
+              2);
+    return;
+  case BatchNorm::Backward:
+    // grad, input, scale, batch_mean, batch_var -> grad_input,
+    // grad_scale, grad_bias; epsilon.
+    checkCall(op,
+              {"grad", "input", "scale", "batch_mean", "batch_var",
+               "grad_input", "grad_scale", "grad_bias"},
+              1);
+    return;
+  }
+}
+
+Channels tidalrt::dnnlutil::batchNormChannels(const OpCall &op,
+                                              BatchNorm kind) {
+  switch (kind) {
+  case BatchNorm::Inference:
+    return channels(op, 0, {1, 2, 3, 4}, {5});
+  case BatchNorm::Training:
+    return channels(op, 0, {1, 2, 3, 4, 6, 7, 8, 9}, {5});
+  case BatchNorm::Backward:
+    break;
+  }
+  return channels(op, 1, {2, 3, 4, 6, 7}, {0, 5});
+}
+
 extern "C" tidalrt_status_t
 tidalrt_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
                                void *const *buffers) {
   return runKernel(ctx, desc, buffers, "batch_norm_inference", [&](OpCall &op) {
     // input, scale, bias, mean, var -> output; epsilon.
-    checkCall(op, {"input", "scale", "bias", "mean", "var", "output"}, 1);
+    checkBatchNormCall(op, BatchNorm::Inference);
     auto *s = getState<BatchNormState>(ctx, op.index);
     if (!s) {
-      Channels ch = channels(op, 0, {1, 2, 3, 4}, {5});
+      Channels ch = batchNormChannels(op, BatchNorm::Inference);
       std::unique_ptr<BatchNormState> owned(new BatchNormState());
       s = owned.get();
       s->ch = ch;
+      s->dims = dataDims(op, 0, ch);
       s->empty = ch.perChannel() == 0 || ch.c == 0;
       if (!s->empty)
         buildWithDnnl("batch normalization", [&] {
-          memory::desc data = plainDesc(ch.dims), perC = plainDesc({ch.c});
+          memory::desc data = plainDesc(s->dims), perC = plainDesc({ch.c});
           dnnl::batch_normalization_forward::desc d(
               dnnl::prop_kind::forward_inference, data, (float)op.getFloat(0),
               kScaleShift | dnnl::normalization_flags::use_global_stats);
@@ -122,21 +162,18 @@ tidalrt_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
     // input, scale, bias, running_mean, running_var -> output,
     // new_running_mean, new_running_var, batch_mean, batch_var;
     // epsilon, momentum.
-    checkCall(op,
-              {"input", "scale", "bias", "running_mean", "running_var",
-               "output", "new_running_mean", "new_running_var", "batch_mean",
-               "batch_var"},
-              2);
+    checkBatchNormCall(op, BatchNorm::Training);
     auto *s = getState<BatchNormState>(ctx, op.index);
     if (!s) {
-      Channels ch = channels(op, 0, {1, 2, 3, 4, 6, 7, 8, 9}, {5});
+      Channels ch = batchNormChannels(op, BatchNorm::Training);
       std::unique_ptr<BatchNormState> owned(new BatchNormState());
       s = owned.get();
       s->ch = ch;
+      s->dims = dataDims(op, 0, ch);
       s->empty = ch.perChannel() == 0 || ch.c == 0;
       if (!s->empty)
         buildWithDnnl("batch normalization", [&] {
-          memory::desc data = plainDesc(ch.dims), perC = plainDesc({ch.c});
+          memory::desc data = plainDesc(s->dims), perC = plainDesc({ch.c});
           dnnl::batch_normalization_forward::desc d(
               dnnl::prop_kind::forward_training, data, (float)op.getFloat(0),
               kScaleShift);
@@ -186,20 +223,18 @@ tidalrt_k_batch_norm_backward(tidalrt_context_t *ctx, const int64_t *desc,
   return runKernel(ctx, desc, buffers, "batch_norm_backward", [&](OpCall &op) {
     // grad, input, scale, batch_mean, batch_var -> grad_input,
     // grad_scale, grad_bias; epsilon.
-    checkCall(op,
-              {"grad", "input", "scale", "batch_mean", "batch_var",
-               "grad_input", "grad_scale", "grad_bias"},
-              1);
+    checkBatchNormCall(op, BatchNorm::Backward);
     auto *s = getState<BatchNormState>(ctx, op.index);
     if (!s) {
-      Channels ch = channels(op, 1, {2, 3, 4, 6, 7}, {0, 5});
+      Channels ch = batchNormChannels(op, BatchNorm::Backward);
       std::unique_ptr<BatchNormState> owned(new BatchNormState());
       s = owned.get();
       s->ch = ch;
+      s->dims = dataDims(op, 1, ch);
       s->empty = ch.perChannel() == 0 || ch.c == 0;
       if (!s->empty)
         buildWithDnnl("batch normalization backward", [&] {
-          memory::desc data = plainDesc(ch.dims), perC = plainDesc({ch.c});
+          memory::desc data = plainDesc(s->dims), perC = plainDesc({ch.c});
           float eps = (float)op.getFloat(0);
           dnnl::batch_normalization_forward::desc fd(
               dnnl::prop_kind::forward_training, data, eps, kScaleShift);

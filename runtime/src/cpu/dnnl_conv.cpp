@@ -22,14 +22,9 @@ enum { kDilations = 0, kGroup = 1, kPads = 2, kStrides = 3 };
 // implementation.
 constexpr bool kChooseLayouts = true;
 
-// The geometry of one convolution, in oneDNN's terms. `x` is the
+// The geometry of one convolution (checkConv and its twins), with the
+// tensor and attribute checks that the CUDA kernels share. `x` is the
 // input-shaped tensor, `y` the output-shaped one, `w` the weight.
-struct ConvGeometry {
-  memory::dims src, weights, dst, strides, dilations, padL, padR;
-  memory::dims userWeights;
-  bool empty = false; // some tensor has no elements
-};
-
 ConvGeometry convGeometry(const OpCall &op, const TensorRef &x,
                           const TensorRef &w, const TensorRef &y) {
   int rank = x.rank;
@@ -61,15 +56,11 @@ ConvGeometry convGeometry(const OpCall &op, const TensorRef &x,
          (long long)n, (long long)c, (long long)m, (long long)w.dim(1),
          (long long)group, (long long)y.dim(0), (long long)y.dim(1));
   ConvGeometry g;
-  g.src = dimsOf(x);
-  g.dst = dimsOf(y);
-  g.userWeights = dimsOf(w);
-  if (group == 1) {
-    g.weights = g.userWeights;
-  } else {
-    g.weights = {group, m / group, c / group};
-    g.weights.insert(g.weights.end(), w.dims + 2, w.dims + rank);
-  }
+  g.k = k;
+  g.n = n;
+  g.c = c;
+  g.m = m;
+  g.group = group;
   for (int i = 0; i < k; ++i) {
     int64_t s = ns ? strides[i] : 1, d = nd ? dilations[i] : 1;
     int64_t pb = np ? pads[i] : 0, pe = np ? pads[k + i] : 0;
@@ -77,8 +68,11 @@ ConvGeometry convGeometry(const OpCall &op, const TensorRef &x,
       fail(TIDALRT_INVALID_ARGUMENT,
            "dimension %d: stride %lld, dilation %lld, pads %lld/%lld", i,
            (long long)s, (long long)d, (long long)pb, (long long)pe);
+    g.in.push_back(x.dim(2 + i));
+    g.out.push_back(y.dim(2 + i));
+    g.kernel.push_back(w.dim(2 + i));
     g.strides.push_back(s);
-    g.dilations.push_back(d - 1);
+    g.dilations.push_back(d);
     g.padL.push_back(pb);
     g.padR.push_back(
         padRight(x.dim(2 + i), y.dim(2 + i), w.dim(2 + i), s, d, pb, pe));
@@ -87,11 +81,36 @@ ConvGeometry convGeometry(const OpCall &op, const TensorRef &x,
   return g;
 }
 
+// A convolution in oneDNN's terms.
+struct DnnlConv {
+  memory::dims src, weights, dst, strides, dilations, padL, padR;
+};
+
+DnnlConv dnnlConv(const ConvGeometry &g) {
+  DnnlConv d;
+  d.src = {g.n, g.c};
+  d.src.insert(d.src.end(), g.in.begin(), g.in.end());
+  d.dst = {g.n, g.m};
+  d.dst.insert(d.dst.end(), g.out.begin(), g.out.end());
+  // Grouped weights: [group, M / group, C / group, kernel...].
+  if (g.group == 1)
+    d.weights = {g.m, g.c};
+  else
+    d.weights = {g.group, g.m / g.group, g.c / g.group};
+  d.weights.insert(d.weights.end(), g.kernel.begin(), g.kernel.end());
+  d.strides = g.strides;
+  for (int64_t v : g.dilations)
+    d.dilations.push_back(v - 1);
+  d.padL = g.padL;
+  d.padR = g.padR;
+  return d;
+}
+
 memory::desc layout(const memory::dims &dims) {
   return kChooseLayouts ? anyDesc(dims) : plainDesc(dims);
 }
 
-dnnl::convolution_forward::primitive_desc forwardDesc(const ConvGeometry &g,
+dnnl::convolution_forward::primitive_desc forwardDesc(const DnnlConv &g,
                                                       bool bias) {
   memory::desc biasMd = bias ? plainDesc({g.dst[1]}) : memory::desc();
   dnnl::convolution_forward::desc d(
@@ -110,21 +129,14 @@ struct ConvState {
 ConvState *convState(OpCall &op, bool bias) {
   if (auto *s = getState<ConvState>(op.context, op.index))
     return s;
-  const TensorRef &x = op[0], &w = op[1], &y = op[3];
-  requireF32(op, 0, "input");
-  requireF32(op, 1, "weight");
-  if (bias)
-    requireF32(op, 2, "bias");
-  requireF32(op, 3, "output");
-  ConvGeometry g = convGeometry(op, x, w, y);
-  if (bias && (op[2].rank != 1 || op[2].dim(0) != w.dim(0)))
-    fail(TIDALRT_INVALID_ARGUMENT, "bias must be [%lld]", (long long)w.dim(0));
+  ConvGeometry geometry = checkConv(op, Conv::Forward);
   // Installed once complete, so that a failed build leaves no state.
   std::unique_ptr<ConvState> owned(new ConvState());
   ConvState *s = owned.get();
-  s->empty = g.empty;
-  if (g.empty)
+  s->empty = geometry.empty;
+  if (geometry.empty)
     return setOwnedState(op.context, op.index, owned.release());
+  DnnlConv g = dnnlConv(geometry);
   buildWithDnnl("convolution", [&] {
     auto pd = forwardDesc(g, bias);
     Plan &p = s->plan;
@@ -150,17 +162,14 @@ ConvState *convState(OpCall &op, bool bias) {
 ConvState *backwardDataState(OpCall &op) {
   if (auto *s = getState<ConvState>(op.context, op.index))
     return s;
-  const TensorRef &dy = op[0], &w = op[1], &dx = op[2];
-  requireF32(op, 0, "grad");
-  requireF32(op, 1, "weight");
-  requireF32(op, 2, "grad_input");
-  ConvGeometry g = convGeometry(op, dx, w, dy);
+  ConvGeometry geometry = checkConv(op, Conv::BackwardData);
   // Installed once complete, so that a failed build leaves no state.
   std::unique_ptr<ConvState> owned(new ConvState());
   ConvState *s = owned.get();
-  s->empty = g.empty;
-  if (g.empty)
+  s->empty = geometry.empty;
+  if (geometry.empty)
     return setOwnedState(op.context, op.index, owned.release());
+  DnnlConv g = dnnlConv(geometry);
   buildWithDnnl("convolution backward (data)", [&] {
     auto hint = forwardDesc(g, false);
     dnnl::convolution_backward_data::desc d(
@@ -185,17 +194,14 @@ ConvState *backwardDataState(OpCall &op) {
 ConvState *backwardWeightsState(OpCall &op) {
   if (auto *s = getState<ConvState>(op.context, op.index))
     return s;
-  const TensorRef &dy = op[0], &x = op[1], &dw = op[2];
-  requireF32(op, 0, "grad");
-  requireF32(op, 1, "input");
-  requireF32(op, 2, "grad_weight");
-  ConvGeometry g = convGeometry(op, x, dw, dy);
+  ConvGeometry geometry = checkConv(op, Conv::BackwardWeights);
   // Installed once complete, so that a failed build leaves no state.
   std::unique_ptr<ConvState> owned(new ConvState());
   ConvState *s = owned.get();
-  s->empty = g.empty;
-  if (g.empty)
+  s->empty = geometry.empty;
+  if (geometry.empty)
     return setOwnedState(op.context, op.index, owned.release());
+  DnnlConv g = dnnlConv(geometry);
   buildWithDnnl("convolution backward (weights)", [&] {
     auto hint = forwardDesc(g, false);
     dnnl::convolution_backward_weights::desc d(
@@ -224,12 +230,49 @@ void fillZero(const TensorRef &t) {
 
 } // namespace
 
+void tidalrt::dnnlutil::checkConvCall(const OpCall &op, Conv kind) {
+  if (kind == Conv::Forward) {
+    if (op.numTensors != 4 || op.numAttrs != 4)
+      fail(TIDALRT_INTERNAL, "expected 4 tensors and 4 attributes");
+  } else if (op.numTensors != 3 || op.numAttrs != 4) {
+    fail(TIDALRT_INTERNAL, "expected 3 tensors and 4 attributes");
+  }
+}
+
+ConvGeometry tidalrt::dnnlutil::checkConv(const OpCall &op, Conv kind) {
+  switch (kind) {
+  case Conv::Forward: {
+    bool bias = op[2].present();
+    requireF32(op, 0, "input");
+    requireF32(op, 1, "weight");
+    if (bias)
+      requireF32(op, 2, "bias");
+    requireF32(op, 3, "output");
+    ConvGeometry g = convGeometry(op, op[0], op[1], op[3]);
+    if (bias && (op[2].rank != 1 || op[2].dim(0) != op[1].dim(0)))
+      fail(TIDALRT_INVALID_ARGUMENT, "bias must be [%lld]",
+           (long long)op[1].dim(0));
+    return g;
+  }
+  case Conv::BackwardData:
+    requireF32(op, 0, "grad");
+    requireF32(op, 1, "weight");
+    requireF32(op, 2, "grad_input");
+    return convGeometry(op, op[2], op[1], op[0]);
+  case Conv::BackwardWeights:
+    break;
+  }
+  requireF32(op, 0, "grad");
+  requireF32(op, 1, "input");
+  requireF32(op, 2, "grad_weight");
+  return convGeometry(op, op[1], op[2], op[0]);
+}
+
 extern "C" tidalrt_status_t tidalrt_k_conv(tidalrt_context_t *ctx,
                                            const int64_t *desc,
                                            void *const *buffers) {
   return runKernel(ctx, desc, buffers, "conv", [&](OpCall &op) {
-    if (op.numTensors != 4 || op.numAttrs != 4)
-      fail(TIDALRT_INTERNAL, "expected 4 tensors and 4 attributes");
+    checkConvCall(op, Conv::Forward);
     bool bias = op[2].present();
     ConvState *s = convState(op, bias);
     if (preparing(ctx)) {
@@ -255,8 +298,7 @@ extern "C" tidalrt_status_t tidalrt_k_conv_backward_data(tidalrt_context_t *ctx,
                                                          const int64_t *desc,
                                                          void *const *buffers) {
   return runKernel(ctx, desc, buffers, "conv_backward_data", [&](OpCall &op) {
-    if (op.numTensors != 3 || op.numAttrs != 4)
-      fail(TIDALRT_INTERNAL, "expected 3 tensors and 4 attributes");
+    checkConvCall(op, Conv::BackwardData);
     ConvState *s = backwardDataState(op);
     if (s->empty) {
       if (!preparing(ctx))
@@ -271,17 +313,16 @@ extern "C" tidalrt_status_t tidalrt_k_conv_backward_data(tidalrt_context_t *ctx,
 extern "C" tidalrt_status_t
 tidalrt_k_conv_backward_weights(tidalrt_context_t *ctx, const int64_t *desc,
                                 void *const *buffers) {
-  return runKernel(
-      ctx, desc, buffers, "conv_backward_weights", [&](OpCall &op) {
-        if (op.numTensors != 3 || op.numAttrs != 4)
-          fail(TIDALRT_INTERNAL, "expected 3 tensors and 4 attributes");
-        ConvState *s = backwardWeightsState(op);
-        if (s->empty) {
-          if (!preparing(ctx))
-            fillZero(op[2]);
-          return ok();
-        }
-        s->plan.run(ctx, op);
-        return ok();
-      });
+  return runKernel(ctx, desc, buffers, "conv_backward_weights",
+                   [&](OpCall &op) {
+                     checkConvCall(op, Conv::BackwardWeights);
+                     ConvState *s = backwardWeightsState(op);
+                     if (s->empty) {
+                       if (!preparing(ctx))
+                         fillZero(op[2]);
+                       return ok();
+                     }
+                     s->plan.run(ctx, op);
+                     return ok();
+                   });
 }

@@ -22,13 +22,6 @@ namespace {
 // Below this many multiply-adds a loop stays on one thread.
 constexpr int64_t kParallelWork = 32768;
 
-// The sliding window of a pooling op over the spatial dims of `[N, C, D...]`.
-struct Window {
-  int k = 0;
-  std::vector<int64_t> in, out, kernel, strides, dilations, padBegin, padEnd;
-  int64_t planes = 0, inSp = 1, outSp = 1;
-};
-
 // Reads the window from the attributes; `x` is input-shaped, `y`
 // output-shaped. `dilationsAttr` < 0: the op has none (all 1).
 Window makeWindow(const OpCall &op, const TensorRef &x, const TensorRef &y,
@@ -204,19 +197,14 @@ dnnl::algorithm averageAlgorithm(bool countIncludePad) {
                          : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
-// Kinds of pooling state.
-enum class Pool { MaxForward, MaxBackward, AvgForward, AvgBackward };
-
 // Builds the state of a pooling call. Tensor roles: `xi` input-shaped
 // (input or grad_input), `yi` output-shaped (output or grad).
 PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
   if (auto *s = getState<PoolState>(op.context, op.index))
     return s;
   bool isMax = kind == Pool::MaxForward || kind == Pool::MaxBackward;
-  // Attributes: max: ceil_mode, dilations, kernel_shape, pads, strides;
-  // average: ceil_mode, count_include_pad, kernel_shape, pads, strides.
-  bool include = !isMax && op.getBool(1);
-  Window w = makeWindow(op, op[xi], op[yi], 2, 4, 3, isMax ? 1 : -1);
+  Window w = poolWindow(op, kind, xi, yi);
+  bool include = w.countIncludePad;
   // Installed once complete, so that a failed build leaves no state.
   std::unique_ptr<PoolState> owned(new PoolState());
   PoolState *s = owned.get();
@@ -379,27 +367,29 @@ void averagePoolBackwardLoop(const PoolState &s, const float *g, float *gx) {
   }
 }
 
-void checkTensors(const OpCall &op, int tensors, int attrs) {
-  if (op.numTensors != tensors || op.numAttrs != attrs)
-    fail(TIDALRT_INTERNAL, "expected %d tensors and %d attributes", tensors,
-         attrs);
-}
-
-void requireSameType(const OpCall &op, int a, int b) {
-  if (op[a].type != op[b].type)
-    fail(TIDALRT_INVALID_ARGUMENT, "element types differ: %s vs %s",
-         tidalrt_element_type_name((tidalrt_element_type_t)op[a].type),
-         tidalrt_element_type_name((tidalrt_element_type_t)op[b].type));
-}
-
 } // namespace
 
-extern "C" tidalrt_status_t tidalrt_k_max_pool(tidalrt_context_t *ctx,
-                                               const int64_t *desc,
-                                               void *const *buffers) {
-  return runKernel(ctx, desc, buffers, "max_pool", [&](OpCall &op) {
-    checkTensors(op, 2, 5);
-    requireSameType(op, 0, 1);
+Window tidalrt::dnnlutil::poolWindow(const OpCall &op, Pool kind, int xi,
+                                     int yi) {
+  bool isMax = kind == Pool::MaxForward || kind == Pool::MaxBackward;
+  // Attributes: max: ceil_mode, dilations, kernel_shape, pads, strides;
+  // average: ceil_mode, count_include_pad, kernel_shape, pads, strides.
+  bool include = !isMax && op.getBool(1);
+  Window w = makeWindow(op, op[xi], op[yi], 2, 4, 3, isMax ? 1 : -1);
+  w.countIncludePad = include;
+  return w;
+}
+
+void tidalrt::dnnlutil::checkPool(const OpCall &op, Pool kind) {
+  int tensors = kind == Pool::MaxBackward ? 3 : 2;
+  if (op.numTensors != tensors || op.numAttrs != 5)
+    fail(TIDALRT_INTERNAL, "expected %d tensors and %d attributes", tensors, 5);
+  switch (kind) {
+  case Pool::MaxForward: {
+    if (op[0].type != op[1].type)
+      fail(TIDALRT_INVALID_ARGUMENT, "element types differ: %s vs %s",
+           tidalrt_element_type_name((tidalrt_element_type_t)op[0].type),
+           tidalrt_element_type_name((tidalrt_element_type_t)op[1].type));
     int type = op[0].type;
     switch (type) {
     case TIDALRT_ELEMENT_TYPE_F32:
@@ -417,6 +407,45 @@ extern "C" tidalrt_status_t tidalrt_k_max_pool(tidalrt_context_t *ctx,
       fail(TIDALRT_UNSUPPORTED, "element type %s is not supported",
            tidalrt_element_type_name((tidalrt_element_type_t)type));
     }
+    break;
+  }
+  case Pool::MaxBackward:
+    requireF32(op, 0, "grad");
+    requireF32(op, 1, "input");
+    requireF32(op, 2, "grad_input");
+    if (op[1].rank != op[2].rank ||
+        !std::equal(op[1].dims, op[1].dims + op[1].rank, op[2].dims))
+      fail(TIDALRT_INVALID_ARGUMENT, "grad_input is not shaped as the input");
+    break;
+  case Pool::AvgForward:
+    requireF32(op, 0, "input");
+    requireF32(op, 1, "output");
+    break;
+  case Pool::AvgBackward:
+    requireF32(op, 0, "grad");
+    requireF32(op, 1, "grad_input");
+    break;
+  }
+}
+
+void tidalrt::dnnlutil::checkGlobalAveragePool(const OpCall &op) {
+  if (op.numTensors != 2 || op.numAttrs != 0)
+    fail(TIDALRT_INTERNAL, "expected %d tensors and %d attributes", 2, 0);
+  requireF32(op, 0, "input");
+  requireF32(op, 1, "output");
+  const TensorRef &x = op[0], &y = op[1];
+  if (x.rank < 2 || y.rank != x.rank || y.dim(0) != x.dim(0) ||
+      y.dim(1) != x.dim(1) || y.numel() != x.dim(0) * x.dim(1))
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "output must be [N, C, 1...] for an [N, C, ...] input");
+}
+
+extern "C" tidalrt_status_t tidalrt_k_max_pool(tidalrt_context_t *ctx,
+                                               const int64_t *desc,
+                                               void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "max_pool", [&](OpCall &op) {
+    checkPool(op, Pool::MaxForward);
+    int type = op[0].type;
     PoolState *s = poolState(op, Pool::MaxForward, 0, 1);
     if (s->useDnnl) {
       s->plan.run(ctx, op);
@@ -465,13 +494,7 @@ extern "C" tidalrt_status_t tidalrt_k_max_pool_backward(tidalrt_context_t *ctx,
                                                         const int64_t *desc,
                                                         void *const *buffers) {
   return runKernel(ctx, desc, buffers, "max_pool_backward", [&](OpCall &op) {
-    checkTensors(op, 3, 5);
-    requireF32(op, 0, "grad");
-    requireF32(op, 1, "input");
-    requireF32(op, 2, "grad_input");
-    if (op[1].rank != op[2].rank ||
-        !std::equal(op[1].dims, op[1].dims + op[1].rank, op[2].dims))
-      fail(TIDALRT_INVALID_ARGUMENT, "grad_input is not shaped as the input");
+    checkPool(op, Pool::MaxBackward);
     PoolState *s = poolState(op, Pool::MaxBackward, 1, 0);
     if (s->useDnnl) {
       s->plan.run(ctx, op);
@@ -487,9 +510,7 @@ extern "C" tidalrt_status_t tidalrt_k_average_pool(tidalrt_context_t *ctx,
                                                    const int64_t *desc,
                                                    void *const *buffers) {
   return runKernel(ctx, desc, buffers, "average_pool", [&](OpCall &op) {
-    checkTensors(op, 2, 5);
-    requireF32(op, 0, "input");
-    requireF32(op, 1, "output");
+    checkPool(op, Pool::AvgForward);
     PoolState *s = poolState(op, Pool::AvgForward, 0, 1);
     if (s->useDnnl) {
       s->plan.run(ctx, op);
@@ -506,9 +527,7 @@ tidalrt_k_average_pool_backward(tidalrt_context_t *ctx, const int64_t *desc,
                                 void *const *buffers) {
   return runKernel(ctx, desc, buffers, "average_pool_backward",
                    [&](OpCall &op) {
-                     checkTensors(op, 2, 5);
-                     requireF32(op, 0, "grad");
-                     requireF32(op, 1, "grad_input");
+                     checkPool(op, Pool::AvgBackward);
                      PoolState *s = poolState(op, Pool::AvgBackward, 1, 0);
                      if (s->useDnnl) {
                        s->plan.run(ctx, op);
@@ -524,14 +543,8 @@ extern "C" tidalrt_status_t
 tidalrt_k_global_average_pool(tidalrt_context_t *ctx, const int64_t *desc,
                               void *const *buffers) {
   return runKernel(ctx, desc, buffers, "global_average_pool", [&](OpCall &op) {
-    checkTensors(op, 2, 0);
-    requireF32(op, 0, "input");
-    requireF32(op, 1, "output");
+    checkGlobalAveragePool(op);
     const TensorRef &x = op[0], &y = op[1];
-    if (x.rank < 2 || y.rank != x.rank || y.dim(0) != x.dim(0) ||
-        y.dim(1) != x.dim(1) || y.numel() != x.dim(0) * x.dim(1))
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "output must be [N, C, 1...] for an [N, C, ...] input");
     if (preparing(ctx))
       return ok();
     int64_t planes = x.dim(0) * x.dim(1);

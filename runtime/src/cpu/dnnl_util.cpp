@@ -1,4 +1,5 @@
-// dnnl_util.cpp - the oneDNN engine, stream, descriptors and Plan.
+// dnnl_util.cpp - the oneDNN engine, stream, descriptors and Plan, and the
+// shared checks requireF32, requireRank and padRight (dnnl_checks.h).
 #include "dnnl_util.h"
 
 namespace tidalrt {

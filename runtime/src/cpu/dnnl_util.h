@@ -1,10 +1,12 @@
 // dnnl_util.h - what the oneDNN kernels share: the process's engine and
 // stream, memory descriptors for the runtime's dense tensors, and Plan, a
 // sequence of primitives built once per call site and run on the call's
-// tensors and on regions of the kernel scratch buffer.
+// tensors and on regions of the kernel scratch buffer. The operand checks
+// that the CUDA kernels share are in dnnl_checks.h.
 #ifndef TIDALRT_CPU_DNNL_UTIL_H
 #define TIDALRT_CPU_DNNL_UTIL_H
 
+#include "dnnl_checks.h"
 #include "kernel.h"
 
 #include "oneapi/dnnl/dnnl.hpp"
@@ -30,12 +32,6 @@ memory::desc plainDesc(const memory::dims &dims);
 memory::desc anyDesc(const memory::dims &dims);
 // The attribute every primitive is created with: a user scratchpad.
 dnnl::primitive_attr scratchpadAttr();
-
-// Fails with UNSUPPORTED unless tensor `i` of `op` is float32; `what` names
-// it in the message.
-void requireF32(const OpCall &op, int i, const char *what);
-// Fails with INVALID_ARGUMENT unless tensor `i` has rank `rank`.
-void requireRank(const OpCall &op, int i, int rank, const char *what);
 
 // Runs `build` and turns oneDNN's errors into a status: UNSUPPORTED when no
 // implementation handles the case, INVALID_ARGUMENT for bad arguments.
@@ -127,12 +123,6 @@ private:
   size_t regionBytes = 0;
   size_t scratchpadBytes = 0;
 };
-
-// oneDNN's padding_r for one spatial dimension: the ONNX end padding when
-// it gives `out` outputs, else what does (more with ceil_mode's overhang,
-// less when the floor drops a partial window). `dilation` is ONNX's (>= 1).
-int64_t padRight(int64_t in, int64_t out, int64_t kernel, int64_t stride,
-                 int64_t dilation, int64_t padBegin, int64_t padEnd);
 
 } // namespace dnnlutil
 } // namespace tidalrt

@@ -10,6 +10,7 @@
 // ignore_index is an INVALID_ARGUMENT error naming it and its position; no
 // out-of-range element is ever read. Sums run in double over a split that
 // depends only on the sizes, so results do not depend on the thread count.
+#include "loss_checks.h"
 #include "other_util.h"
 
 #include <algorithm>
@@ -17,66 +18,6 @@
 namespace tidalrt {
 namespace other {
 namespace {
-
-enum Reduction { kNone = 0, kSum = 1, kMean = 2 };
-
-struct LossLayout {
-  int64_t n, c, d;
-  int64_t positions() const { return n * d; }
-  // Flat index of class `cls` at position `j` in [N, C, D].
-  int64_t at(int64_t j, int64_t cls) const {
-    return ((j / d) * c + cls) * d + j % d;
-  }
-};
-
-// Attributes shared by the four ops: ignore_index (0), reduction (1).
-struct LossAttrs {
-  bool hasIgnore;
-  int64_t ignore;
-  int reduction;
-};
-
-LossAttrs lossAttrs(const OpCall &op) {
-  LossAttrs a;
-  a.hasIgnore = op.has(0);
-  a.ignore = a.hasIgnore ? op.getInt(0) : 0;
-  int64_t r = op.getInt(1);
-  if (r < kNone || r > kMean)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "reduction %lld is not one of none (0), sum (1), mean (2)",
-         (long long)r);
-  a.reduction = (int)r;
-  return a;
-}
-
-// Checks that `labels` ([N, d...]) matches `scores` ([N, C, d...]).
-LossLayout lossLayout(const TensorRef &scores, const TensorRef &labels,
-                      const char *scoresName, const char *labelsName) {
-  if (scores.rank < 2)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "%s must have rank >= 2 ([N, C, d...]), got %d", scoresName,
-         scores.rank);
-  bool match =
-      labels.rank == scores.rank - 1 && labels.dims[0] == scores.dims[0];
-  for (int i = 1; match && i < labels.rank; ++i)
-    match = labels.dims[i] == scores.dims[i + 1];
-  if (!match)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "%s shape does not match %s [N, C, d...] without C", labelsName,
-         scoresName);
-  return {scores.dims[0], scores.dims[1], product(scores.dims, 2, scores.rank)};
-}
-
-const float *weightsOf(const OpCall &op, int i, const LossLayout &l,
-                       const char *name) {
-  if (!op[i].present())
-    return nullptr;
-  const TensorRef &w = requireF32(op, i, name);
-  if (w.numel() != l.c)
-    fail(TIDALRT_INVALID_ARGUMENT, "%s has %lld elements, expected C = %lld",
-         name, (long long)w.numel(), (long long)l.c);
-  return w.f32();
-}
 
 // Validates every label and returns the sum of the applied weights.
 double checkLabels(const TensorRef &labels, const char *name,
@@ -113,13 +54,12 @@ inline double weightAt(const TensorRef &labels, int64_t j, const float *w,
   return w ? (double)w[v] : 1.0;
 }
 
-// sum_j f(j) for j in [0, m) in double, over at most 256 chunks whose
-// bounds depend only on m; partial sums are added in chunk order.
+// sum_j f(j) for j in [0, m) in double, over the chunks of lossChunks(m);
+// partial sums are added in chunk order.
 template <typename F> double chunkedSum(int64_t m, F f) {
-  constexpr int64_t kMaxChunks = 256, kMinChunk = 4096;
-  int64_t chunks = std::min(kMaxChunks, std::max<int64_t>(1, m / kMinChunk));
-  int64_t size = (m + chunks - 1) / chunks;
-  double partial[kMaxChunks];
+  LossChunks split = lossChunks(m);
+  int64_t chunks = split.count, size = split.size;
+  double partial[kMaxLossChunks];
 #pragma omp parallel for schedule(static) if (m >= kParallelMin)
   for (int64_t c = 0; c < chunks; ++c) {
     double s = 0.0;
@@ -153,14 +93,6 @@ void writeLoss(const TensorRef &labels, const LossLayout &l, const float *w,
   double sum = chunkedSum(m, term);
   // mean over no applied weight is 0/0 = NaN, as in PyTorch.
   loss[0] = (float)(a.reduction == kSum ? sum : sum / weightSum);
-}
-
-void checkLossShape(const TensorRef &t, const char *name, const LossLayout &l,
-                    int reduction) {
-  int64_t expected = reduction == kNone ? l.positions() : 1;
-  if (t.numel() != expected)
-    fail(TIDALRT_INVALID_ARGUMENT, "%s has %lld elements, expected %lld", name,
-         (long long)t.numel(), (long long)expected);
 }
 
 // The incoming gradient of position j spread by the reduction.
@@ -278,17 +210,11 @@ void crossEntropyGrad(const TensorRef &labels, const LossLayout &l,
 
 // softmax_cross_entropy_loss: scores, labels, weights?, loss, log_prob.
 tidalrt_status_t crossEntropy(OpCall &op) {
-  requireTensors(op, 5);
-  LossAttrs a = lossAttrs(op);
-  const TensorRef &scores = requireF32(op, 0, "scores");
-  const TensorRef &labels = requireIndex(op, 1, "labels");
-  LossLayout l = lossLayout(scores, labels, "scores", "labels");
-  const float *w = weightsOf(op, 2, l, "weights");
-  const TensorRef &loss = requireF32(op, 3, "loss");
-  const TensorRef &lp = requireF32(op, 4, "log_prob");
-  checkLossShape(loss, "loss", l, a.reduction);
-  if (!sameShape(scores, lp))
-    fail(TIDALRT_INVALID_ARGUMENT, "log_prob shape differs from the scores'");
+  LossCall c = checkCrossEntropy(op);
+  const LossAttrs &a = c.attrs;
+  const LossLayout &l = c.layout;
+  const float *w = c.weights;
+  const TensorRef &scores = op[0], &labels = op[1], &loss = op[3], &lp = op[4];
   if (preparing(op.context))
     return ok();
   double weightSum = checkLabels(labels, "labels", l, w, a);
@@ -301,18 +227,11 @@ tidalrt_status_t crossEntropy(OpCall &op) {
 // softmax_cross_entropy_loss_backward: grad_loss, log_prob, labels,
 // weights?, grad_scores.
 tidalrt_status_t crossEntropyBackward(OpCall &op) {
-  requireTensors(op, 5);
-  LossAttrs a = lossAttrs(op);
-  const TensorRef &gl = requireF32(op, 0, "grad_loss");
-  const TensorRef &lp = requireF32(op, 1, "log_prob");
-  const TensorRef &labels = requireIndex(op, 2, "labels");
-  LossLayout l = lossLayout(lp, labels, "log_prob", "labels");
-  const float *w = weightsOf(op, 3, l, "weights");
-  const TensorRef &out = requireF32(op, 4, "grad_scores");
-  checkLossShape(gl, "grad_loss", l, a.reduction);
-  if (!sameShape(lp, out))
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "grad_scores shape differs from the log_prob's");
+  LossCall c = checkCrossEntropyBackward(op);
+  const LossAttrs &a = c.attrs;
+  const LossLayout &l = c.layout;
+  const float *w = c.weights;
+  const TensorRef &gl = op[0], &lp = op[1], &labels = op[2], &out = op[4];
   if (preparing(op.context))
     return ok();
   double weightSum = checkLabels(labels, "labels", l, w, a);
@@ -322,14 +241,11 @@ tidalrt_status_t crossEntropyBackward(OpCall &op) {
 
 // nll_loss: input, target, weight?, loss.
 tidalrt_status_t nll(OpCall &op) {
-  requireTensors(op, 4);
-  LossAttrs a = lossAttrs(op);
-  const TensorRef &in = requireF32(op, 0, "input");
-  const TensorRef &target = requireIndex(op, 1, "target");
-  LossLayout l = lossLayout(in, target, "input", "target");
-  const float *w = weightsOf(op, 2, l, "weight");
-  const TensorRef &loss = requireF32(op, 3, "loss");
-  checkLossShape(loss, "loss", l, a.reduction);
+  LossCall c = checkNll(op);
+  const LossAttrs &a = c.attrs;
+  const LossLayout &l = c.layout;
+  const float *w = c.weights;
+  const TensorRef &in = op[0], &target = op[1], &loss = op[3];
   if (preparing(op.context))
     return ok();
   double weightSum = checkLabels(target, "target", l, w, a);
@@ -339,14 +255,11 @@ tidalrt_status_t nll(OpCall &op) {
 
 // nll_loss_backward: grad_loss, target, weight?, grad_input.
 tidalrt_status_t nllBackward(OpCall &op) {
-  requireTensors(op, 4);
-  LossAttrs a = lossAttrs(op);
-  const TensorRef &gl = requireF32(op, 0, "grad_loss");
-  const TensorRef &target = requireIndex(op, 1, "target");
-  const TensorRef &out = requireF32(op, 3, "grad_input");
-  LossLayout l = lossLayout(out, target, "grad_input", "target");
-  const float *w = weightsOf(op, 2, l, "weight");
-  checkLossShape(gl, "grad_loss", l, a.reduction);
+  LossCall c = checkNllBackward(op);
+  const LossAttrs &a = c.attrs;
+  const LossLayout &l = c.layout;
+  const float *w = c.weights;
+  const TensorRef &gl = op[0], &target = op[1], &out = op[3];
   if (preparing(op.context))
     return ok();
   double weightSum = checkLabels(target, "target", l, w, a);
@@ -365,6 +278,127 @@ tidalrt_status_t nllBackward(OpCall &op) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Checks (loss_checks.h), shared with the CUDA kernels
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+LossAttrs lossAttrs(const OpCall &op) {
+  LossAttrs a;
+  a.hasIgnore = op.has(0);
+  a.ignore = a.hasIgnore ? op.getInt(0) : 0;
+  int64_t r = op.getInt(1);
+  if (r < kNone || r > kMean)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "reduction %lld is not one of none (0), sum (1), mean (2)",
+         (long long)r);
+  a.reduction = (int)r;
+  return a;
+}
+
+// Checks that `labels` ([N, d...]) matches `scores` ([N, C, d...]).
+LossLayout lossLayout(const TensorRef &scores, const TensorRef &labels,
+                      const char *scoresName, const char *labelsName) {
+  if (scores.rank < 2)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "%s must have rank >= 2 ([N, C, d...]), got %d", scoresName,
+         scores.rank);
+  bool match =
+      labels.rank == scores.rank - 1 && labels.dims[0] == scores.dims[0];
+  for (int i = 1; match && i < labels.rank; ++i)
+    match = labels.dims[i] == scores.dims[i + 1];
+  if (!match)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "%s shape does not match %s [N, C, d...] without C", labelsName,
+         scoresName);
+  return {scores.dims[0], scores.dims[1], product(scores.dims, 2, scores.rank)};
+}
+
+const float *weightsOf(const OpCall &op, int i, const LossLayout &l,
+                       const char *name) {
+  if (!op[i].present())
+    return nullptr;
+  const TensorRef &w = requireF32(op, i, name);
+  if (w.numel() != l.c)
+    fail(TIDALRT_INVALID_ARGUMENT, "%s has %lld elements, expected C = %lld",
+         name, (long long)w.numel(), (long long)l.c);
+  return w.f32();
+}
+
+void checkLossShape(const TensorRef &t, const char *name, const LossLayout &l,
+                    int reduction) {
+  int64_t expected = reduction == kNone ? l.positions() : 1;
+  if (t.numel() != expected)
+    fail(TIDALRT_INVALID_ARGUMENT, "%s has %lld elements, expected %lld", name,
+         (long long)t.numel(), (long long)expected);
+}
+
+} // namespace
+
+LossCall checkCrossEntropy(const OpCall &op) {
+  requireTensors(op, 5);
+  LossAttrs a = lossAttrs(op);
+  const TensorRef &scores = requireF32(op, 0, "scores");
+  const TensorRef &labels = requireIndex(op, 1, "labels");
+  LossLayout l = lossLayout(scores, labels, "scores", "labels");
+  const float *w = weightsOf(op, 2, l, "weights");
+  const TensorRef &loss = requireF32(op, 3, "loss");
+  const TensorRef &lp = requireF32(op, 4, "log_prob");
+  checkLossShape(loss, "loss", l, a.reduction);
+  if (!sameShape(scores, lp))
+    fail(TIDALRT_INVALID_ARGUMENT, "log_prob shape differs from the scores'");
+  return {a, l, w};
+}
+
+LossCall checkCrossEntropyBackward(const OpCall &op) {
+  requireTensors(op, 5);
+  LossAttrs a = lossAttrs(op);
+  const TensorRef &gl = requireF32(op, 0, "grad_loss");
+  const TensorRef &lp = requireF32(op, 1, "log_prob");
+  const TensorRef &labels = requireIndex(op, 2, "labels");
+  LossLayout l = lossLayout(lp, labels, "log_prob", "labels");
+  const float *w = weightsOf(op, 3, l, "weights");
+  const TensorRef &out = requireF32(op, 4, "grad_scores");
+  checkLossShape(gl, "grad_loss", l, a.reduction);
+  if (!sameShape(lp, out))
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "grad_scores shape differs from the log_prob's");
+  return {a, l, w};
+}
+
+LossCall checkNll(const OpCall &op) {
+  requireTensors(op, 4);
+  LossAttrs a = lossAttrs(op);
+  const TensorRef &in = requireF32(op, 0, "input");
+  const TensorRef &target = requireIndex(op, 1, "target");
+  LossLayout l = lossLayout(in, target, "input", "target");
+  const float *w = weightsOf(op, 2, l, "weight");
+  const TensorRef &loss = requireF32(op, 3, "loss");
+  checkLossShape(loss, "loss", l, a.reduction);
+  return {a, l, w};
+}
+
+LossCall checkNllBackward(const OpCall &op) {
+  requireTensors(op, 4);
+  LossAttrs a = lossAttrs(op);
+  const TensorRef &gl = requireF32(op, 0, "grad_loss");
+  const TensorRef &target = requireIndex(op, 1, "target");
+  const TensorRef &out = requireF32(op, 3, "grad_input");
+  LossLayout l = lossLayout(out, target, "grad_input", "target");
+  const float *w = weightsOf(op, 2, l, "weight");
+  checkLossShape(gl, "grad_loss", l, a.reduction);
+  return {a, l, w};
+}
+
+LossChunks lossChunks(int64_t m) {
+  constexpr int64_t kMinChunk = 4096;
+  int64_t chunks =
+      std::min(kMaxLossChunks, std::max<int64_t>(1, m / kMinChunk));
+  return {chunks, (m + chunks - 1) / chunks};
+}
+
 } // namespace other
 } // namespace tidalrt
 

@@ -8,6 +8,7 @@
 // a fixed order (sums in double), so results do not depend on the thread
 // count. Forward subtracts the row maximum before exponentiating.
 #include "other_util.h"
+#include "softmax_checks.h"
 
 #include <algorithm>
 
@@ -367,11 +368,23 @@ void run(Op kind, const float *a, const float *b, float *out, int64_t outer,
   }
 }
 
-struct Layout {
-  int64_t outer, n, inner;
-};
+tidalrt_status_t forward(OpCall &op, Op kind) {
+  SoftmaxLayout l = checkSoftmax(op);
+  if (preparing(op.context))
+    return ok();
+  run(kind, op[0].f32(), nullptr, op[1].f32(), l.outer, l.n, l.inner);
+  return ok();
+}
 
-Layout layoutOf(const TensorRef &t, int64_t axisAttr) {
+tidalrt_status_t backward(OpCall &op, Op kind) {
+  SoftmaxLayout l = checkSoftmaxBackward(op);
+  if (preparing(op.context))
+    return ok();
+  run(kind, op[0].f32(), op[1].f32(), op[2].f32(), l.outer, l.n, l.inner);
+  return ok();
+}
+
+SoftmaxLayout layoutOf(const TensorRef &t, int64_t axisAttr) {
   if (t.rank < 1)
     fail(TIDALRT_INVALID_ARGUMENT, "expects a tensor of rank >= 1, got rank %d",
          t.rank);
@@ -380,20 +393,18 @@ Layout layoutOf(const TensorRef &t, int64_t axisAttr) {
           product(t.dims, axis + 1, t.rank)};
 }
 
-tidalrt_status_t forward(OpCall &op, Op kind) {
+} // namespace
+
+SoftmaxLayout checkSoftmax(const OpCall &op) {
   requireTensors(op, 2);
   const TensorRef &x = requireF32(op, 0, "input");
   const TensorRef &y = requireF32(op, 1, "output");
   if (!sameShape(x, y))
     fail(TIDALRT_INVALID_ARGUMENT, "output shape differs from the input's");
-  Layout l = layoutOf(x, op.getInt(0));
-  if (preparing(op.context))
-    return ok();
-  run(kind, x.f32(), nullptr, y.f32(), l.outer, l.n, l.inner);
-  return ok();
+  return layoutOf(x, op.getInt(0));
 }
 
-tidalrt_status_t backward(OpCall &op, Op kind) {
+SoftmaxLayout checkSoftmaxBackward(const OpCall &op) {
   requireTensors(op, 3);
   const TensorRef &g = requireF32(op, 0, "grad");
   const TensorRef &y = requireF32(op, 1, "output");
@@ -401,14 +412,8 @@ tidalrt_status_t backward(OpCall &op, Op kind) {
   if (!sameShape(g, y) || !sameShape(g, gi))
     fail(TIDALRT_INVALID_ARGUMENT,
          "grad, output and grad_input must have the same shape");
-  Layout l = layoutOf(g, op.getInt(0));
-  if (preparing(op.context))
-    return ok();
-  run(kind, g.f32(), y.f32(), gi.f32(), l.outer, l.n, l.inner);
-  return ok();
+  return layoutOf(g, op.getInt(0));
 }
-
-} // namespace
 
 void softmaxForward(const float *x, float *y, int64_t outer, int64_t n,
                     int64_t inner, SoftmaxKind kind) {

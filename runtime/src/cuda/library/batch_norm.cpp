@@ -10,60 +10,19 @@
 // variance unbiased by m / (m - 1), computed by that kernel in the CPU
 // kernel's double-precision expressions (cuDNN's own running update would
 // round differently and divide by zero when a channel has one element).
+#include "../../cpu/dnnl_checks.h"
 #include "common.h"
 #include "kernels.h"
 
-#include <algorithm>
-#include <initializer_list>
 #include <memory>
 
 using namespace tidalrt;
 using namespace tidalrt::cuda;
 using namespace tidalrt::cuda::lib;
+using tidalrt::dnnlutil::BatchNorm;
+using tidalrt::dnnlutil::Channels;
 
 namespace {
-
-// The input as cuDNN sees it: [N, C, S, 1].
-struct Channels {
-  int64_t n = 0, c = 0, s = 1;
-  int64_t perChannel() const { return n * s; }
-};
-
-// The CPU kernel's checks (`channels` in dnnl_batch_norm.cpp).
-Channels channels(const OpCall &op, int x, std::initializer_list<int> perC,
-                  std::initializer_list<int> sameAsX) {
-  const TensorRef &t = op[x];
-  if (t.rank < 2)
-    fail(TIDALRT_INVALID_ARGUMENT, "input has rank %d, expected >= 2", t.rank);
-  Channels ch;
-  ch.n = t.dim(0);
-  ch.c = t.dim(1);
-  for (int i = 2; i < t.rank; ++i)
-    ch.s *= t.dim(i);
-  for (int i : perC)
-    if (op[i].numel() != ch.c)
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "per-channel tensor %d has %lld elements, expected %lld", i,
-           (long long)op[i].numel(), (long long)ch.c);
-  for (int i : sameAsX)
-    if (op[i].rank != t.rank ||
-        !std::equal(t.dims, t.dims + t.rank, op[i].dims))
-      fail(TIDALRT_INVALID_ARGUMENT, "tensor %d is not shaped as the input", i);
-  return ch;
-}
-
-// Checks the tensor and attribute counts and that every tensor (named by
-// `names`, in order) is float32.
-void checkCall(const OpCall &op, std::initializer_list<const char *> names,
-               int attrs) {
-  int tensors = (int)names.size();
-  if (op.numTensors != tensors || op.numAttrs != attrs)
-    fail(TIDALRT_INTERNAL, "expected %d tensors and %d attributes", tensors,
-         attrs);
-  int i = 0;
-  for (const char *name : names)
-    requireF32(op, i++, name);
-}
 
 struct BatchNormState {
   Channels ch;
@@ -72,12 +31,12 @@ struct BatchNormState {
   TensorDesc data, perC;
 };
 
-BatchNormState *batchNormState(OpCall &op, int x,
-                               std::initializer_list<int> perC,
-                               std::initializer_list<int> sameAsX) {
+// The CPU kernel's shape checks (dnnl_checks.h); the input as cuDNN sees
+// it is [N, C, S, 1].
+BatchNormState *batchNormState(OpCall &op, BatchNorm kind) {
   if (auto *s = getState<BatchNormState>(op.context, op.index))
     return s;
-  Channels ch = channels(op, x, perC, sameAsX);
+  Channels ch = dnnlutil::batchNormChannels(op, kind);
   std::unique_ptr<BatchNormState> owned(new BatchNormState());
   BatchNormState *s = owned.get();
   s->ch = ch;
@@ -101,8 +60,8 @@ tidalrt_cuda_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
                                     void *const *buffers) {
   return runKernel(ctx, desc, buffers, "batch_norm_inference", [&](OpCall &op) {
     // input, scale, bias, mean, var -> output; epsilon.
-    checkCall(op, {"input", "scale", "bias", "mean", "var", "output"}, 1);
-    BatchNormState *s = batchNormState(op, 0, {1, 2, 3, 4}, {5});
+    dnnlutil::checkBatchNormCall(op, BatchNorm::Inference);
+    BatchNormState *s = batchNormState(op, BatchNorm::Inference);
     if (s->empty || preparing(ctx))
       return ok();
     const float one = 1.0f, zero = 0.0f;
@@ -122,12 +81,8 @@ tidalrt_cuda_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
     // input, scale, bias, running_mean, running_var -> output,
     // new_running_mean, new_running_var, batch_mean, batch_var;
     // epsilon, momentum.
-    checkCall(op,
-              {"input", "scale", "bias", "running_mean", "running_var",
-               "output", "new_running_mean", "new_running_var", "batch_mean",
-               "batch_var"},
-              2);
-    BatchNormState *s = batchNormState(op, 0, {1, 2, 3, 4, 6, 7, 8, 9}, {5});
+    dnnlutil::checkBatchNormCall(op, BatchNorm::Training);
+    BatchNormState *s = batchNormState(op, BatchNorm::Training);
     double momentum = op.getFloat(1);
     if (preparing(ctx))
       return ok();
@@ -156,11 +111,8 @@ tidalrt_cuda_k_batch_norm_backward(tidalrt_context_t *ctx, const int64_t *desc,
   return runKernel(ctx, desc, buffers, "batch_norm_backward", [&](OpCall &op) {
     // grad, input, scale, batch_mean, batch_var -> grad_input,
     // grad_scale, grad_bias; epsilon.
-    checkCall(op,
-              {"grad", "input", "scale", "batch_mean", "batch_var",
-               "grad_input", "grad_scale", "grad_bias"},
-              1);
-    BatchNormState *s = batchNormState(op, 1, {2, 3, 4, 6, 7}, {0, 5});
+    dnnlutil::checkBatchNormCall(op, BatchNorm::Backward);
+    BatchNormState *s = batchNormState(op, BatchNorm::Backward);
     const int64_t c = s->ch.c;
     if (s->empty) {
       if (!preparing(ctx) && c) {

@@ -1,4 +1,4 @@
-// common.cpp - the owned cuDNN descriptors and checks of common.h.
+// common.cpp - the owned cuDNN descriptors and int checks of common.h.
 #include "common.h"
 
 #include <climits>
@@ -19,29 +19,6 @@ std::vector<int> toInts(const std::vector<int64_t> &v, const char *what) {
   for (int64_t x : v)
     r.push_back(toInt(x, what));
   return r;
-}
-
-void requireF32(const OpCall &op, int i, const char *what) {
-  if (op[i].type != TIDALRT_ELEMENT_TYPE_F32)
-    fail(TIDALRT_UNSUPPORTED,
-         "%s has element type %s; only float32 is "
-         "supported",
-         what, tidalrt_element_type_name((tidalrt_element_type_t)op[i].type));
-}
-
-void requireRank(const OpCall &op, int i, int rank, const char *what) {
-  if (op[i].rank != rank)
-    fail(TIDALRT_INVALID_ARGUMENT, "%s has rank %d, expected %d", what,
-         op[i].rank, rank);
-}
-
-int64_t padRight(int64_t in, int64_t out, int64_t kernel, int64_t stride,
-                 int64_t dilation, int64_t padBegin, int64_t padEnd) {
-  int64_t extent = (kernel - 1) * dilation + 1;
-  int64_t span = in + padBegin + padEnd - extent;
-  if (span >= 0 && span / stride + 1 == out)
-    return padEnd;
-  return (out - 1) * stride + extent - in - padBegin;
 }
 
 TensorDesc::TensorDesc() {

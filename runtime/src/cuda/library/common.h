@@ -1,10 +1,11 @@
 // common.h - what the cuDNN/cuBLAS kernels share on the host: owned cuDNN
 // descriptors, int conversions, workspace carving and the CPU kernels'
-// shape checks they repeat (namespace tidalrt::cuda::lib). Host compiler
+// shape checks they share (namespace tidalrt::cuda::lib). Host compiler
 // only, against the CUDA headers.
 #ifndef TIDALRT_CUDA_LIBRARY_COMMON_H
 #define TIDALRT_CUDA_LIBRARY_COMMON_H
 
+#include "../../cpu/dnnl_checks.h"
 #include "../cuda_context.h"
 
 #include <cstddef>
@@ -29,15 +30,12 @@ inline size_t alignUp(size_t n) {
 int toInt(int64_t v, const char *what);
 std::vector<int> toInts(const std::vector<int64_t> &v, const char *what);
 
-// The CPU kernels' checks (runtime/src/cpu/dnnl_util.cpp), with the same
-// codes and messages.
-void requireF32(const OpCall &op, int i, const char *what);
-void requireRank(const OpCall &op, int i, int rank, const char *what);
-
-// oneDNN's padding_r for one spatial dimension (dnnl_util.h, padRight): the
-// ONNX end padding when it gives `out` outputs, else the padding that does.
-int64_t padRight(int64_t in, int64_t out, int64_t kernel, int64_t stride,
-                 int64_t dilation, int64_t padBegin, int64_t padEnd);
+// The CPU kernels' checks (cpu/dnnl_checks.h), with the same codes and
+// messages, and oneDNN's padding_r for one spatial dimension (the ONNX end
+// padding when it gives `out` outputs, else the padding that does).
+using tidalrt::dnnlutil::padRight;
+using tidalrt::dnnlutil::requireF32;
+using tidalrt::dnnlutil::requireRank;
 
 // Owned cuDNN descriptors (destroyed with the op state).
 class TensorDesc {

@@ -10,6 +10,7 @@
 // once, while preparing: the first deterministic algorithm of cuDNN's
 // ranked heuristics that needs at most kWorkspaceLimit of workspace, with
 // FMA maths only (no TF32).
+#include "../../cpu/dnnl_checks.h"
 #include "common.h"
 #include "kernels.h"
 
@@ -19,78 +20,10 @@
 using namespace tidalrt;
 using namespace tidalrt::cuda;
 using namespace tidalrt::cuda::lib;
+using tidalrt::dnnlutil::ConvGeometry;
+using Pass = tidalrt::dnnlutil::Conv;
 
 namespace {
-
-// Attribute positions (alphabetical ODS names), the same for the three ops.
-enum { kDilations = 0, kGroup = 1, kPads = 2, kStrides = 3 };
-
-// The geometry of one convolution. `x` is the input-shaped tensor, `y` the
-// output-shaped one, `w` the weight.
-struct Geometry {
-  int k = 0; // spatial dimensions
-  int64_t n = 0, c = 0, m = 0, group = 1;
-  std::vector<int64_t> in, out, kernel, strides, dilations, padL, padR;
-  bool empty = false; // some tensor has no elements
-};
-
-// The CPU kernel's checks (convGeometry in dnnl_conv.cpp), with its codes
-// and messages.
-Geometry geometry(const OpCall &op, const TensorRef &x, const TensorRef &w,
-                  const TensorRef &y) {
-  int rank = x.rank;
-  if (rank < 3)
-    fail(TIDALRT_INVALID_ARGUMENT, "input has rank %d, expected >= 3", rank);
-  if (rank > 5)
-    fail(TIDALRT_UNSUPPORTED, "%d spatial dimensions; at most 3 are supported",
-         rank - 2);
-  if (w.rank != rank || y.rank != rank)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "ranks differ: input %d, weight %d, output %d", rank, w.rank, y.rank);
-  int k = rank - 2;
-  const int64_t *strides, *pads, *dilations;
-  int64_t ns = op.getInts(kStrides, &strides);
-  int64_t np = op.getInts(kPads, &pads);
-  int64_t nd = op.getInts(kDilations, &dilations);
-  if ((ns != k && ns != 0) || (np != 2 * k && np != 0) || (nd != k && nd != 0))
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "strides/pads/dilations have %lld/%lld/%lld values for %d spatial "
-         "dimensions",
-         (long long)ns, (long long)np, (long long)nd, k);
-  int64_t group = op.getInt(kGroup);
-  int64_t n = x.dim(0), c = x.dim(1), m = w.dim(0);
-  if (group < 1 || c % group || m % group || w.dim(1) != c / group ||
-      y.dim(0) != n || y.dim(1) != m)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "channels do not match: input [%lld, %lld], weight [%lld, %lld], "
-         "group %lld, output [%lld, %lld]",
-         (long long)n, (long long)c, (long long)m, (long long)w.dim(1),
-         (long long)group, (long long)y.dim(0), (long long)y.dim(1));
-  Geometry g;
-  g.k = k;
-  g.n = n;
-  g.c = c;
-  g.m = m;
-  g.group = group;
-  for (int i = 0; i < k; ++i) {
-    int64_t s = ns ? strides[i] : 1, d = nd ? dilations[i] : 1;
-    int64_t pb = np ? pads[i] : 0, pe = np ? pads[k + i] : 0;
-    if (s < 1 || d < 1 || pb < 0 || pe < 0)
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "dimension %d: stride %lld, dilation %lld, pads %lld/%lld", i,
-           (long long)s, (long long)d, (long long)pb, (long long)pe);
-    g.in.push_back(x.dim(2 + i));
-    g.out.push_back(y.dim(2 + i));
-    g.kernel.push_back(w.dim(2 + i));
-    g.strides.push_back(s);
-    g.dilations.push_back(d);
-    g.padL.push_back(pb);
-    g.padR.push_back(
-        padRight(x.dim(2 + i), y.dim(2 + i), w.dim(2 + i), s, d, pb, pe));
-  }
-  g.empty = x.numel() == 0 || w.numel() == 0 || y.numel() == 0;
-  return g;
-}
 
 // [lead..., spatial...] with a unit height in front of a 1-D spatial shape
 // (cuDNN takes 4-D and 5-D tensors).
@@ -102,8 +35,6 @@ std::vector<int64_t> cudnnShape(std::vector<int64_t> lead,
   lead.insert(lead.end(), spatial.begin(), spatial.end());
   return lead;
 }
-
-enum class Pass { Forward, BackwardData, BackwardWeights };
 
 struct ConvState {
   bool empty = false;
@@ -154,16 +85,12 @@ void chooseAlgorithm(ConvState &s, const std::vector<Perf> &perf, int count,
        what, kWorkspaceLimit >> 20);
 }
 
-// Builds the state of a call: `xi`, `wi`, `yi` are the tensor indices of
-// the input-shaped, weight-shaped and output-shaped tensors.
-ConvState *convState(OpCall &op, Pass pass, int xi, int wi, int yi) {
+// Builds the state of a call, after the CPU kernel's checks
+// (dnnl_checks.h).
+ConvState *convState(OpCall &op, Pass pass) {
   if (auto *s = getState<ConvState>(op.context, op.index))
     return s;
-  Geometry g = geometry(op, op[xi], op[wi], op[yi]);
-  if (pass == Pass::Forward && op[2].present() &&
-      (op[2].rank != 1 || op[2].dim(0) != op[wi].dim(0)))
-    fail(TIDALRT_INVALID_ARGUMENT, "bias must be [%lld]",
-         (long long)op[wi].dim(0));
+  ConvGeometry g = dnnlutil::checkConv(op, pass);
   // Installed once complete, so that a failed build leaves no state.
   std::unique_ptr<ConvState> owned(new ConvState());
   ConvState *s = owned.get();
@@ -304,15 +231,9 @@ extern "C" tidalrt_status_t tidalrt_cuda_k_conv(tidalrt_context_t *ctx,
                                                 const int64_t *desc,
                                                 void *const *buffers) {
   return runKernel(ctx, desc, buffers, "conv", [&](OpCall &op) {
-    if (op.numTensors != 4 || op.numAttrs != 4)
-      fail(TIDALRT_INTERNAL, "expected 4 tensors and 4 attributes");
+    dnnlutil::checkConvCall(op, Pass::Forward);
     bool bias = op[2].present();
-    requireF32(op, 0, "input");
-    requireF32(op, 1, "weight");
-    if (bias)
-      requireF32(op, 2, "bias");
-    requireF32(op, 3, "output");
-    ConvState *s = convState(op, Pass::Forward, 0, 1, 3);
+    ConvState *s = convState(op, Pass::Forward);
     const TensorRef &y = op[3];
     int64_t m = y.dim(1), planes = y.dim(0) * m;
     int64_t sp = planes ? y.numel() / planes : 0;
@@ -347,12 +268,8 @@ extern "C" tidalrt_status_t
 tidalrt_cuda_k_conv_backward_data(tidalrt_context_t *ctx, const int64_t *desc,
                                   void *const *buffers) {
   return runKernel(ctx, desc, buffers, "conv_backward_data", [&](OpCall &op) {
-    if (op.numTensors != 3 || op.numAttrs != 4)
-      fail(TIDALRT_INTERNAL, "expected 3 tensors and 4 attributes");
-    requireF32(op, 0, "grad");
-    requireF32(op, 1, "weight");
-    requireF32(op, 2, "grad_input");
-    ConvState *s = convState(op, Pass::BackwardData, 2, 1, 0);
+    dnnlutil::checkConvCall(op, Pass::BackwardData);
+    ConvState *s = convState(op, Pass::BackwardData);
     if (s->empty) {
       if (!preparing(ctx))
         zeroFill(ctx, op[2], "conv_backward_data");
@@ -378,12 +295,8 @@ extern "C" tidalrt_status_t tidalrt_cuda_k_conv_backward_weights(
     tidalrt_context_t *ctx, const int64_t *desc, void *const *buffers) {
   return runKernel(
       ctx, desc, buffers, "conv_backward_weights", [&](OpCall &op) {
-        if (op.numTensors != 3 || op.numAttrs != 4)
-          fail(TIDALRT_INTERNAL, "expected 3 tensors and 4 attributes");
-        requireF32(op, 0, "grad");
-        requireF32(op, 1, "input");
-        requireF32(op, 2, "grad_weight");
-        ConvState *s = convState(op, Pass::BackwardWeights, 1, 2, 0);
+        dnnlutil::checkConvCall(op, Pass::BackwardWeights);
+        ConvState *s = convState(op, Pass::BackwardWeights);
         if (s->empty) {
           if (!preparing(ctx))
             zeroFill(ctx, op[2], "conv_backward_weights");

@@ -13,10 +13,10 @@
 // batches are collapsed to as few dims as the strides allow, the innermost
 // run by cublasSgemmStridedBatched (stride 0 for a broadcast operand) and
 // the others looped over.
+#include "../../cpu/dnnl_checks.h"
 #include "common.h"
 #include "kernels.h"
 
-#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -35,50 +35,23 @@ struct GemmState {
   float alpha = 1.0f, beta = 1.0f;
 };
 
+// The CPU kernel's checks (dnnl_checks.h) and cuBLAS's int limits.
 GemmState *gemmState(OpCall &op) {
   if (auto *s = getState<GemmState>(op.context, op.index))
     return s;
-  const TensorRef &a = op[0], &b = op[1], &c = op[2], &y = op[3];
-  const char *names[] = {"A", "B", "C", "output"};
-  for (int i = 0; i < 4; ++i)
-    if (i != 2 || c.present())
-      requireF32(op, i, names[i]);
-  requireRank(op, 0, 2, "A");
-  requireRank(op, 1, 2, "B");
-  requireRank(op, 3, 2, "output");
-  bool ta = op.getBool(2), tb = op.getBool(3);
-  int64_t m = y.dim(0), n = y.dim(1);
-  int64_t k = ta ? a.dim(0) : a.dim(1);
-  if ((ta ? a.dim(1) : a.dim(0)) != m || (tb ? b.dim(1) : b.dim(0)) != k ||
-      (tb ? b.dim(0) : b.dim(1)) != n)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "shapes do not match: A [%lld, %lld]%s, B [%lld, %lld]%s, output "
-         "[%lld, %lld]",
-         (long long)a.dim(0), (long long)a.dim(1), ta ? "^T" : "",
-         (long long)b.dim(0), (long long)b.dim(1), tb ? "^T" : "", (long long)m,
-         (long long)n);
+  dnnlutil::GemmShape g = dnnlutil::checkGemm(op);
+  int64_t m = g.m, n = g.n, k = g.k;
   std::unique_ptr<GemmState> owned(new GemmState());
   GemmState *s = owned.get();
   s->m = m;
   s->n = n;
   s->k = k;
-  s->ta = ta;
-  s->tb = tb;
-  s->beta = (float)op.getFloat(1);
-  if (c.present()) {
-    // Unidirectional broadcast of C to [M, N].
-    if (c.rank > 2)
-      fail(TIDALRT_INVALID_ARGUMENT, "C has rank %d", c.rank);
-    int64_t cm = c.rank == 2 ? c.dim(0) : 1;
-    int64_t cn = c.rank >= 1 ? c.dim(c.rank - 1) : 1;
-    if ((cm != m && cm != 1) || (cn != n && cn != 1))
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "C [%lld, %lld] does not broadcast to [%lld, %lld]", (long long)cm,
-           (long long)cn, (long long)m, (long long)n);
-    s->hasC = true;
-    s->cStrideN = cn == 1 ? 0 : 1;
-    s->cStrideM = cm == 1 ? 0 : cn;
-  }
+  s->ta = g.ta;
+  s->tb = g.tb;
+  s->beta = (float)g.beta;
+  s->hasC = g.hasC;
+  s->cStrideM = g.cStrideM;
+  s->cStrideN = g.cStrideN;
   if (m && n && k) {
     s->alpha = (float)op.getFloat(0);
     toInt(m, "M");
@@ -121,58 +94,25 @@ struct MatMulState {
   std::vector<int64_t> offA, offB, offY;
 };
 
+// The CPU kernel's checks (dnnl_checks.h), the batches collapsed for
+// cuBLAS and its int limits.
 MatMulState *matmulState(OpCall &op) {
   if (auto *s = getState<MatMulState>(op.context, op.index))
     return s;
-  requireF32(op, 0, "lhs");
-  requireF32(op, 1, "rhs");
-  requireF32(op, 2, "output");
-  const TensorRef &a = op[0], &b = op[1], &y = op[2];
-  if (a.rank < 1 || b.rank < 1)
-    fail(TIDALRT_INVALID_ARGUMENT, "operands must have rank >= 1");
-  // Promote 1-D operands as NumPy does.
-  std::vector<int64_t> as(a.dims, a.dims + a.rank), bs(b.dims, b.dims + b.rank);
-  if (as.size() == 1)
-    as.insert(as.begin(), 1);
-  if (bs.size() == 1)
-    bs.push_back(1);
-  int64_t m = as[as.size() - 2], k = as.back();
-  int64_t n = bs.back();
-  if (bs[bs.size() - 2] != k)
-    fail(TIDALRT_INVALID_ARGUMENT, "inner dimensions differ: %lld vs %lld",
-         (long long)k, (long long)bs[bs.size() - 2]);
-  size_t batchRank = std::max(as.size(), bs.size()) - 2;
-  std::vector<int64_t> aBatch(batchRank, 1), bBatch(batchRank, 1),
-      batch(batchRank);
-  std::copy(as.begin(), as.end() - 2, aBatch.end() - (as.size() - 2));
-  std::copy(bs.begin(), bs.end() - 2, bBatch.end() - (bs.size() - 2));
-  int64_t nBatch = 1, aCount = 1, bCount = 1;
-  for (size_t i = 0; i < batchRank; ++i) {
-    if (aBatch[i] != bBatch[i] && aBatch[i] != 1 && bBatch[i] != 1)
-      fail(TIDALRT_INVALID_ARGUMENT, "batch dimensions do not broadcast");
-    batch[i] = std::max(aBatch[i], bBatch[i]);
-    nBatch *= batch[i];
-    aCount *= aBatch[i];
-    bCount *= bBatch[i];
-  }
-  std::vector<int64_t> expected = batch;
-  if (a.rank >= 2)
-    expected.push_back(m);
-  if (b.rank >= 2)
-    expected.push_back(n);
-  if (y.rank != (int)expected.size() ||
-      !std::equal(expected.begin(), expected.end(), y.dims))
-    fail(TIDALRT_INVALID_ARGUMENT, "the output shape does not match the "
-                                   "operands");
+  dnnlutil::MatMulShape shape = dnnlutil::checkMatMul(op);
+  int64_t m = shape.m, n = shape.n, k = shape.k, nBatch = shape.nBatch;
+  const std::vector<int64_t> &aBatch = shape.aBatch, &bBatch = shape.bBatch,
+                             &batch = shape.batch;
+  size_t batchRank = batch.size();
   std::unique_ptr<MatMulState> owned(new MatMulState());
   MatMulState *s = owned.get();
-  s->empty = nBatch * m * n == 0 || k == 0;
+  s->empty = shape.empty();
   if (s->empty)
     return setOwnedState(op.context, op.index, owned.release());
   s->m = m;
   s->n = n;
   s->k = k;
-  if (bCount == 1 && aCount == nBatch) {
+  if (shape.bCount == 1 && shape.aCount == nBatch) {
     // [B..., M, K] x [K, N]: one [B*M, K] x [K, N] product.
     s->m = nBatch * m;
     s->offA = s->offB = s->offY = {0};
@@ -230,8 +170,7 @@ extern "C" tidalrt_status_t tidalrt_cuda_k_gemm(tidalrt_context_t *ctx,
                                                 const int64_t *desc,
                                                 void *const *buffers) {
   return runKernel(ctx, desc, buffers, "gemm", [&](OpCall &op) {
-    if (op.numTensors != 4 || op.numAttrs != 4)
-      fail(TIDALRT_INTERNAL, "expected 4 tensors and 4 attributes");
+    dnnlutil::checkGemmCall(op);
     GemmState *s = gemmState(op);
     if (preparing(ctx)) {
       cublas(ctx); // created now rather than in a step
@@ -258,8 +197,7 @@ extern "C" tidalrt_status_t tidalrt_cuda_k_matmul(tidalrt_context_t *ctx,
                                                   const int64_t *desc,
                                                   void *const *buffers) {
   return runKernel(ctx, desc, buffers, "matmul", [&](OpCall &op) {
-    if (op.numTensors != 3 || op.numAttrs != 0)
-      fail(TIDALRT_INTERNAL, "expected 3 tensors and no attributes");
+    dnnlutil::checkMatMulCall(op);
     MatMulState *s = matmulState(op);
     if (preparing(ctx)) {
       cublas(ctx); // created now rather than in a step

@@ -8,6 +8,7 @@
 // (integer max pooling, dilations, asymmetric or ceil_mode windows, other
 // ranks) runs on direct kernels that follow the CPU kernel's loops
 // (kernels.h), as does global average pooling.
+#include "../../cpu/dnnl_checks.h"
 #include "common.h"
 #include "kernels.h"
 
@@ -19,6 +20,8 @@
 using namespace tidalrt;
 using namespace tidalrt::cuda;
 using namespace tidalrt::cuda::lib;
+using tidalrt::dnnlutil::Pool;
+using tidalrt::dnnlutil::Window;
 
 namespace {
 
@@ -27,64 +30,6 @@ namespace {
 // as the first). The direct kernel gives it to the first maximum by
 // construction; CudaLibrary.MaxPoolBackwardTies compares the two rules.
 constexpr bool kCudnnMaxPoolBackward = true;
-
-// The sliding window of a pooling op over the spatial dims of `[N, C, D...]`
-// (dnnl_pool.cpp's Window).
-struct Window {
-  int k = 0;
-  std::vector<int64_t> in, out, kernel, strides, dilations, padBegin, padEnd;
-  int64_t planes = 0, inSp = 1, outSp = 1;
-};
-
-// The CPU kernel's makeWindow, with its checks, codes and messages. `x` is
-// input-shaped, `y` output-shaped; `dilationsAttr` < 0: the op has none.
-Window makeWindow(const OpCall &op, const TensorRef &x, const TensorRef &y,
-                  int kernelAttr, int stridesAttr, int padsAttr,
-                  int dilationsAttr) {
-  if (x.rank < 2 || y.rank != x.rank)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "expects input and output of equal rank >= 2, got %d and %d", x.rank,
-         y.rank);
-  if (x.dim(0) != y.dim(0) || x.dim(1) != y.dim(1))
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "batch and channel dims differ: [%lld, %lld] vs [%lld, %lld]",
-         (long long)x.dim(0), (long long)x.dim(1), (long long)y.dim(0),
-         (long long)y.dim(1));
-  Window w;
-  w.k = x.rank - 2;
-  const int64_t *kernel, *strides, *pads, *dilations = nullptr;
-  int64_t nk = op.getInts(kernelAttr, &kernel);
-  int64_t ns = op.getInts(stridesAttr, &strides);
-  int64_t np = op.getInts(padsAttr, &pads);
-  int64_t nd = dilationsAttr >= 0 ? op.getInts(dilationsAttr, &dilations) : 0;
-  if (nk != w.k || (ns != w.k && ns != 0) || (np != 2 * w.k && np != 0) ||
-      (nd != w.k && nd != 0))
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "kernel_shape/strides/pads/dilations have %lld/%lld/%lld/%lld "
-         "values for %d spatial dimensions",
-         (long long)nk, (long long)ns, (long long)np, (long long)nd, w.k);
-  w.planes = x.dim(0) * x.dim(1);
-  for (int i = 0; i < w.k; ++i) {
-    w.in.push_back(x.dim(2 + i));
-    w.out.push_back(y.dim(2 + i));
-    w.kernel.push_back(kernel[i]);
-    w.strides.push_back(ns ? strides[i] : 1);
-    w.dilations.push_back(nd ? dilations[i] : 1);
-    w.padBegin.push_back(np ? pads[i] : 0);
-    w.padEnd.push_back(np ? pads[w.k + i] : 0);
-    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 ||
-        w.padBegin[i] < 0 || w.padEnd[i] < 0)
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "dimension %d: kernel %lld, stride %lld, dilation %lld, pads "
-           "%lld/%lld",
-           i, (long long)w.kernel[i], (long long)w.strides[i],
-           (long long)w.dilations[i], (long long)w.padBegin[i],
-           (long long)w.padEnd[i]);
-    w.inSp *= w.in[i];
-    w.outSp *= w.out[i];
-  }
-  return w;
-}
 
 // Whether cuDNN's pooling computes what the CPU kernel does.
 bool cudnnCan(const Window &w, bool average, bool countIncludePad) {
@@ -132,9 +77,6 @@ PoolWindow directWindow(const Window &w) {
   return p;
 }
 
-// Kinds of pooling state.
-enum class Pool { MaxForward, MaxBackward, AvgForward, AvgBackward };
-
 struct PoolState {
   bool useCudnn = false;
   bool countIncludePad = false;
@@ -168,10 +110,8 @@ PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
   if (auto *s = getState<PoolState>(op.context, op.index))
     return s;
   bool isMax = kind == Pool::MaxForward || kind == Pool::MaxBackward;
-  // Attributes: max: ceil_mode, dilations, kernel_shape, pads, strides;
-  // average: ceil_mode, count_include_pad, kernel_shape, pads, strides.
-  bool include = !isMax && op.getBool(1);
-  Window w = makeWindow(op, op[xi], op[yi], 2, 4, 3, isMax ? 1 : -1);
+  Window w = dnnlutil::poolWindow(op, kind, xi, yi);
+  bool include = w.countIncludePad;
   // Installed once complete, so that a failed build leaves no state.
   std::unique_ptr<PoolState> owned(new PoolState());
   PoolState *s = owned.get();
@@ -198,19 +138,6 @@ PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
   return setOwnedState(op.context, op.index, owned.release());
 }
 
-void checkTensors(const OpCall &op, int tensors, int attrs) {
-  if (op.numTensors != tensors || op.numAttrs != attrs)
-    fail(TIDALRT_INTERNAL, "expected %d tensors and %d attributes", tensors,
-         attrs);
-}
-
-void requireSameType(const OpCall &op, int a, int b) {
-  if (op[a].type != op[b].type)
-    fail(TIDALRT_INVALID_ARGUMENT, "element types differ: %s vs %s",
-         tidalrt_element_type_name((tidalrt_element_type_t)op[a].type),
-         tidalrt_element_type_name((tidalrt_element_type_t)op[b].type));
-}
-
 // y = pool(x) on cuDNN.
 void cudnnForward(tidalrt_context_t *ctx, const PoolState &s, const void *x,
                   void *y) {
@@ -226,25 +153,8 @@ extern "C" tidalrt_status_t tidalrt_cuda_k_max_pool(tidalrt_context_t *ctx,
                                                     const int64_t *desc,
                                                     void *const *buffers) {
   return runKernel(ctx, desc, buffers, "max_pool", [&](OpCall &op) {
-    checkTensors(op, 2, 5);
-    requireSameType(op, 0, 1);
+    dnnlutil::checkPool(op, Pool::MaxForward);
     int type = op[0].type;
-    switch (type) {
-    case TIDALRT_ELEMENT_TYPE_F32:
-    case TIDALRT_ELEMENT_TYPE_F64:
-    case TIDALRT_ELEMENT_TYPE_I8:
-    case TIDALRT_ELEMENT_TYPE_U8:
-    case TIDALRT_ELEMENT_TYPE_I16:
-    case TIDALRT_ELEMENT_TYPE_U16:
-    case TIDALRT_ELEMENT_TYPE_I32:
-    case TIDALRT_ELEMENT_TYPE_I64:
-    case TIDALRT_ELEMENT_TYPE_U32:
-    case TIDALRT_ELEMENT_TYPE_U64:
-      break;
-    default:
-      fail(TIDALRT_UNSUPPORTED, "element type %s is not supported",
-           tidalrt_element_type_name((tidalrt_element_type_t)type));
-    }
     PoolState *s = poolState(op, Pool::MaxForward, 0, 1);
     if (preparing(ctx))
       return ok();
@@ -260,13 +170,7 @@ extern "C" tidalrt_status_t
 tidalrt_cuda_k_max_pool_backward(tidalrt_context_t *ctx, const int64_t *desc,
                                  void *const *buffers) {
   return runKernel(ctx, desc, buffers, "max_pool_backward", [&](OpCall &op) {
-    checkTensors(op, 3, 5);
-    requireF32(op, 0, "grad");
-    requireF32(op, 1, "input");
-    requireF32(op, 2, "grad_input");
-    if (op[1].rank != op[2].rank ||
-        !std::equal(op[1].dims, op[1].dims + op[1].rank, op[2].dims))
-      fail(TIDALRT_INVALID_ARGUMENT, "grad_input is not shaped as the input");
+    dnnlutil::checkPool(op, Pool::MaxBackward);
     PoolState *s = poolState(op, Pool::MaxBackward, 1, 0);
     if (!s->useCudnn) {
       if (!preparing(ctx))
@@ -293,9 +197,7 @@ extern "C" tidalrt_status_t tidalrt_cuda_k_average_pool(tidalrt_context_t *ctx,
                                                         const int64_t *desc,
                                                         void *const *buffers) {
   return runKernel(ctx, desc, buffers, "average_pool", [&](OpCall &op) {
-    checkTensors(op, 2, 5);
-    requireF32(op, 0, "input");
-    requireF32(op, 1, "output");
+    dnnlutil::checkPool(op, Pool::AvgForward);
     PoolState *s = poolState(op, Pool::AvgForward, 0, 1);
     if (preparing(ctx))
       return ok();
@@ -312,9 +214,7 @@ extern "C" tidalrt_status_t tidalrt_cuda_k_average_pool_backward(
     tidalrt_context_t *ctx, const int64_t *desc, void *const *buffers) {
   return runKernel(
       ctx, desc, buffers, "average_pool_backward", [&](OpCall &op) {
-        checkTensors(op, 2, 5);
-        requireF32(op, 0, "grad");
-        requireF32(op, 1, "grad_input");
+        dnnlutil::checkPool(op, Pool::AvgBackward);
         PoolState *s = poolState(op, Pool::AvgBackward, 1, 0);
         if (preparing(ctx))
           return ok();
@@ -340,14 +240,8 @@ extern "C" tidalrt_status_t
 tidalrt_cuda_k_global_average_pool(tidalrt_context_t *ctx, const int64_t *desc,
                                    void *const *buffers) {
   return runKernel(ctx, desc, buffers, "global_average_pool", [&](OpCall &op) {
-    checkTensors(op, 2, 0);
-    requireF32(op, 0, "input");
-    requireF32(op, 1, "output");
+    dnnlutil::checkGlobalAveragePool(op);
     const TensorRef &x = op[0], &y = op[1];
-    if (x.rank < 2 || y.rank != x.rank || y.dim(0) != x.dim(0) ||
-        y.dim(1) != x.dim(1) || y.numel() != x.dim(0) * x.dim(1))
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "output must be [N, C, 1...] for an [N, C, ...] input");
     if (preparing(ctx))
       return ok();
     // A direct kernel: one plane per thread, summed in double in order as

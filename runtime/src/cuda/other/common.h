@@ -34,15 +34,6 @@ using tidalrt::other::requireTensors;
 using tidalrt::other::sameShape;
 using tidalrt::other::typeName;
 
-// Dense C-order strides (in elements) of `t`.
-inline void denseStrides(const TensorRef &t, int64_t *strides) {
-  int64_t s = 1;
-  for (int d = t.rank - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= t.dims[d];
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Device-side reads
 //===----------------------------------------------------------------------===//

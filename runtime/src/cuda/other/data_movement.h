@@ -17,26 +17,24 @@
 #ifndef TIDALRT_CUDA_OTHER_DATA_MOVEMENT_H
 #define TIDALRT_CUDA_OTHER_DATA_MOVEMENT_H
 
+#include "../../cpu/data_movement_checks.h"
 #include "common.h"
 
 namespace tidalrt {
 namespace cuda {
 namespace other {
 
-inline size_t elementSize(const TensorRef &t, const char *name) {
-  size_t es = tidalrt_element_type_size((tidalrt_element_type_t)t.type);
-  if (es != 1 && es != 2 && es != 4 && es != 8)
-    fail(TIDALRT_UNSUPPORTED, "%s has unsupported element type %s (code %d)",
-         name, typeName(t.type), (int)t.type);
-  return es;
-}
-
-inline void requireSameType(const TensorRef &a, const char *an,
-                            const TensorRef &b, const char *bn) {
-  if (a.type != b.type)
-    fail(TIDALRT_INVALID_ARGUMENT, "%s has element type %s but %s has %s", an,
-         typeName(a.type), bn, typeName(b.type));
-}
+// The CPU kernels' checks and shape decoding (cpu/data_movement_checks.h).
+using tidalrt::other::checkConcat;
+using tidalrt::other::checkGather;
+using tidalrt::other::checkGatherBackward;
+using tidalrt::other::checkSlice;
+using tidalrt::other::checkSliceBackward;
+using tidalrt::other::checkSplit;
+using tidalrt::other::checkTranspose;
+using tidalrt::other::denseStrides;
+using tidalrt::other::GatherLayout;
+using tidalrt::other::SliceGeometry;
 
 //===----------------------------------------------------------------------===//
 // Strided reads (transpose, slice)
@@ -154,80 +152,20 @@ void copyParts(L &l, const OpCall &op, int firstPart, int numParts, int whole,
   }
 }
 
-// Checks parts [first, first + n) against the whole along `axis`.
-inline void checkParts(const OpCall &op, int first, int n, int whole, int axis,
-                       const char *partName) {
-  const TensorRef &w = op[whole];
-  int64_t sum = 0;
-  for (int p = first; p < first + n; ++p) {
-    const TensorRef &t = op[p];
-    requireSameType(t, partName, w, "the whole");
-    bool match = t.rank == w.rank;
-    for (int d = 0; match && d < w.rank; ++d)
-      match = d == axis || t.dims[d] == w.dims[d];
-    if (!match)
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "%s %d does not match the whole outside axis %d", partName,
-           p - first, axis);
-    sum += t.dims[axis];
-  }
-  if (sum != w.dims[axis])
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "%ss add up to %lld along axis %d, the whole has %lld", partName,
-         (long long)sum, axis, (long long)w.dims[axis]);
-}
-
 //===----------------------------------------------------------------------===//
 // Slice
 //===----------------------------------------------------------------------===//
 
-struct SliceGeometry {
-  Strided read; // part element i from the full tensor at `base`
-  int64_t base; // elements
-  int64_t starts[TIDALRT_MAX_RANK];
-  int64_t steps[TIDALRT_MAX_RANK];
-};
-
-// The geometry of a slice of `full` producing `part`: part element idx is
-// full element starts + idx * steps. Fails on a position out of range (as
-// sliceGeometry in data_movement.cpp).
-inline SliceGeometry sliceGeometry(const OpCall &op, const TensorRef &full,
-                                   const TensorRef &part) {
-  const int64_t *ends, *starts, *steps;
-  int64_t ne = op.getInts(0, &ends), ns = op.getInts(1, &starts),
-          nt = op.getInts(2, &steps);
-  (void)ends; // the part's shape already holds the counts
-  if (ne != full.rank || ns != full.rank || nt != full.rank ||
-      part.rank != full.rank)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "slice attributes (%lld, %lld, %lld entries) and ranks (%d, %d) do "
-         "not match",
-         (long long)ne, (long long)ns, (long long)nt, full.rank, part.rank);
-  SliceGeometry s;
-  int64_t fullStrides[TIDALRT_MAX_RANK];
-  denseStrides(full, fullStrides);
-  s.read.rank = full.rank;
-  s.base = 0;
-  for (int d = 0; d < full.rank; ++d) {
-    int64_t cnt = part.dims[d];
-    if (steps[d] == 0)
-      fail(TIDALRT_INVALID_ARGUMENT, "step of dimension %d is 0", d);
-    if (cnt > 0) {
-      int64_t first = starts[d], last = starts[d] + (cnt - 1) * steps[d];
-      bool badFirst = first < 0 || first >= full.dims[d];
-      bool badLast = last < 0 || last >= full.dims[d];
-      if (badFirst || badLast)
-        fail(TIDALRT_INVALID_ARGUMENT,
-             "slice index %lld is out of range [0, %lld) in dimension %d",
-             (long long)(badFirst ? first : last), (long long)full.dims[d], d);
-    }
-    s.read.dims[d] = cnt;
-    s.read.src[d] = steps[d] * fullStrides[d];
-    s.base += starts[d] * fullStrides[d];
-    s.starts[d] = starts[d];
-    s.steps[d] = steps[d];
+// The strided read of a slice (cpu/data_movement_checks.h's SliceGeometry):
+// part element i from the full tensor at s.base.
+inline Strided sliceRead(const SliceGeometry &s) {
+  Strided g;
+  g.rank = s.rank;
+  for (int d = 0; d < s.rank; ++d) {
+    g.dims[d] = s.counts[d];
+    g.src[d] = s.strides[d];
   }
-  return s;
+  return g;
 }
 
 // grad_input element i: the grad element whose slice position it is, or 0.
@@ -259,33 +197,6 @@ template <class T> struct SliceBackwardBody {
 //===----------------------------------------------------------------------===//
 // Gather
 //===----------------------------------------------------------------------===//
-
-struct GatherLayout {
-  int64_t outer, dim, inner, n;
-};
-
-// Checks `full` (data) and `gathered` (output) shapes around `indices`.
-inline GatherLayout gatherLayout(const OpCall &op, const TensorRef &full,
-                                 const TensorRef &indices,
-                                 const TensorRef &gathered,
-                                 const char *gatheredName) {
-  if (full.rank < 1)
-    fail(TIDALRT_INVALID_ARGUMENT, "data must have rank >= 1");
-  int axis = normalizeAxis(op.getInt(0), full.rank);
-  bool match = gathered.rank == full.rank - 1 + indices.rank;
-  for (int d = 0; match && d < axis; ++d)
-    match = gathered.dims[d] == full.dims[d];
-  for (int d = 0; match && d < indices.rank; ++d)
-    match = gathered.dims[axis + d] == indices.dims[d];
-  for (int d = axis + 1; match && d < full.rank; ++d)
-    match = gathered.dims[indices.rank + d - 1] == full.dims[d];
-  if (!match)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "%s shape is not data[:axis] + indices + data[axis+1:] (axis %d)",
-         gatheredName, axis);
-  return {product(full.dims, 0, axis), full.dims[axis],
-          product(full.dims, axis + 1, full.rank), indices.numel()};
-}
 
 // Index j resolved into [0, dim), or -1 if it is outside [-dim, dim).
 template <class I>
@@ -336,30 +247,9 @@ template <class I> struct GatherBackwardBody {
 // transpose: input -> output; perm (0).
 template <class L> void k_transpose(L &l, OpCall &op) {
   using namespace other;
-  requireTensors(op, 2);
-  const TensorRef &in = op[0], &out = op[1];
-  size_t es = elementSize(in, "input");
-  requireSameType(in, "input", out, "output");
   const int64_t *perm;
-  int64_t np = op.getInts(0, &perm);
-  if (np != in.rank || out.rank != in.rank)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "perm has %lld entries for an input of rank %d and output of rank %d",
-         (long long)np, in.rank, out.rank);
-  bool seen[TIDALRT_MAX_RANK] = {};
-  for (int j = 0; j < in.rank; ++j) {
-    if (perm[j] < 0 || perm[j] >= in.rank || seen[perm[j]])
-      fail(TIDALRT_INVALID_ARGUMENT, "perm is not a permutation of [0, %d)",
-           in.rank);
-    seen[perm[j]] = true;
-  }
-  for (int j = 0; j < in.rank; ++j) {
-    if (out.dims[j] != in.dims[perm[j]])
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "output dimension %d is %lld, expected input dimension %lld (%lld)",
-           j, (long long)out.dims[j], (long long)perm[j],
-           (long long)in.dims[perm[j]]);
-  }
+  size_t es = checkTranspose(op, &perm);
+  const TensorRef &in = op[0], &out = op[1];
   if (l.preparing())
     return;
   Strided g;
@@ -376,15 +266,9 @@ template <class L> void k_transpose(L &l, OpCall &op) {
 // concat: inputs... -> output; axis (0).
 template <class L> void k_concat(L &l, OpCall &op) {
   using namespace other;
-  if (op.numTensors < 2)
-    fail(TIDALRT_INVALID_ARGUMENT, "expects at least one input");
+  int axis;
+  size_t es = checkConcat(op, &axis);
   int parts = op.numTensors - 1;
-  const TensorRef &out = op[parts];
-  size_t es = elementSize(out, "output");
-  if (out.rank < 1)
-    fail(TIDALRT_INVALID_ARGUMENT, "output must have rank >= 1");
-  int axis = normalizeAxis(op.getInt(0), out.rank);
-  checkParts(op, 0, parts, parts, axis, "input");
   if (l.preparing())
     return;
   copyParts(l, op, 0, parts, parts, axis, es, /*toWhole=*/true);
@@ -393,25 +277,9 @@ template <class L> void k_concat(L &l, OpCall &op) {
 // split: input -> outputs...; axis (0), sizes (1).
 template <class L> void k_split(L &l, OpCall &op) {
   using namespace other;
-  if (op.numTensors < 2)
-    fail(TIDALRT_INVALID_ARGUMENT, "expects at least one output");
+  int axis;
+  size_t es = checkSplit(op, &axis);
   int parts = op.numTensors - 1;
-  const TensorRef &in = op[0];
-  size_t es = elementSize(in, "input");
-  if (in.rank < 1)
-    fail(TIDALRT_INVALID_ARGUMENT, "input must have rank >= 1");
-  int axis = normalizeAxis(op.getInt(0), in.rank);
-  const int64_t *sizes;
-  int64_t ns = op.getInts(1, &sizes);
-  if (ns != parts)
-    fail(TIDALRT_INVALID_ARGUMENT, "sizes has %lld entries for %d outputs",
-         (long long)ns, parts);
-  for (int p = 0; p < parts; ++p)
-    if (op[1 + p].rank != in.rank || op[1 + p].dims[axis] != sizes[p])
-      fail(TIDALRT_INVALID_ARGUMENT,
-           "output %d does not have size %lld along axis %d", p,
-           (long long)sizes[p], axis);
-  checkParts(op, 1, parts, 0, axis, "output");
   if (l.preparing())
     return;
   copyParts(l, op, 1, parts, 0, axis, es, /*toWhole=*/false);
@@ -420,14 +288,12 @@ template <class L> void k_split(L &l, OpCall &op) {
 // slice: input -> output; ends (0), starts (1), steps (2).
 template <class L> void k_slice(L &l, OpCall &op) {
   using namespace other;
-  requireTensors(op, 2);
+  SliceGeometry s;
+  size_t es = checkSlice(op, s);
   const TensorRef &in = op[0], &out = op[1];
-  size_t es = elementSize(in, "input");
-  requireSameType(in, "input", out, "output");
-  SliceGeometry s = sliceGeometry(op, in, out);
   if (l.preparing() || out.numel() == 0)
     return;
-  stridedRead(l, s.read,
+  stridedRead(l, sliceRead(s),
               static_cast<const char *>(in.data) + s.base * (int64_t)es,
               out.data, es);
 }
@@ -435,11 +301,9 @@ template <class L> void k_slice(L &l, OpCall &op) {
 // slice_backward: grad -> grad_input; ends (0), starts (1), steps (2).
 template <class L> void k_slice_backward(L &l, OpCall &op) {
   using namespace other;
-  requireTensors(op, 2);
+  SliceGeometry s;
+  size_t es = checkSliceBackward(op, s);
   const TensorRef &grad = op[0], &out = op[1];
-  size_t es = elementSize(grad, "grad");
-  requireSameType(grad, "grad", out, "grad_input");
-  SliceGeometry s = sliceGeometry(op, out, grad);
   if (l.preparing())
     return;
   withElementSize(es, [&](auto t) {
@@ -461,12 +325,9 @@ template <class L> void k_slice_backward(L &l, OpCall &op) {
 // gather: data, indices -> output; axis (0).
 template <class L> void k_gather(L &l, OpCall &op) {
   using namespace other;
-  requireTensors(op, 3);
-  const TensorRef &data = op[0], &out = op[2];
-  const TensorRef &indices = requireIndex(op, 1, "indices");
-  size_t es = elementSize(data, "data");
-  requireSameType(data, "data", out, "output");
-  GatherLayout g = gatherLayout(op, data, indices, out, "output");
+  GatherLayout g;
+  size_t es = checkGather(op, g);
+  const TensorRef &data = op[0], &indices = op[1], &out = op[2];
   if (l.preparing() || out.numel() == 0)
     return;
   withIndexType(indices.type, [&](auto i) {
@@ -484,11 +345,8 @@ template <class L> void k_gather(L &l, OpCall &op) {
 // gather_backward: grad, indices -> grad_input; axis (0).
 template <class L> void k_gather_backward(L &l, OpCall &op) {
   using namespace other;
-  requireTensors(op, 3);
-  const TensorRef &grad = requireF32(op, 0, "grad");
-  const TensorRef &indices = requireIndex(op, 1, "indices");
-  const TensorRef &out = requireF32(op, 2, "grad_input");
-  GatherLayout g = gatherLayout(op, out, indices, grad, "grad");
+  GatherLayout g = checkGatherBackward(op);
+  const TensorRef &grad = op[0], &indices = op[1], &out = op[2];
   if (l.preparing())
     return;
   withIndexType(indices.type, [&](auto i) {

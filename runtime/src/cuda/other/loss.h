@@ -21,79 +21,26 @@
 #ifndef TIDALRT_CUDA_OTHER_LOSS_H
 #define TIDALRT_CUDA_OTHER_LOSS_H
 
+#include "../../cpu/loss_checks.h"
 #include "softmax.h"
 
 namespace tidalrt {
 namespace cuda {
 namespace other {
 
-enum LossReduction { kNone = 0, kSum = 1, kMean = 2 };
-
-struct LossLayout {
-  int64_t n, c, d;
-  TIDAL_HD int64_t positions() const { return n * d; }
-  // Flat index of class `cls` at position `j` in [N, C, D].
-  TIDAL_HD int64_t at(int64_t j, int64_t cls) const {
-    return ((j / d) * c + cls) * d + j % d;
-  }
-};
-
-// Attributes shared by the four ops: ignore_index (0), reduction (1).
-struct LossAttrs {
-  bool hasIgnore;
-  int64_t ignore;
-  int reduction;
-};
-
-inline LossAttrs lossAttrs(const OpCall &op) {
-  LossAttrs a;
-  a.hasIgnore = op.has(0);
-  a.ignore = a.hasIgnore ? op.getInt(0) : 0;
-  int64_t r = op.getInt(1);
-  if (r < kNone || r > kMean)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "reduction %lld is not one of none (0), sum (1), mean (2)",
-         (long long)r);
-  a.reduction = (int)r;
-  return a;
-}
-
-// Checks that `labels` ([N, d...]) matches `scores` ([N, C, d...]).
-inline LossLayout lossLayout(const TensorRef &scores, const TensorRef &labels,
-                             const char *scoresName, const char *labelsName) {
-  if (scores.rank < 2)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "%s must have rank >= 2 ([N, C, d...]), got %d", scoresName,
-         scores.rank);
-  bool match =
-      labels.rank == scores.rank - 1 && labels.dims[0] == scores.dims[0];
-  for (int i = 1; match && i < labels.rank; ++i)
-    match = labels.dims[i] == scores.dims[i + 1];
-  if (!match)
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "%s shape does not match %s [N, C, d...] without C", labelsName,
-         scoresName);
-  return {scores.dims[0], scores.dims[1], product(scores.dims, 2, scores.rank)};
-}
-
-inline const float *weightsOf(const OpCall &op, int i, const LossLayout &l,
-                              const char *name) {
-  if (!op[i].present())
-    return nullptr;
-  const TensorRef &w = requireF32(op, i, name);
-  if (w.numel() != l.c)
-    fail(TIDALRT_INVALID_ARGUMENT, "%s has %lld elements, expected C = %lld",
-         name, (long long)w.numel(), (long long)l.c);
-  return w.f32();
-}
-
-inline void checkLossShape(const TensorRef &t, const char *name,
-                           const LossLayout &l, int reduction) {
-  int64_t expected = reduction == kNone ? l.positions() : 1;
-  if (t.numel() != expected)
-    fail(TIDALRT_INVALID_ARGUMENT, "%s has %lld elements, expected %lld", name,
-         (long long)t.numel(), (long long)expected);
-}
+// The CPU kernels' checks and attribute decoding (cpu/loss_checks.h).
+using tidalrt::other::checkCrossEntropy;
+using tidalrt::other::checkCrossEntropyBackward;
+using tidalrt::other::checkNll;
+using tidalrt::other::checkNllBackward;
+using tidalrt::other::kMean;
+using tidalrt::other::kNone;
+using tidalrt::other::kSum;
+using tidalrt::other::LossAttrs;
+using tidalrt::other::LossCall;
+using tidalrt::other::LossChunks;
+using tidalrt::other::lossChunks;
+using tidalrt::other::LossLayout;
 
 // The labels as bodies read them.
 struct Labels {
@@ -124,18 +71,6 @@ struct Labels {
 inline Labels labelsOf(const TensorRef &t, const float *w, const LossAttrs &a,
                        const LossLayout &l) {
   return {indexRef(t), w, a.hasIgnore, a.ignore, l.c};
-}
-
-// The chunks of the CPU kernel's chunkedSum over m positions.
-struct Chunks {
-  int64_t count, size;
-};
-inline Chunks chunksOf(int64_t m) {
-  constexpr int64_t kMaxChunks = 256, kMinChunk = 4096;
-  int64_t c = m / kMinChunk;
-  c = c < 1 ? 1 : c;
-  c = c > kMaxChunks ? kMaxChunks : c;
-  return {c, (m + c - 1) / c};
 }
 
 // The loss term -w * lp[label] of position j (0 if ignored, NaN if bad).
@@ -229,7 +164,7 @@ void writeLoss(L &l, const Labels &lab, const LossLayout &ll, int reduction,
     l.forEach(m, LossPerPosition{lab, ll, lp, loss});
     return;
   }
-  Chunks ch = chunksOf(m);
+  LossChunks ch = lossChunks(m);
   double *weight = reduction == kMean ? ws + ch.count : nullptr;
   l.forEach(ch.count, LossChunkSums{lab, ll, lp, m, ch.size, ws, weight});
   l.forEach(1, LossTotal{ws, weight, ch.count, reduction, loss, nullptr});
@@ -238,7 +173,7 @@ void writeLoss(L &l, const Labels &lab, const LossLayout &ll, int reduction,
 inline size_t lossWorkspace(const LossLayout &l, int reduction) {
   return reduction == kNone
              ? 0
-             : 2 * (size_t)chunksOf(l.positions()).count * sizeof(double);
+             : 2 * (size_t)lossChunks(l.positions()).count * sizeof(double);
 }
 
 // For the backwards under reduction mean: the weight sum, computed into
@@ -250,7 +185,7 @@ const double *weightSum(L &l, const Labels &lab, const LossLayout &ll,
   if (reduction != kMean)
     return nullptr;
   int64_t m = ll.positions();
-  Chunks ch = chunksOf(m);
+  LossChunks ch = lossChunks(m);
   l.forEach(ch.count, LossChunkSums{lab, ll, nullptr, m, ch.size, nullptr, ws});
   l.forEach(
       1, LossTotal{nullptr, ws, ch.count, reduction, nullptr, ws + ch.count});
@@ -259,7 +194,7 @@ const double *weightSum(L &l, const Labels &lab, const LossLayout &ll,
 
 inline size_t weightSumWorkspace(const LossLayout &l, int reduction) {
   return reduction == kMean
-             ? ((size_t)chunksOf(l.positions()).count + 1) * sizeof(double)
+             ? ((size_t)lossChunks(l.positions()).count + 1) * sizeof(double)
              : 0;
 }
 
@@ -332,17 +267,11 @@ struct NllGrad {
 // ignore_index (0), reduction (1).
 template <class L> void k_softmax_cross_entropy_loss(L &l, OpCall &op) {
   using namespace other;
-  requireTensors(op, 5);
-  LossAttrs a = lossAttrs(op);
-  const TensorRef &scores = requireF32(op, 0, "scores");
-  const TensorRef &labels = requireIndex(op, 1, "labels");
-  LossLayout ll = lossLayout(scores, labels, "scores", "labels");
-  const float *w = weightsOf(op, 2, ll, "weights");
-  const TensorRef &loss = requireF32(op, 3, "loss");
-  const TensorRef &lp = requireF32(op, 4, "log_prob");
-  checkLossShape(loss, "loss", ll, a.reduction);
-  if (!sameShape(scores, lp))
-    fail(TIDALRT_INVALID_ARGUMENT, "log_prob shape differs from the scores'");
+  LossCall c = checkCrossEntropy(op);
+  const LossAttrs &a = c.attrs;
+  const LossLayout &ll = c.layout;
+  const float *w = c.weights;
+  const TensorRef &scores = op[0], &labels = op[1], &loss = op[3], &lp = op[4];
   double *ws =
       static_cast<double *>(l.workspace(lossWorkspace(ll, a.reduction)));
   if (l.preparing())
@@ -358,18 +287,11 @@ template <class L> void k_softmax_cross_entropy_loss(L &l, OpCall &op) {
 template <class L>
 void k_softmax_cross_entropy_loss_backward(L &l, OpCall &op) {
   using namespace other;
-  requireTensors(op, 5);
-  LossAttrs a = lossAttrs(op);
-  const TensorRef &gl = requireF32(op, 0, "grad_loss");
-  const TensorRef &lp = requireF32(op, 1, "log_prob");
-  const TensorRef &labels = requireIndex(op, 2, "labels");
-  LossLayout ll = lossLayout(lp, labels, "log_prob", "labels");
-  const float *w = weightsOf(op, 3, ll, "weights");
-  const TensorRef &out = requireF32(op, 4, "grad_scores");
-  checkLossShape(gl, "grad_loss", ll, a.reduction);
-  if (!sameShape(lp, out))
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "grad_scores shape differs from the log_prob's");
+  LossCall c = checkCrossEntropyBackward(op);
+  const LossAttrs &a = c.attrs;
+  const LossLayout &ll = c.layout;
+  const float *w = c.weights;
+  const TensorRef &gl = op[0], &lp = op[1], &labels = op[2], &out = op[4];
   double *ws =
       static_cast<double *>(l.workspace(weightSumWorkspace(ll, a.reduction)));
   if (l.preparing())
@@ -383,14 +305,11 @@ void k_softmax_cross_entropy_loss_backward(L &l, OpCall &op) {
 // nll_loss: input, target, weight?, loss; ignore_index (0), reduction (1).
 template <class L> void k_nll_loss(L &l, OpCall &op) {
   using namespace other;
-  requireTensors(op, 4);
-  LossAttrs a = lossAttrs(op);
-  const TensorRef &in = requireF32(op, 0, "input");
-  const TensorRef &target = requireIndex(op, 1, "target");
-  LossLayout ll = lossLayout(in, target, "input", "target");
-  const float *w = weightsOf(op, 2, ll, "weight");
-  const TensorRef &loss = requireF32(op, 3, "loss");
-  checkLossShape(loss, "loss", ll, a.reduction);
+  LossCall c = checkNll(op);
+  const LossAttrs &a = c.attrs;
+  const LossLayout &ll = c.layout;
+  const float *w = c.weights;
+  const TensorRef &in = op[0], &target = op[1], &loss = op[3];
   double *ws =
       static_cast<double *>(l.workspace(lossWorkspace(ll, a.reduction)));
   if (l.preparing())
@@ -403,14 +322,11 @@ template <class L> void k_nll_loss(L &l, OpCall &op) {
 // (0), reduction (1).
 template <class L> void k_nll_loss_backward(L &l, OpCall &op) {
   using namespace other;
-  requireTensors(op, 4);
-  LossAttrs a = lossAttrs(op);
-  const TensorRef &gl = requireF32(op, 0, "grad_loss");
-  const TensorRef &target = requireIndex(op, 1, "target");
-  const TensorRef &out = requireF32(op, 3, "grad_input");
-  LossLayout ll = lossLayout(out, target, "grad_input", "target");
-  const float *w = weightsOf(op, 2, ll, "weight");
-  checkLossShape(gl, "grad_loss", ll, a.reduction);
+  LossCall c = checkNllBackward(op);
+  const LossAttrs &a = c.attrs;
+  const LossLayout &ll = c.layout;
+  const float *w = c.weights;
+  const TensorRef &gl = op[0], &target = op[1], &out = op[3];
   double *ws =
       static_cast<double *>(l.workspace(weightSumWorkspace(ll, a.reduction)));
   if (l.preparing())

@@ -11,11 +11,17 @@
 #ifndef TIDALRT_CUDA_OTHER_SOFTMAX_H
 #define TIDALRT_CUDA_OTHER_SOFTMAX_H
 
+#include "../../cpu/softmax_checks.h"
 #include "common.h"
 
 namespace tidalrt {
 namespace cuda {
 namespace other {
+
+// The CPU kernels' checks and shape decoding (cpu/softmax_checks.h).
+using tidalrt::other::checkSoftmax;
+using tidalrt::other::checkSoftmaxBackward;
+using tidalrt::other::SoftmaxLayout;
 
 enum class SoftmaxOp : int {
   Softmax,
@@ -94,19 +100,6 @@ struct SoftmaxRows {
   }
 };
 
-struct SoftmaxLayout {
-  int64_t outer, n, inner;
-};
-
-inline SoftmaxLayout softmaxLayout(const TensorRef &t, int64_t axisAttr) {
-  if (t.rank < 1)
-    fail(TIDALRT_INVALID_ARGUMENT, "expects a tensor of rank >= 1, got rank %d",
-         t.rank);
-  int axis = normalizeAxis(axisAttr, t.rank);
-  return {product(t.dims, 0, axis), t.dims[axis],
-          product(t.dims, axis + 1, t.rank)};
-}
-
 // Starts the rows of `op` over device pointers a, b (may be null), out.
 template <class L>
 void softmaxRows(L &l, SoftmaxOp op, const float *a, const float *b, float *out,
@@ -118,31 +111,19 @@ void softmaxRows(L &l, SoftmaxOp op, const float *a, const float *b, float *out,
 
 // softmax, log_softmax: input -> output; axis (0).
 template <class L> void softmaxForward(L &l, OpCall &op, SoftmaxOp kind) {
-  requireTensors(op, 2);
-  const TensorRef &x = requireF32(op, 0, "input");
-  const TensorRef &y = requireF32(op, 1, "output");
-  if (!sameShape(x, y))
-    fail(TIDALRT_INVALID_ARGUMENT, "output shape differs from the input's");
-  SoftmaxLayout s = softmaxLayout(x, op.getInt(0));
+  SoftmaxLayout s = checkSoftmax(op);
   if (l.preparing())
     return;
-  softmaxRows(l, kind, x.f32(), nullptr, y.f32(), s);
+  softmaxRows(l, kind, op[0].f32(), nullptr, op[1].f32(), s);
 }
 
 // softmax_backward, log_softmax_backward: grad, output -> grad_input; axis
 // (0).
 template <class L> void softmaxBackward(L &l, OpCall &op, SoftmaxOp kind) {
-  requireTensors(op, 3);
-  const TensorRef &g = requireF32(op, 0, "grad");
-  const TensorRef &y = requireF32(op, 1, "output");
-  const TensorRef &gi = requireF32(op, 2, "grad_input");
-  if (!sameShape(g, y) || !sameShape(g, gi))
-    fail(TIDALRT_INVALID_ARGUMENT,
-         "grad, output and grad_input must have the same shape");
-  SoftmaxLayout s = softmaxLayout(g, op.getInt(0));
+  SoftmaxLayout s = checkSoftmaxBackward(op);
   if (l.preparing())
     return;
-  softmaxRows(l, kind, g.f32(), y.f32(), gi.f32(), s);
+  softmaxRows(l, kind, op[0].f32(), op[1].f32(), op[2].f32(), s);
 }
 
 } // namespace other
