@@ -14,9 +14,11 @@
 // compute stream's (device kernels) and the host stream's (host-placed
 // kernels). Both kinds share the context's scratch buffer and per-op state
 // machinery, so run_record holds program_state::kernel_mutex around every
-// kernel: on SIM host-placed and device kernels run one at a time (they
-// share the CPU and the context's scratch), while copies overlap them both
-// (a CUDA device will run host and device kernels concurrently). The
+// kernel that runs on the CPU: on SIM host-placed and device kernels run one
+// at a time (they share the CPU and the context's scratch), while copies
+// overlap them both. On CUDA a device kernel only enqueues GPU work on the
+// calling thread and takes no lock, so host-placed kernels (on the CUDA
+// driver's thread) and the GPU run concurrently. The
 // calling thread writes a record before enqueueing its launch and reads it
 // again only after the launch has run (after tidalrt_dev_synchronize, or the
 // wait below for an op launched twice in one step); both hand-offs go
@@ -70,7 +72,7 @@ struct program_state {
   tidalrt_stream_t *compute = nullptr;
   tidalrt_stream_t *to_host = nullptr;
   tidalrt_stream_t *to_device = nullptr;
-  tidalrt_stream_t *host = nullptr; // host-placed kernels (a compute stream)
+  tidalrt_stream_t *host = nullptr; // host-placed kernels (a host stream)
   std::vector<tidalrt_event_t *> reached; // per copy: compute got there
   std::vector<tidalrt_event_t *> done;    // per copy: the copy finished
   std::vector<launch_record *> records;   // per op; NULL until launched
@@ -85,7 +87,8 @@ struct program_state {
   bool sync_each_launch = false;
   // The host arena pinned by the backend (unpinned at detach).
   void *pinned = nullptr;
-  // Held by run_record around every kernel, device or host-placed.
+  // Held by run_record around every kernel that runs on the CPU (all of
+  // them on HOST and SIM; host-placed ones on CUDA).
   std::mutex kernel_mutex;
 
   // The host-launch protocol (only the calling thread uses these).
