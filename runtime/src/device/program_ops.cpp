@@ -72,7 +72,7 @@ struct program_state {
   tidalrt_stream_t *compute = nullptr;
   tidalrt_stream_t *to_host = nullptr;
   tidalrt_stream_t *to_device = nullptr;
-  tidalrt_stream_t *host = nullptr; // host-placed kernels (a host stream)
+  tidalrt_stream_t *host = nullptr;       // host-placed kernels (a host stream)
   std::vector<tidalrt_event_t *> reached; // per copy: compute got there
   std::vector<tidalrt_event_t *> done;    // per copy: the copy finished
   std::vector<launch_record *> records;   // per op; NULL until launched
