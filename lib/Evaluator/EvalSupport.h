@@ -33,6 +33,8 @@ using Handled = FailureOr<bool>;
 
 Handled evalElementwiseOp(Operation *op, EvalState &st,
                           MutableArrayRef<Tensor> results);
+Handled evalActivationOp(Operation *op, EvalState &st,
+                         MutableArrayRef<Tensor> results);
 Handled evalLinalgOp(Operation *op, EvalState &st,
                      MutableArrayRef<Tensor> results);
 Handled evalConvPoolOp(Operation *op, EvalState &st,

@@ -7,10 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImporterImpl.h"
-#include "tidal/Dialect/Tidal/IR/ShapeUtils.h"
-
-#include "llvm/ADT/STLExtras.h"
+#include "ConverterSupport.h"
 
 #include <functional>
 
@@ -19,129 +16,6 @@ using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
 
 namespace {
-
-/// What a converter works with.
-struct Node {
-  GraphImporter &g;
-  const onnx::NodeProto &proto;
-  std::string &error;
-
-  OpBuilder &b() { return g.builder; }
-
-  const onnx::AttributeProto *attr(llvm::StringRef name) const {
-    return findAttribute(proto, name);
-  }
-  int64_t i(llvm::StringRef name, int64_t def) const {
-    const auto *a = attr(name);
-    return a ? a->i() : def;
-  }
-  float f(llvm::StringRef name, float def) const {
-    const auto *a = attr(name);
-    return a ? a->f() : def;
-  }
-  std::string s(llvm::StringRef name, llvm::StringRef def) const {
-    const auto *a = attr(name);
-    return a ? a->s() : def.str();
-  }
-  std::optional<llvm::SmallVector<int64_t>> ints(llvm::StringRef name) const {
-    const auto *a = attr(name);
-    if (!a)
-      return std::nullopt;
-    return llvm::SmallVector<int64_t>(a->ints().begin(), a->ints().end());
-  }
-  bool has(int idx) const { return g.hasInput(proto, idx); }
-  /// The number of outputs the graph uses (trailing unnamed ones dropped).
-  int usedOutputs() const {
-    int n = proto.output_size();
-    while (n > 0 && proto.output(n - 1).empty())
-      --n;
-    return n;
-  }
-
-  LogicalResult fail(const llvm::Twine &msg) {
-    error = msg.str();
-    return failure();
-  }
-  /// Input `idx` as a value.
-  FailureOr<Value> in(int idx) {
-    if (!has(idx))
-      return fail("input " + llvm::Twine(idx) + " is required");
-    return g.input(proto, idx, error);
-  }
-  RankedTensorType type(int idx) { return g.inputType(proto, idx); }
-  /// Input `idx` as integer values, which must be known at compile time.
-  FailureOr<llvm::SmallVector<int64_t>> constInts(int idx,
-                                                  llvm::StringRef what) {
-    DenseElementsAttr c = g.constInput(proto, idx);
-    if (!c)
-      return fail("input '" + what + "' ('" + proto.input(idx) +
-                  "') must be known at compile time: an initializer, a "
-                  "Constant or a computation on shapes");
-    return intValues(c);
-  }
-  /// Normalizes a possibly negative axis against `rank`.
-  FailureOr<int64_t> axis(int64_t a, int64_t rank) {
-    if (a < -rank || a >= rank)
-      return fail("axis " + llvm::Twine(a) + " is out of range for rank " +
-                  llvm::Twine(rank));
-    return a < 0 ? a + rank : a;
-  }
-  FailureOr<llvm::SmallVector<int64_t>> axes(llvm::ArrayRef<int64_t> raw,
-                                             int64_t rank) {
-    llvm::SmallVector<int64_t> out;
-    for (int64_t a : raw) {
-      auto n = axis(a, rank);
-      if (failed(n))
-        return failure();
-      if (llvm::is_contained(out, *n))
-        return fail("axis " + llvm::Twine(a) + " is repeated");
-      out.push_back(*n);
-    }
-    llvm::sort(out);
-    return out;
-  }
-
-  /// Creates `opName` on `operands` and binds the node's outputs.
-  LogicalResult emit(llvm::StringRef opName, ValueRange operands,
-                     llvm::ArrayRef<NamedAttribute> attrs, unsigned results) {
-    Operation *op = g.create(opName, operands, attrs, results, error);
-    if (!op)
-      return failure();
-    g.bindOutputs(proto, op->getResults());
-    return success();
-  }
-  NamedAttribute named(llvm::StringRef n, Attribute a) {
-    return b().getNamedAttr(n, a);
-  }
-  NamedAttribute arr(llvm::StringRef n, llvm::ArrayRef<int64_t> v) {
-    return named(n, b().getDenseI64ArrayAttr(v));
-  }
-};
-
-/// Gathers the required inputs `0..n-1` (and optional ones after them).
-FailureOr<llvm::SmallVector<Value>> inputs(Node &n, int required,
-                                           int optional = 0) {
-  llvm::SmallVector<Value> out;
-  for (int i = 0; i < required + optional; ++i) {
-    if (i >= required && !n.has(i))
-      continue;
-    if (i >= required && !out.empty() && (int)out.size() != i)
-      return n.fail("optional input " + llvm::Twine(i) +
-                    " given without the ones before it");
-    auto v = n.in(i);
-    if (failed(v))
-      return failure();
-    out.push_back(*v);
-  }
-  return out;
-}
-
-LogicalResult simple(Node &n, llvm::StringRef opName, int arity) {
-  auto ops = inputs(n, arity);
-  if (failed(ops))
-    return failure();
-  return n.emit(opName, *ops, {}, 1);
-}
 
 //===----------------------------------------------------------------------===//
 // Windowed ops
@@ -637,7 +511,6 @@ LogicalResult importer::convertNode(GraphImporter &g,
     if (n.has(i) && !g.inputType(node, i))
       return n.fail("input '" + node.input(i) + "' is not defined");
 
-  using Converter = std::function<LogicalResult(Node &)>;
   auto unary = [](llvm::StringRef name) -> Converter {
     return [name](Node &n) { return simple(n, name, 1); };
   };
@@ -648,48 +521,53 @@ LogicalResult importer::convertNode(GraphImporter &g,
                   llvm::StringRef name) -> Converter {
     return [f, name](Node &n) { return f(n, name); };
   };
-  static const llvm::StringMap<Converter> converters = {
-      {"Relu", unary(ReluOp::getOperationName())},
-      {"Sigmoid", unary(SigmoidOp::getOperationName())},
-      {"Tanh", unary(TanhOp::getOperationName())},
-      {"Sqrt", unary(SqrtOp::getOperationName())},
-      {"Erf", unary(ErfOp::getOperationName())},
-      {"Exp", unary(ExpOp::getOperationName())},
-      {"Log", unary(LogOp::getOperationName())},
-      {"Neg", unary(NegOp::getOperationName())},
-      {"Identity", unary(IdentityOp::getOperationName())},
-      {"GlobalAveragePool", unary(GlobalAveragePoolOp::getOperationName())},
-      {"Add", binary(AddOp::getOperationName())},
-      {"Sub", binary(SubOp::getOperationName())},
-      {"Mul", binary(MulOp::getOperationName())},
-      {"Div", binary(DivOp::getOperationName())},
-      {"Pow", binary(PowOp::getOperationName())},
-      {"MatMul", binary(MatMulOp::getOperationName())},
-      {"LeakyRelu", convertLeakyRelu},
-      {"Gemm", convertGemm},
-      {"Conv", convertConv},
-      {"MaxPool", [](Node &n) { return convertPool(n, /*isMax=*/true); }},
-      {"AveragePool", [](Node &n) { return convertPool(n, /*isMax=*/false); }},
-      {"BatchNormalization", convertBatchNorm},
-      {"LayerNormalization", convertLayerNorm},
-      {"Dropout", convertDropout},
-      {"Softmax", named(convertSoftmax, SoftmaxOp::getOperationName())},
-      {"LogSoftmax", named(convertSoftmax, LogSoftmaxOp::getOperationName())},
-      {"SoftmaxCrossEntropyLoss",
-       [](Node &n) { return convertClassLoss(n, /*softmax=*/true); }},
-      {"NegativeLogLikelihoodLoss",
-       [](Node &n) { return convertClassLoss(n, /*softmax=*/false); }},
-      {"ReduceMean", named(convertReduce, ReduceMeanOp::getOperationName())},
-      {"ReduceSum", named(convertReduce, ReduceSumOp::getOperationName())},
-      {"Reshape", convertReshape},
-      {"Flatten", convertFlatten},
-      {"Squeeze", [](Node &n) { return convertSqueezeLike(n, true); }},
-      {"Unsqueeze", [](Node &n) { return convertSqueezeLike(n, false); }},
-      {"Transpose", convertTranspose},
-      {"Concat", convertConcat},
-      {"Split", convertSplit},
-      {"Slice", convertSlice},
-      {"Gather", convertGather}};
+  static const llvm::StringMap<Converter> converters = [&] {
+    llvm::StringMap<Converter> map = {
+        {"Relu", unary(ReluOp::getOperationName())},
+        {"Sigmoid", unary(SigmoidOp::getOperationName())},
+        {"Tanh", unary(TanhOp::getOperationName())},
+        {"Sqrt", unary(SqrtOp::getOperationName())},
+        {"Erf", unary(ErfOp::getOperationName())},
+        {"Exp", unary(ExpOp::getOperationName())},
+        {"Log", unary(LogOp::getOperationName())},
+        {"Neg", unary(NegOp::getOperationName())},
+        {"Identity", unary(IdentityOp::getOperationName())},
+        {"GlobalAveragePool", unary(GlobalAveragePoolOp::getOperationName())},
+        {"Add", binary(AddOp::getOperationName())},
+        {"Sub", binary(SubOp::getOperationName())},
+        {"Mul", binary(MulOp::getOperationName())},
+        {"Div", binary(DivOp::getOperationName())},
+        {"Pow", binary(PowOp::getOperationName())},
+        {"MatMul", binary(MatMulOp::getOperationName())},
+        {"LeakyRelu", convertLeakyRelu},
+        {"Gemm", convertGemm},
+        {"Conv", convertConv},
+        {"MaxPool", [](Node &n) { return convertPool(n, /*isMax=*/true); }},
+        {"AveragePool",
+         [](Node &n) { return convertPool(n, /*isMax=*/false); }},
+        {"BatchNormalization", convertBatchNorm},
+        {"LayerNormalization", convertLayerNorm},
+        {"Dropout", convertDropout},
+        {"Softmax", named(convertSoftmax, SoftmaxOp::getOperationName())},
+        {"LogSoftmax", named(convertSoftmax, LogSoftmaxOp::getOperationName())},
+        {"SoftmaxCrossEntropyLoss",
+         [](Node &n) { return convertClassLoss(n, /*softmax=*/true); }},
+        {"NegativeLogLikelihoodLoss",
+         [](Node &n) { return convertClassLoss(n, /*softmax=*/false); }},
+        {"ReduceMean", named(convertReduce, ReduceMeanOp::getOperationName())},
+        {"ReduceSum", named(convertReduce, ReduceSumOp::getOperationName())},
+        {"Reshape", convertReshape},
+        {"Flatten", convertFlatten},
+        {"Squeeze", [](Node &n) { return convertSqueezeLike(n, true); }},
+        {"Unsqueeze", [](Node &n) { return convertSqueezeLike(n, false); }},
+        {"Transpose", convertTranspose},
+        {"Concat", convertConcat},
+        {"Split", convertSplit},
+        {"Slice", convertSlice},
+        {"Gather", convertGather}};
+    addActivationConverters(map);
+    return map;
+  }();
   if (auto it = converters.find(op); it != converters.end())
     return it->second(n);
   return n.fail("operator " + op + " (opset " + llvm::Twine(g.opset) +

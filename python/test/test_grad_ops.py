@@ -504,6 +504,61 @@ def unary_case(name, rng, key, shape):
     return Case(name, [Node(op, ["x"], ["y"], dict(attrs))], ["y"], lambda T: [fn(T["x"])], params={"x": x})
 
 
+# --- the activation family and element-wise math ---------------------------------
+
+SIXTH = float(np.float32(1.0 / 6.0))
+
+
+def activation_cases(rng):
+    """One case per op form, each on random shapes of rank 1-3."""
+    forms = [
+        # (name, op, attrs, torch ref, opset, input distribution)
+        ("hardsigmoid_torch", "HardSigmoid", {"alpha": SIXTH, "beta": 0.5}, F.hardsigmoid, 13, "wide"),
+        ("hardsigmoid_onnx", "HardSigmoid", {}, lambda x: torch.clamp(float(np.float32(0.2)) * x + 0.5, 0, 1), 13, "wide"),
+        ("hardswish", "HardSwish", {}, F.hardswish, 14, "wide"),
+        ("elu", "Elu", {"alpha": 0.7}, lambda x: F.elu(x, float(np.float32(0.7))), 13, "normal"),
+        ("elu_default", "Elu", {}, F.elu, 13, "normal"),
+        ("selu", "Selu", {}, F.selu, 13, "normal"),
+        ("celu", "Celu", {"alpha": 1.5}, lambda x: F.celu(x, 1.5), 13, "normal"),
+        ("softplus", "Softplus", {}, F.softplus, 13, "wide"),
+        ("softsign", "Softsign", {}, F.softsign, 13, "normal"),
+        ("abs", "Abs", {}, torch.abs, 13, "nonzero"),
+        ("reciprocal", "Reciprocal", {}, torch.reciprocal, 13, "nonzero"),
+        ("sin", "Sin", {}, torch.sin, 13, "wide"),
+        ("cos", "Cos", {}, torch.cos, 13, "wide"),
+    ]
+    cases = []
+    for name, op, attrs, fn, opset, dist in forms:
+        for j in range(2):
+            shape = random_shape(rng, 1 + j)
+            if dist == "nonzero":
+                x = away_from_zero(rng, *shape)
+            else:
+                x = randn(rng, *shape, scale=4.0 if dist == "wide" else 1.5)
+            cases.append(
+                Case(f"{name}_{j}", [Node(op, ["x"], ["y"], dict(attrs))], ["y"], lambda T, fn=fn: [fn(T["x"])], params={"x": x}, opset=opset)
+            )
+    # Clip with compile-time bounds (nn.ReLU6 exports Clip(x, 0, 6)); absent
+    # bounds are unbounded.
+    for j, (lo, hi) in enumerate([(0.0, 6.0), (-0.5, None), (None, 0.25)]):
+        x = randn(rng, 3, 5, scale=4.0)
+        frozen, ins = {}, ["x", "", ""]
+        if lo is not None:
+            frozen["lo"], ins[1] = f32(lo), "lo"
+        if hi is not None:
+            frozen["hi"], ins[2] = f32(hi), "hi"
+        while ins[-1] == "":
+            ins.pop()
+        ref = lambda T, lo=lo, hi=hi: [F.hardtanh(T["x"], lo, hi) if lo is not None and hi is not None else torch.clamp(T["x"], lo, hi)]
+        cases.append(Case(f"clip_{j}", [Node("Clip", ins, ["y"])], ["y"], ref, params={"x": x}, frozen=frozen))
+    # Zero-gradient ops inside a product: d(x * f(x))/dx = f(x).
+    for op, fn in (("Sign", torch.sign), ("Floor", torch.floor), ("Ceil", torch.ceil), ("Round", torch.round)):
+        x = randn(rng, 4, 3, scale=3.0)
+        nodes = [Node(op, ["x"], ["f"]), Node("Mul", ["x", "f"], ["y"])]
+        cases.append(Case(f"{op.lower()}_product", nodes, ["y"], lambda T, fn=fn: [T["x"] * fn(T["x"])], params={"x": x}))
+    return cases
+
+
 def softmax_case(name, rng, op, shape, axis, shift=0.0):
     x = randn(rng, *shape, scale=2.0, shift=shift)
     attrs = {} if axis is None else {"axis": axis}
@@ -783,6 +838,9 @@ class GradOpsTest(unittest.TestCase):
                 shape = random_shape(rng, 1 + j)
                 cases.append(unary_case(f"{key.lower()}_{j}", rng, key, shape))
         self.check("unary", cases)
+
+    def test_grad_activations(self):
+        self.check("activations", activation_cases(gs.rng_for("activations")))
 
     def test_grad_softmax(self):
         rng = gs.rng_for("softmax")

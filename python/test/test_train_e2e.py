@@ -176,6 +176,12 @@ class CaseTests:
     def test_transformer17_adamw(self):
         self.check_case("transformer17_adamw")
 
+    def test_mobilenet_mini14_momentum(self):
+        self.check_case("mobilenet_mini14_momentum")
+
+    def test_activation_mlp_adamw(self):
+        self.check_case("activation_mlp_adamw")
+
 
 
 @unittest.skipIf(_SKIP, _SKIP)

@@ -13,6 +13,8 @@ SUPPORTED_OPS = frozenset(
     Concat Softmax LogSoftmax SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss
     ReduceMean ReduceSum Identity Constant Dropout Pow Sqrt Erf Exp Log Neg
     Gather Slice Split Squeeze Unsqueeze LayerNormalization
+    Clip HardSigmoid HardSwish Elu Selu Celu Softplus Softsign Mish Abs
+    Reciprocal Sin Cos Sign Floor Ceil Round
     """.split()
 )
 

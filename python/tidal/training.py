@@ -150,6 +150,13 @@ CASES = [
          {"lr": 0.001, "weight_decay": 0.05}, batch=8, steps=20, well_conditioned=True),
     Case("transformer17_adamw", "transformer_block", "sequences", "mse", "adamw",
          {"lr": 0.001, "weight_decay": 0.05}, batch=8, steps=20, opset=17, well_conditioned=True),
+    # Real-model layers: MobileNetV2/V3 blocks (ReLU6 as Clip, HardSwish from
+    # opset 14, depthwise convolutions, squeeze-excitation with
+    # HardSigmoid), and an MLP through every smooth activation.
+    Case("mobilenet_mini14_momentum", "mobilenet_mini", "digits_rgb32", "cross-entropy", "sgd",
+         {"lr": 0.01, "momentum": 0.9}, batch=8, steps=10, opset=14),
+    Case("activation_mlp_adamw", "activation_mlp", "digits", "cross-entropy", "adamw",
+         {"lr": 0.002, "weight_decay": 0.01}, batch=16, steps=20, well_conditioned=True),
 ]
 CASES_BY_NAME = {c.name: c for c in CASES}
 

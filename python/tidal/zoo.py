@@ -221,6 +221,75 @@ class MLPWithLoss(nn.Module):
         return F.cross_entropy(logits, target), logits
 
 
+class SqueezeExcite(nn.Module):
+    """MobileNetV3's squeeze-and-excitation: x * hardsigmoid(W2 relu(W1 avg(x)))."""
+
+    def __init__(self, channels, squeezed):
+        super().__init__()
+        self.fc1 = nn.Conv2d(channels, squeezed, 1)
+        self.fc2 = nn.Conv2d(squeezed, channels, 1)
+
+    def forward(self, x):
+        s = F.adaptive_avg_pool2d(x, 1)
+        return x * F.hardsigmoid(self.fc2(F.relu(self.fc1(s))))
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV2/V3's block: 1x1 expand, 3x3 depthwise, 1x1 project."""
+
+    def __init__(self, cin, expand, cout, stride, act, se):
+        super().__init__()
+        self.expand = nn.Sequential(nn.Conv2d(cin, expand, 1, bias=False), nn.BatchNorm2d(expand), act())
+        self.depthwise = nn.Sequential(
+            nn.Conv2d(expand, expand, 3, stride, 1, groups=expand, bias=False), nn.BatchNorm2d(expand), act()
+        )
+        self.se = SqueezeExcite(expand, max(8, expand // 4)) if se else nn.Identity()
+        self.project = nn.Sequential(nn.Conv2d(expand, cout, 1, bias=False), nn.BatchNorm2d(cout))
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.project(self.se(self.depthwise(self.expand(x))))
+        return x + y if self.residual else y
+
+
+class MobileNetMini(nn.Module):
+    """A small MobileNetV2/V3 mix for 32x32 RGB: ReLU6 (Clip), Hardswish,
+    depthwise convolutions and squeeze-excitation with Hardsigmoid."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.Hardswish())
+        self.blocks = nn.Sequential(
+            InvertedResidual(16, 32, 16, 1, nn.ReLU6, se=False),
+            InvertedResidual(16, 48, 24, 2, nn.ReLU6, se=False),
+            InvertedResidual(24, 64, 24, 1, nn.Hardswish, se=True),
+        )
+        self.head = nn.Sequential(nn.Linear(24, 32), nn.Hardswish(), nn.Linear(32, classes))
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x))
+        return self.head(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class ActivationMLP(nn.Module):
+    """The digits MLP through every smooth activation PyTorch exports as an
+    ONNX op of its own: ELU, SELU, CELU, Softplus, Softsign, Mish, Tanhshrink
+    style abs, and Hardtanh (Clip)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(64 if i == 0 else 32, 32) for i in range(6))
+        self.acts = nn.ModuleList(
+            [nn.ELU(0.7), nn.SELU(), nn.CELU(1.5), nn.Softplus(), nn.Mish(), nn.Hardtanh(-2.0, 2.0)]
+        )
+        self.out = nn.Linear(32, 10)
+
+    def forward(self, x):
+        for layer, act in zip(self.layers, self.acts):
+            x = act(layer(x))
+        return self.out(F.softsign(x) + 0.1 * torch.abs(x))
+
+
 @dataclass(frozen=True)
 class ZooEntry:
     build: Callable[[], nn.Module]
@@ -253,6 +322,8 @@ MODELS: Dict[str, ZooEntry] = {
     "resnet56": ZooEntry(ResNet56, (("input", (3, 32, 32), torch.float32),), ("output",)),
     "resnet110": ZooEntry(ResNet110, (("input", (3, 32, 32), torch.float32),), ("output",)),
     "resnet1202": ZooEntry(ResNet1202, (("input", (3, 32, 32), torch.float32),), ("output",)),
+    "mobilenet_mini": ZooEntry(MobileNetMini, (("input", (3, 32, 32), torch.float32),), ("output",)),
+    "activation_mlp": ZooEntry(ActivationMLP, (("input", (64,), torch.float32),), ("output",)),
 }
 
 # Names to leave out of loops over the whole zoo in tests: their export

@@ -16,6 +16,7 @@
 // order (or grouping) in which the GPU runs its threads.
 #include "kernel_test_util.h"
 
+#include "../src/cuda/elementwise/activation.h"
 #include "../src/cuda/elementwise/binary.h"
 #include "../src/cuda/elementwise/dropout.h"
 #include "../src/cuda/elementwise/list.h"
@@ -909,6 +910,116 @@ TEST_P(CudaEmuElementwise, ActivationBackward) {
       }
     }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// The activation family (cpu/activation_math.h): one formula for both, and
+// the CPU's AVX2 loops are the scalar formulas' IEEE operations, so every
+// comparison is bitwise on both ISAs.
+//===----------------------------------------------------------------------===//
+
+struct ActivationKernel {
+  Kernel fwd;
+  std::vector<double> attrs; // alphabetical, as the compiler passes them
+  bool ints;                 // abs and sign also take int64 and int32
+  double lo, hi;
+};
+
+std::vector<ActivationKernel> activationKernels() {
+  return {{KERNEL(clip), {6.0, -1.5}, false, -10, 10},
+          {KERNEL(hard_sigmoid), {1.0 / 6.0, 0.5}, false, -6, 6},
+          {KERNEL(hard_swish), {}, false, -6, 6},
+          {KERNEL(elu), {0.7}, false, -10, 10},
+          {KERNEL(selu), {1.6732632, 1.050701}, false, -10, 10},
+          {KERNEL(celu), {1.5}, false, -10, 10},
+          {KERNEL(softplus), {}, false, -30, 30},
+          {KERNEL(softsign), {}, false, -10, 10},
+          {KERNEL(mish), {}, false, -30, 30},
+          {KERNEL(abs), {}, true, -10, 10},
+          {KERNEL(reciprocal), {}, false, -10, 10},
+          {KERNEL(sin), {}, false, -100, 100},
+          {KERNEL(cos), {}, false, -100, 100},
+          {KERNEL(sign), {}, true, -10, 10},
+          {KERNEL(floor), {}, false, -10, 10},
+          {KERNEL(ceil), {}, false, -10, 10},
+          {KERNEL(round), {}, false, -10, 10}};
+}
+
+TEST_P(CudaEmuElementwise, Activations) {
+  Gen g(21);
+  for (const ActivationKernel &a : activationKernels()) {
+    std::vector<tidalrt_element_type_t> types = {TIDALRT_ELEMENT_TYPE_F32,
+                                                 TIDALRT_ELEMENT_TYPE_F64};
+    if (a.ints) {
+      types.push_back(TIDALRT_ELEMENT_TYPE_I64);
+      types.push_back(TIDALRT_ELEMENT_TYPE_I32);
+    }
+    for (tidalrt_element_type_t t : types)
+      for (const Shape &s : kUnaryShapes) {
+        Fill f;
+        f.lo = a.lo, f.hi = a.hi;
+        Case c;
+        c.in(t, s, values(t, numel(s), g, f)).out(t, s);
+        for (double v : a.attrs)
+          c.attrFloat(v);
+        c.what = std::string(name(t)) + " " + str(s);
+        check(a.fwd, c, Tol());
+      }
+  }
+}
+
+TEST_P(CudaEmuElementwise, ActivationFamilyBackward) {
+  const std::pair<Kernel, std::vector<double>> kernels[] = {
+      {KERNEL(clip_backward), {6.0, -1.5}},
+      {KERNEL(hard_sigmoid_backward), {1.0 / 6.0, 0.5}},
+      {KERNEL(hard_swish_backward), {}},
+      {KERNEL(elu_backward), {0.7}},
+      {KERNEL(selu_backward), {1.6732632, 1.050701}},
+      {KERNEL(celu_backward), {1.5}},
+      {KERNEL(softplus_backward), {}},
+      {KERNEL(softsign_backward), {}},
+      {KERNEL(mish_backward), {}}};
+  Gen g(22);
+  for (const auto &[k, attrs] : kernels)
+    for (tidalrt_element_type_t t :
+         {TIDALRT_ELEMENT_TYPE_F32, TIDALRT_ELEMENT_TYPE_F64})
+      for (const Shape &s : kUnaryShapes) {
+        Fill fg, fx;
+        fg.lo = -3, fg.hi = 3;
+        fx.lo = -25, fx.hi = 25;
+        Case c;
+        c.in(t, s, values(t, numel(s), g, fg))
+            .in(t, s, values(t, numel(s), g, fx))
+            .out(t, s);
+        for (double v : attrs)
+          c.attrFloat(v);
+        c.what = std::string(name(t)) + " " + str(s);
+        check(k, c, Tol());
+      }
+}
+
+TEST_P(CudaEmuElementwise, ActivationErrors) {
+  const tidalrt_element_type_t f32 = TIDALRT_ELEMENT_TYPE_F32;
+  Gen g(23);
+  Case ints;
+  ints.in(TIDALRT_ELEMENT_TYPE_I64, {3}, values(TIDALRT_ELEMENT_TYPE_I64, 3, g))
+      .out(TIDALRT_ELEMENT_TYPE_I64, {3});
+  ints.what = "int64 softplus";
+  checkError(KERNEL(softplus), ints, "UNSUPPORTED");
+  Case celu;
+  celu.in(f32, {3}, values(f32, 3, g)).out(f32, {3}).attrFloat(0.0);
+  celu.what = "celu alpha 0";
+  checkError(KERNEL(celu), celu, "INVALID_ARGUMENT");
+  Case noBounds;
+  noBounds.in(f32, {3}, values(f32, 3, g)).out(f32, {3});
+  noBounds.what = "clip without bounds";
+  checkError(KERNEL(clip), noBounds, "INTERNAL");
+  Case mixed;
+  mixed.in(f32, {3}, values(f32, 3, g))
+      .in(TIDALRT_ELEMENT_TYPE_F64, {3}, values(TIDALRT_ELEMENT_TYPE_F64, 3, g))
+      .out(f32, {3});
+  mixed.what = "mixed types";
+  checkError(KERNEL(mish_backward), mixed, "INVALID_ARGUMENT");
 }
 
 TEST_P(CudaEmuElementwise, ActivationBackwardErrors) {

@@ -57,6 +57,37 @@
   X(reduce_mean)                                                               \
   X(reduce_sum)
 
+/* The activation family and element-wise math ops, with their backward
+ * kernels: one formula per op shared with the CUDA kernels, AVX2 loops for
+ * clip, hard_sigmoid, hard_swish and abs (runtime/src/cpu/activation.cpp). */
+#define TIDALRT_ACTIVATION_KERNEL_LIST(X)                                      \
+  X(clip)                                                                      \
+  X(hard_sigmoid)                                                              \
+  X(hard_swish)                                                                \
+  X(elu)                                                                       \
+  X(selu)                                                                      \
+  X(celu)                                                                      \
+  X(softplus)                                                                  \
+  X(softsign)                                                                  \
+  X(mish)                                                                      \
+  X(abs)                                                                       \
+  X(reciprocal)                                                                \
+  X(sin)                                                                       \
+  X(cos)                                                                       \
+  X(sign)                                                                      \
+  X(floor)                                                                     \
+  X(ceil)                                                                      \
+  X(round)                                                                     \
+  X(clip_backward)                                                             \
+  X(hard_sigmoid_backward)                                                     \
+  X(hard_swish_backward)                                                       \
+  X(elu_backward)                                                              \
+  X(selu_backward)                                                             \
+  X(celu_backward)                                                             \
+  X(softplus_backward)                                                         \
+  X(softsign_backward)                                                         \
+  X(mish_backward)
+
 /* Softmax, losses, normalisation, optimizer updates and data movement
  * (runtime/src/cpu/softmax.cpp, loss.cpp, layer_norm.cpp, optimizer.cpp,
  * data_movement.cpp). */
@@ -88,6 +119,7 @@
 #define TIDALRT_KERNEL_LIST(X)                                                 \
   TIDALRT_DNNL_KERNEL_LIST(X)                                                  \
   TIDALRT_ELEMENTWISE_KERNEL_LIST(X)                                           \
+  TIDALRT_ACTIVATION_KERNEL_LIST(X)                                            \
   TIDALRT_OTHER_KERNEL_LIST(X)
 
 #endif /* TIDALRT_KERNEL_LIST_H */

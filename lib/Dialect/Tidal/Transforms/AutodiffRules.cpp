@@ -540,6 +540,11 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
                    LayerNormOp, DropoutOp>(op);
   if (!multi && failed(r.onlyFirstResult()))
     return failure();
+  if (isActivationOp(op)) {
+    if (r.want(0))
+      r.set(0, buildActivationGradient(b, op, resultGrads[0]));
+    return success();
+  }
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp>(
           [&](auto) { return binaryRule(r); })

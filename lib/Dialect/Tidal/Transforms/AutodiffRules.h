@@ -19,6 +19,15 @@ LogicalResult buildOperandGradients(OpBuilder &b, Operation *op,
                                     ArrayRef<bool> wanted,
                                     SmallVectorImpl<Value> &operandGrads);
 
+/// Whether `op` is one of the activation family or the element-wise math
+/// ops (ActivationRules.cpp).
+bool isActivationOp(Operation *op);
+
+/// The gradient of such an op's input given its result's gradient `grad`,
+/// built at `b`'s insertion point; null for the ops whose gradient is zero
+/// (sign, floor, ceil, round).
+Value buildActivationGradient(OpBuilder &b, Operation *op, Value grad);
+
 /// Sums `grad` down to `type`'s shape, undoing NumPy broadcasting.
 Value sumToType(OpBuilder &b, Location loc, Value grad, Type type);
 

@@ -2,6 +2,7 @@
 // (tidalrt_cuda_k_<name>, launch.h).
 #include "../gpu_launch.cuh"
 
+#include "activation.h"
 #include "binary.h"
 #include "dropout.h"
 #include "list.h"

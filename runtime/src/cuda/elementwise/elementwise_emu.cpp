@@ -1,6 +1,7 @@
 // elementwise_emu.cpp - the elementwise CUDA kernels emulated on the host
 // (tidalrt_emu_k_<name>, launch.h), for the tests that compare them with
 // the CPU kernels.
+#include "activation.h"
 #include "binary.h"
 #include "dropout.h"
 #include "list.h"

@@ -3,6 +3,7 @@
 // cpu/reduce_plan.h), their plans copied into what the bodies index with.
 #include "host.h"
 
+#include "../../cpu/activation_checks.h"
 #include "../../cpu/broadcast.h"
 #include "../../cpu/dropout_hash.h"
 #include "../../cpu/elementwise_checks.h"
@@ -47,6 +48,10 @@ int64_t checkUnary(const OpCall &op, bool allowInt) {
 
 int64_t checkActivationBackward(const OpCall &op) {
   return tidalrt::ew::checkActivationBackward(op);
+}
+
+act::Params<double> activationParams(act::Kind kind, const OpCall &op) {
+  return tidalrt::ew::activationParams(kind, op);
 }
 
 DropoutParams checkDropout(const OpCall &op) {

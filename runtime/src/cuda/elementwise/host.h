@@ -8,6 +8,7 @@
 #ifndef TIDALRT_CUDA_ELEMENTWISE_HOST_H
 #define TIDALRT_CUDA_ELEMENTWISE_HOST_H
 
+#include "../../cpu/activation_math.h"
 #include "common.h"
 
 namespace tidalrt {
@@ -26,6 +27,8 @@ int64_t checkPow(const OpCall &op, Bcast &b);
 int64_t checkUnary(const OpCall &op, bool allowInt);
 // The activation backward ops; returns the element count.
 int64_t checkActivationBackward(const OpCall &op);
+// The parameters of an activation-family call (cpu/activation_checks.h).
+act::Params<double> activationParams(act::Kind kind, const OpCall &op);
 
 // dropout: checks the call and computes what the masks need.
 struct DropoutParams {
