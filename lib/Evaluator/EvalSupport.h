@@ -35,6 +35,8 @@ Handled evalElementwiseOp(Operation *op, EvalState &st,
                           MutableArrayRef<Tensor> results);
 Handled evalActivationOp(Operation *op, EvalState &st,
                          MutableArrayRef<Tensor> results);
+Handled evalLogicOp(Operation *op, EvalState &st,
+                    MutableArrayRef<Tensor> results);
 Handled evalLinalgOp(Operation *op, EvalState &st,
                      MutableArrayRef<Tensor> results);
 Handled evalConvPoolOp(Operation *op, EvalState &st,

@@ -73,8 +73,8 @@ static LogicalResult evalOp(Operation *op, EvalState &st,
     return op->emitOpError(
         "tidal.gradient must be expanded by --tidal-autodiff first");
   for (auto fn :
-       {evalElementwiseOp, evalActivationOp, evalLinalgOp, evalConvPoolOp,
-        evalNormOp, evalLossOp, evalShapeOp, evalOptimizerOp}) {
+       {evalElementwiseOp, evalActivationOp, evalLogicOp, evalLinalgOp,
+        evalConvPoolOp, evalNormOp, evalLossOp, evalShapeOp, evalOptimizerOp}) {
     Handled h = fn(op, st, results);
     if (failed(h))
       return failure();

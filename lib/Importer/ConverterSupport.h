@@ -149,6 +149,10 @@ using Converter = std::function<LogicalResult(Node &)>;
 /// ops (ActivationConverters.cpp).
 void addActivationConverters(llvm::StringMap<Converter> &converters);
 
+/// Adds the converters of the comparisons, mask logic, Where, Expand and
+/// the variadic Max, Min, Sum, Mean (LogicConverters.cpp).
+void addLogicConverters(llvm::StringMap<Converter> &converters);
+
 } // namespace mlir::tidal::importer
 
 #endif // TIDAL_LIB_IMPORTER_CONVERTERSUPPORT_H

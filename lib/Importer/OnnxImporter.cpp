@@ -388,7 +388,7 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
   static const llvm::StringMap<std::vector<int>> compileTimeOperands = {
       {"Reshape", {1}},    {"Slice", {1, 2, 3, 4}}, {"Squeeze", {1}},
       {"Unsqueeze", {1}},  {"ReduceSum", {1}},      {"Split", {1}},
-      {"Dropout", {1, 2}}, {"Clip", {1, 2}}};
+      {"Dropout", {1, 2}}, {"Clip", {1, 2}},        {"Expand", {1}}};
   llvm::StringSet<> compileTime;
   for (const auto *graph : graphs)
     for (const auto &node : graph->node())

@@ -566,6 +566,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
         {"Slice", convertSlice},
         {"Gather", convertGather}};
     addActivationConverters(map);
+    addLogicConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

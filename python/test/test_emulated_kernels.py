@@ -49,7 +49,7 @@ class EmulatedKernelsE2ETest(CaseTests, unittest.TestCase):
         library = os.path.join(support.BUILD_DIR, "lib", "libtidalrt.a")
         symbols = subprocess.run(["nm", "--defined-only", library], capture_output=True, text=True).stdout
         emulated = set(re.findall(r" T tidalrt_emu_k_(\w+)$", symbols, re.M))
-        own = [n for m in ("TIDALRT_ELEMENTWISE_KERNEL_LIST", "TIDALRT_ACTIVATION_KERNEL_LIST", "TIDALRT_OTHER_KERNEL_LIST") for n in kernel_names(m)]
+        own = [n for m in ("TIDALRT_ELEMENTWISE_KERNEL_LIST", "TIDALRT_ACTIVATION_KERNEL_LIST", "TIDALRT_LOGIC_KERNEL_LIST", "TIDALRT_OTHER_KERNEL_LIST") for n in kernel_names(m)]
         self.assertGreater(len(own), 40)
         missing = [n for n in own if n not in emulated]
         self.assertFalse(missing, f"ops without an emulated CUDA kernel: {missing}")

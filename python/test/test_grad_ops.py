@@ -559,6 +559,56 @@ def activation_cases(rng):
     return cases
 
 
+# --- max, min, where, expand and the variadic ops ----------------------------------
+
+
+def logic_cases(rng):
+    cases = []
+    # Max/Min with broadcasting, ties included (PyTorch halves the gradient).
+    for op, fn in (("Max", torch.maximum), ("Min", torch.minimum)):
+        for j, (sa, sb) in enumerate([((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((3, 1), (1, 5))]):
+            a, b = randn(rng, *sa), randn(rng, *sb)
+            if sa == sb:
+                a[0, :2] = b[0, :2]  # ties
+            cases.append(Case(f"{op.lower()}_{j}", [Node(op, ["a", "b"], ["y"])], ["y"],
+                              lambda T, fn=fn: [fn(T["a"], T["b"])], params={"a": a, "b": b}))
+    # Variadic forms: a chain in input order.
+    a, b, c = randn(rng, 2, 3), randn(rng, 3), randn(rng, 2, 1)
+    cases.append(Case("max3", [Node("Max", ["a", "b", "c"], ["y"])], ["y"],
+                      lambda T: [torch.maximum(torch.maximum(T["a"], T["b"]), T["c"])], params={"a": a, "b": b, "c": c}))
+    cases.append(Case("sum3", [Node("Sum", ["a", "b", "c"], ["y"])], ["y"],
+                      lambda T: [T["a"] + T["b"] + T["c"]], params={"a": a.copy(), "b": b.copy(), "c": c.copy()}))
+    cases.append(Case("mean3", [Node("Mean", ["a", "b", "c"], ["y"])], ["y"],
+                      lambda T: [(T["a"] + T["b"] + T["c"]) / 3], params={"a": a.copy(), "b": b.copy(), "c": c.copy()}))
+    # Where on a run-time mask (a causal mask from Less of two inputs), with
+    # broadcasting of both sides, as attention code writes it.
+    i = np.arange(5, dtype=np.int64)
+    x, fill = randn(rng, 2, 5, 5), randn(rng, 1)
+    nodes = [Node("Less", ["row", "col"], ["m"]), Node("Where", ["m", "fill", "x"], ["y"])]
+    cases.append(Case("where_causal", nodes, ["y"],
+                      lambda T: [torch.where(T["row"] < T["col"], T["fill"], T["x"])],
+                      params={"x": x, "fill": fill}, inputs={"row": i.reshape(5, 1), "col": i.reshape(1, 5)}))
+    # Where with a mask from Equal/Not/And/Or on inputs.
+    p, q = i.reshape(5, 1) % 2, i.reshape(1, 5) % 3
+    nodes = [Node("Equal", ["p", "q"], ["e"]), Node("Not", ["e"], ["n"]), Node("Greater", ["p", "q"], ["g"]),
+             Node("Or", ["n", "g"], ["o"]), Node("Xor", ["o", "e"], ["z"]), Node("And", ["z", "o"], ["m"]),
+             Node("Where", ["m", "x", "w"], ["y"])]
+    def ref_mask(T):
+        e = T["p"] == T["q"]
+        o = (~e) | (T["p"] > T["q"])
+        m = (o ^ e) & o
+        return [torch.where(m, T["x"], T["w"])]
+    cases.append(Case("where_logic", nodes, ["y"], ref_mask, params={"x": randn(rng, 5, 5), "w": randn(rng, 5)},
+                      inputs={"p": p, "q": q}))
+    # Expand of a run-time value (ViT's class token: [1, 1, D] to [N, 1, D]).
+    t = randn(rng, 1, 1, 4)
+    cases.append(Case("expand_token", [Node("Expand", ["t", "shape"], ["y"])], ["y"],
+                      lambda T: [T["t"].expand(3, 1, 4)], params={"t": t}, consts={"shape": i64([3, 1, 4])}))
+    cases.append(Case("expand_rank_up", [Node("Expand", ["t", "shape"], ["y"])], ["y"],
+                      lambda T: [T["t"].expand(2, 3, 4)], params={"t": randn(rng, 3, 1)}, consts={"shape": i64([2, 1, 4])}))
+    return cases
+
+
 def softmax_case(name, rng, op, shape, axis, shift=0.0):
     x = randn(rng, *shape, scale=2.0, shift=shift)
     attrs = {} if axis is None else {"axis": axis}
@@ -841,6 +891,9 @@ class GradOpsTest(unittest.TestCase):
 
     def test_grad_activations(self):
         self.check("activations", activation_cases(gs.rng_for("activations")))
+
+    def test_grad_logic(self):
+        self.check("logic", logic_cases(gs.rng_for("logic")))
 
     def test_grad_softmax(self):
         rng = gs.rng_for("softmax")

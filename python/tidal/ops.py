@@ -15,6 +15,8 @@ SUPPORTED_OPS = frozenset(
     Gather Slice Split Squeeze Unsqueeze LayerNormalization
     Clip HardSigmoid HardSwish Elu Selu Celu Softplus Softsign Mish Abs
     Reciprocal Sin Cos Sign Floor Ceil Round
+    Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Not Where Expand
+    Max Min Sum Mean
     """.split()
 )
 

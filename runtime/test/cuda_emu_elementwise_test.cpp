@@ -20,6 +20,7 @@
 #include "../src/cuda/elementwise/binary.h"
 #include "../src/cuda/elementwise/dropout.h"
 #include "../src/cuda/elementwise/list.h"
+#include "../src/cuda/elementwise/logic.h"
 #include "../src/cuda/elementwise/reduce.h"
 #include "../src/cuda/elementwise/unary.h"
 
@@ -1020,6 +1021,100 @@ TEST_P(CudaEmuElementwise, ActivationErrors) {
       .out(f32, {3});
   mixed.what = "mixed types";
   checkError(KERNEL(mish_backward), mixed, "INVALID_ARGUMENT");
+}
+
+//===----------------------------------------------------------------------===//
+// The logic family (cpu/logic_math.h): comparisons and selections only, so
+// bitwise on both ISAs.
+//===----------------------------------------------------------------------===//
+
+// (result, lhs, rhs, condition) shapes with every broadcast pattern.
+const Shape kLogicShapes[][4] = {{{}, {}, {}, {}},
+                                 {{7}, {7}, {1}, {7}},
+                                 {{3, 5}, {5}, {3, 1}, {3, 5}},
+                                 {{2, 3, 4}, {1, 3, 1}, {2, 1, 4}, {}},
+                                 {{0, 3}, {0, 3}, {3}, {1}},
+                                 {{70001}, {70001}, {70001}, {1}}};
+
+TEST_P(CudaEmuElementwise, Logic) {
+  Gen g(24);
+  const Kernel binary[] = {KERNEL(max),
+                           KERNEL(min),
+                           KERNEL(equal),
+                           KERNEL(less),
+                           KERNEL(less_or_equal),
+                           KERNEL(greater),
+                           KERNEL(greater_or_equal)};
+  const tidalrt_element_type_t bool_ = TIDALRT_ELEMENT_TYPE_BOOL;
+  for (const Kernel &k : binary) {
+    const bool mask =
+        std::string(k.name) != "max" && std::string(k.name) != "min";
+    for (tidalrt_element_type_t t :
+         {TIDALRT_ELEMENT_TYPE_F32, TIDALRT_ELEMENT_TYPE_F64,
+          TIDALRT_ELEMENT_TYPE_I64, TIDALRT_ELEMENT_TYPE_I32,
+          TIDALRT_ELEMENT_TYPE_I8, TIDALRT_ELEMENT_TYPE_U64})
+      for (const auto &s : kLogicShapes) {
+        Fill f;
+        f.lo = -2, f.hi = 2; // small integers tie often
+        Case c;
+        c.in(t, s[1], values(t, numel(s[1]), g, f))
+            .in(t, s[2], values(t, numel(s[2]), g, f))
+            .out(mask ? bool_ : t, s[0]);
+        c.what = std::string(name(t)) + " " + str(s[0]);
+        check(k, c, Tol());
+      }
+  }
+  for (const Kernel &k : {KERNEL(logical_and), KERNEL(logical_or),
+                          KERNEL(logical_xor), KERNEL(equal)})
+    for (const auto &s : kLogicShapes) {
+      Case c;
+      c.in(bool_, s[1], values(bool_, numel(s[1]), g))
+          .in(bool_, s[2], values(bool_, numel(s[2]), g))
+          .out(bool_, s[0]);
+      c.what = "bool " + str(s[0]);
+      check(k, c, Tol());
+    }
+  for (const auto &s : kLogicShapes) {
+    Case n;
+    n.in(bool_, s[0], values(bool_, numel(s[0]), g)).out(bool_, s[0]);
+    n.what = "not " + str(s[0]);
+    check(KERNEL(logical_not), n, Tol());
+    for (tidalrt_element_type_t t :
+         {TIDALRT_ELEMENT_TYPE_F32, TIDALRT_ELEMENT_TYPE_F64,
+          TIDALRT_ELEMENT_TYPE_I64, TIDALRT_ELEMENT_TYPE_I16, bool_}) {
+      Case c;
+      c.in(bool_, s[3], values(bool_, numel(s[3]), g))
+          .in(t, s[1], values(t, numel(s[1]), g))
+          .in(t, s[2], values(t, numel(s[2]), g))
+          .out(t, s[0]);
+      c.what = std::string("where ") + name(t) + " " + str(s[0]);
+      check(KERNEL(where), c, Tol());
+    }
+  }
+}
+
+TEST_P(CudaEmuElementwise, LogicErrors) {
+  Gen g(25);
+  const tidalrt_element_type_t f32 = TIDALRT_ELEMENT_TYPE_F32;
+  Case mixed;
+  mixed.in(f32, {3}, values(f32, 3, g))
+      .in(TIDALRT_ELEMENT_TYPE_I64, {3}, values(TIDALRT_ELEMENT_TYPE_I64, 3, g))
+      .out(TIDALRT_ELEMENT_TYPE_BOOL, {3});
+  mixed.what = "mixed operand types";
+  checkError(KERNEL(less), mixed, "INVALID_ARGUMENT");
+  Case shapes;
+  shapes.in(f32, {2, 3}, values(f32, 6, g))
+      .in(f32, {3, 2}, values(f32, 6, g))
+      .out(f32, {2, 3});
+  shapes.what = "no broadcast";
+  checkError(KERNEL(max), shapes, "INVALID_ARGUMENT");
+  Case cond;
+  cond.in(f32, {3}, values(f32, 3, g))
+      .in(f32, {3}, values(f32, 3, g))
+      .in(f32, {3}, values(f32, 3, g))
+      .out(f32, {3});
+  cond.what = "float condition";
+  checkError(KERNEL(where), cond, "INVALID_ARGUMENT");
 }
 
 TEST_P(CudaEmuElementwise, ActivationBackwardErrors) {

@@ -88,6 +88,22 @@
   X(softsign_backward)                                                         \
   X(mish_backward)
 
+/* Maximum, minimum, comparisons, mask logic and selection, broadcasting
+ * (runtime/src/cpu/logic.cpp; formulas shared with the CUDA kernels). */
+#define TIDALRT_LOGIC_KERNEL_LIST(X)                                           \
+  X(max)                                                                       \
+  X(min)                                                                       \
+  X(equal)                                                                     \
+  X(less)                                                                      \
+  X(less_or_equal)                                                             \
+  X(greater)                                                                   \
+  X(greater_or_equal)                                                          \
+  X(logical_and)                                                               \
+  X(logical_or)                                                                \
+  X(logical_xor)                                                               \
+  X(logical_not)                                                               \
+  X(where)
+
 /* Softmax, losses, normalisation, optimizer updates and data movement
  * (runtime/src/cpu/softmax.cpp, loss.cpp, layer_norm.cpp, optimizer.cpp,
  * data_movement.cpp). */
@@ -120,6 +136,7 @@
   TIDALRT_DNNL_KERNEL_LIST(X)                                                  \
   TIDALRT_ELEMENTWISE_KERNEL_LIST(X)                                           \
   TIDALRT_ACTIVATION_KERNEL_LIST(X)                                            \
+  TIDALRT_LOGIC_KERNEL_LIST(X)                                                 \
   TIDALRT_OTHER_KERNEL_LIST(X)
 
 #endif /* TIDALRT_KERNEL_LIST_H */

@@ -58,6 +58,8 @@ TIDAL_BINARY_OP(SubOp, true)
 TIDAL_BINARY_OP(MulOp, true)
 TIDAL_BINARY_OP(DivOp, true)
 TIDAL_BINARY_OP(PowOp, false)
+TIDAL_BINARY_OP(MaxOp, true)
+TIDAL_BINARY_OP(MinOp, true)
 #undef TIDAL_BINARY_OP
 
 //===----------------------------------------------------------------------===//

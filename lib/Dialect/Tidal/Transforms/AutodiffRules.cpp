@@ -540,6 +540,10 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
                    LayerNormOp, DropoutOp>(op);
   if (!multi && failed(r.onlyFirstResult()))
     return failure();
+  if (isLogicOp(op)) {
+    buildLogicGradients(b, op, resultGrads[0], wanted, out);
+    return success();
+  }
   if (isActivationOp(op)) {
     if (r.want(0))
       r.set(0, buildActivationGradient(b, op, resultGrads[0]));

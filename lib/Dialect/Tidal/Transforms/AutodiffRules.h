@@ -28,6 +28,15 @@ bool isActivationOp(Operation *op);
 /// (sign, floor, ceil, round).
 Value buildActivationGradient(OpBuilder &b, Operation *op, Value grad);
 
+/// Whether `op` is tidal.max, tidal.min or tidal.where (LogicRules.cpp).
+bool isLogicOp(Operation *op);
+
+/// Sets `operandGrads[i]` for such an op's wanted operands given its
+/// result's gradient `grad`, built at `b`'s insertion point.
+void buildLogicGradients(OpBuilder &b, Operation *op, Value grad,
+                         ArrayRef<bool> wanted,
+                         SmallVectorImpl<Value> &operandGrads);
+
 /// Sums `grad` down to `type`'s shape, undoing NumPy broadcasting.
 Value sumToType(OpBuilder &b, Location loc, Value grad, Type type);
 

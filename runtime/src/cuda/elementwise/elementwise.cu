@@ -3,6 +3,7 @@
 #include "../gpu_launch.cuh"
 
 #include "activation.h"
+#include "logic.h"
 #include "binary.h"
 #include "dropout.h"
 #include "list.h"

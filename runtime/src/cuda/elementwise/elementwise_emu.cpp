@@ -2,6 +2,7 @@
 // (tidalrt_emu_k_<name>, launch.h), for the tests that compare them with
 // the CPU kernels.
 #include "activation.h"
+#include "logic.h"
 #include "binary.h"
 #include "dropout.h"
 #include "list.h"

@@ -1,7 +1,8 @@
 // list.h - the elementwise CUDA kernels (see ../kernel_lists.h): every op of
-// the runtime's TIDALRT_ELEMENTWISE_KERNEL_LIST and
-// TIDALRT_ACTIVATION_KERNEL_LIST has one, so an op added there needs its
-// CUDA kernel too (the kernel tables refer to each by name).
+// the runtime's TIDALRT_ELEMENTWISE_KERNEL_LIST,
+// TIDALRT_ACTIVATION_KERNEL_LIST and TIDALRT_LOGIC_KERNEL_LIST has one, so
+// an op added there needs its CUDA kernel too (the kernel tables refer to
+// each by name).
 #ifndef TIDALRT_CUDA_ELEMENTWISE_LIST_H
 #define TIDALRT_CUDA_ELEMENTWISE_LIST_H
 
@@ -9,6 +10,7 @@
 
 #define TIDALRT_CUDA_ELEMENTWISE_KERNEL_LIST(X)                                \
   TIDALRT_ELEMENTWISE_KERNEL_LIST(X)                                           \
-  TIDALRT_ACTIVATION_KERNEL_LIST(X)
+  TIDALRT_ACTIVATION_KERNEL_LIST(X)                                            \
+  TIDALRT_LOGIC_KERNEL_LIST(X)
 
 #endif // TIDALRT_CUDA_ELEMENTWISE_LIST_H

@@ -1,0 +1,117 @@
+//===- LogicConverters.cpp - comparisons, logic, selection, variadics -----===//
+//
+// ONNX Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not,
+// Where and Expand on run-time values (on compile-time values ShapeFolding
+// folds them first), and the variadic Max, Min, Sum and Mean as chains of
+// binary ops in input order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterSupport.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+using namespace mlir::tidal::importer;
+
+namespace {
+
+/// Folds the node's inputs left to right with the binary op `opName`;
+/// Mean divides the sum by the input count.
+LogicalResult convertVariadic(Node &n, llvm::StringRef opName, bool mean) {
+  if (n.proto.input_size() == 0)
+    return n.fail("needs at least one input");
+  for (int i = 0; i < n.proto.input_size(); ++i)
+    if (auto t = n.type(i); t && isa<FloatType>(t.getElementType()) &&
+                            !t.getElementType().isF32() &&
+                            !t.getElementType().isF64())
+      return n.fail("element type " +
+                    llvm::Twine(typeToString(t.getElementType())) +
+                    " is not supported (float32, float64 or an integer type)");
+  auto acc = n.in(0);
+  if (failed(acc))
+    return failure();
+  Value v = *acc;
+  for (int i = 1; i < n.proto.input_size(); ++i) {
+    auto next = n.in(i);
+    if (failed(next))
+      return failure();
+    Operation *op = n.g.create(opName, {v, *next}, {}, 1, n.error);
+    if (!op)
+      return failure();
+    v = op->getResult(0);
+  }
+  if (mean && n.proto.input_size() > 1) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto ft = dyn_cast<FloatType>(type.getElementType());
+    if (!ft)
+      return n.fail("Mean of a non-float tensor is not supported");
+    auto scalar = RankedTensorType::get({}, ft);
+    auto count = DenseElementsAttr::get(
+        scalar, n.b().getFloatAttr(ft, n.proto.input_size()).getValue());
+    Operation *c = n.g.create(ConstantOp::getOperationName(), {},
+                              {n.named("value", count)}, 1, n.error);
+    if (!c)
+      return failure();
+    Operation *div = n.g.create(DivOp::getOperationName(), {v, c->getResult(0)},
+                                {}, 1, n.error);
+    if (!div)
+      return failure();
+    v = div->getResult(0);
+  }
+  n.g.bindOutputs(n.proto, v);
+  return success();
+}
+
+/// Expand: broadcast the input to its shape and the given one.
+LogicalResult convertExpand(Node &n) {
+  auto x = n.in(0);
+  if (failed(x))
+    return failure();
+  auto shape = n.constInts(1, "shape");
+  if (failed(shape))
+    return failure();
+  auto type = n.type(0);
+  auto out = broadcastShapes(type.getShape(), *shape);
+  if (!out)
+    return n.fail("shape [" + shapeToString(*shape) +
+                  "] and the input's shape " + shapeToString(type.getShape()) +
+                  " do not broadcast");
+  if (*out == type.getShape()) {
+    n.g.bindOutputs(n.proto, *x);
+    return success();
+  }
+  auto op = n.b().create<BroadcastToOp>(
+      n.g.loc, RankedTensorType::get(*out, type.getElementType()), *x);
+  n.g.bindOutputs(n.proto, op->getResults());
+  return success();
+}
+
+} // namespace
+
+void importer::addLogicConverters(llvm::StringMap<Converter> &map) {
+  auto binary = [](llvm::StringRef name) -> Converter {
+    return [name](Node &n) { return simple(n, name, 2); };
+  };
+  auto variadic = [](llvm::StringRef name, bool mean) -> Converter {
+    return [name, mean](Node &n) { return convertVariadic(n, name, mean); };
+  };
+  map["Equal"] = binary(EqualOp::getOperationName());
+  map["Less"] = binary(LessOp::getOperationName());
+  map["LessOrEqual"] = binary(LessOrEqualOp::getOperationName());
+  map["Greater"] = binary(GreaterOp::getOperationName());
+  map["GreaterOrEqual"] = binary(GreaterOrEqualOp::getOperationName());
+  map["And"] = binary(LogicalAndOp::getOperationName());
+  map["Or"] = binary(LogicalOrOp::getOperationName());
+  map["Xor"] = binary(LogicalXorOp::getOperationName());
+  map["Not"] = [](Node &n) {
+    return simple(n, LogicalNotOp::getOperationName(), 1);
+  };
+  map["Where"] = [](Node &n) {
+    return simple(n, WhereOp::getOperationName(), 3);
+  };
+  map["Expand"] = convertExpand;
+  map["Max"] = variadic(MaxOp::getOperationName(), false);
+  map["Min"] = variadic(MinOp::getOperationName(), false);
+  map["Sum"] = variadic(AddOp::getOperationName(), false);
+  map["Mean"] = variadic(AddOp::getOperationName(), true);
+}
