@@ -37,6 +37,8 @@ Handled evalActivationOp(Operation *op, EvalState &st,
                          MutableArrayRef<Tensor> results);
 Handled evalLogicOp(Operation *op, EvalState &st,
                     MutableArrayRef<Tensor> results);
+Handled evalPadOp(Operation *op, EvalState &st,
+                  MutableArrayRef<Tensor> results);
 Handled evalLinalgOp(Operation *op, EvalState &st,
                      MutableArrayRef<Tensor> results);
 Handled evalConvPoolOp(Operation *op, EvalState &st,

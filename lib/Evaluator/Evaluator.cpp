@@ -72,9 +72,9 @@ static LogicalResult evalOp(Operation *op, EvalState &st,
   if (isa<GradientOp>(op))
     return op->emitOpError(
         "tidal.gradient must be expanded by --tidal-autodiff first");
-  for (auto fn :
-       {evalElementwiseOp, evalActivationOp, evalLogicOp, evalLinalgOp,
-        evalConvPoolOp, evalNormOp, evalLossOp, evalShapeOp, evalOptimizerOp}) {
+  for (auto fn : {evalElementwiseOp, evalActivationOp, evalLogicOp, evalPadOp,
+                  evalLinalgOp, evalConvPoolOp, evalNormOp, evalLossOp,
+                  evalShapeOp, evalOptimizerOp}) {
     Handled h = fn(op, st, results);
     if (failed(h))
       return failure();

@@ -153,6 +153,9 @@ void addActivationConverters(llvm::StringMap<Converter> &converters);
 /// the variadic Max, Min, Sum, Mean (LogicConverters.cpp).
 void addLogicConverters(llvm::StringMap<Converter> &converters);
 
+/// Adds the Pad converter (PadConverters.cpp).
+void addPadConverters(llvm::StringMap<Converter> &converters);
+
 } // namespace mlir::tidal::importer
 
 #endif // TIDAL_LIB_IMPORTER_CONVERTERSUPPORT_H

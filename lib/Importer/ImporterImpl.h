@@ -42,10 +42,6 @@ DenseElementsAttr makeConstant(RankedTensorType type,
 DenseElementsAttr makeConstant(RankedTensorType type,
                                llvm::ArrayRef<double> values);
 
-/// The operator version (the since_version of its schema) that an op of the
-/// default domain resolves to at `opset`, or 0 when ONNX does not know it.
-int64_t resolveOpVersion(const std::string &opType, int64_t opset);
-
 class GraphImporter;
 
 /// Evaluates a node at compile time when it is a shape computation whose

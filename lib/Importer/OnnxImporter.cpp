@@ -178,21 +178,23 @@ LogicalResult ModelImporter::checkNodeOpsets(const onnx::GraphProto &g,
             " or lower";
     return failure();
   }
+  // tidal's own table (OpVersions.cpp) resolves each operator's version, so
+  // that opsets newer than the installed ONNX library still import.
   for (int i = 0; i < nodes.size(); ++i) {
     const onnx::NodeProto &node = nodes[i];
-    if (opset >= kMinOpset || !isDefaultDomain(node.domain()))
+    if (!isDefaultDomain(node.domain()))
       continue;
-    // An older model is fine when each operator it uses is still defined as
-    // at kMinOpset.
-    int64_t have = resolveOpVersion(node.op_type(), opset);
-    int64_t want = resolveOpVersion(node.op_type(), kMinOpset);
-    if (have != want) {
-      error = describeNode(node, i, inAlgorithm) + ": opset " +
-              std::to_string(opset) + " is outside the supported range " +
-              std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset) +
-              " and " + node.op_type() + "-" + std::to_string(have) +
-              " differs from its opset-" + std::to_string(kMinOpset) +
-              " definition";
+    const OpVersionInfo *info = findOp("", node.op_type());
+    if (!info) {
+      error = describeNode(node, i, inAlgorithm) + ": operator " +
+              node.op_type() + " (opset " + std::to_string(opset) +
+              ") is not supported by tidal (tidalc --list-ops lists the "
+              "operators it imports)";
+      return failure();
+    }
+    std::string why = unsupportedVersionReason(*info, opset);
+    if (!why.empty()) {
+      error = describeNode(node, i, inAlgorithm) + ": " + why;
       return failure();
     }
   }
@@ -388,7 +390,8 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
   static const llvm::StringMap<std::vector<int>> compileTimeOperands = {
       {"Reshape", {1}},    {"Slice", {1, 2, 3, 4}}, {"Squeeze", {1}},
       {"Unsqueeze", {1}},  {"ReduceSum", {1}},      {"Split", {1}},
-      {"Dropout", {1, 2}}, {"Clip", {1, 2}},        {"Expand", {1}}};
+      {"Dropout", {1, 2}}, {"Clip", {1, 2}},        {"Expand", {1}},
+      {"Pad", {1, 2, 3}}};
   llvm::StringSet<> compileTime;
   for (const auto *graph : graphs)
     for (const auto &node : graph->node())

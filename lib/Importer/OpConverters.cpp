@@ -376,6 +376,10 @@ LogicalResult convertSplit(Node &n) {
     return failure();
   int parts = n.proto.output_size();
   llvm::SmallVector<int64_t> sizes;
+  const auto *numOutputs = n.attr("num_outputs");
+  if (n.has(1) && numOutputs)
+    return n.fail("the 'split' input and the 'num_outputs' attribute are "
+                  "both given");
   if (n.has(1)) {
     auto c = n.constInts(1, "split");
     if (failed(c))
@@ -383,6 +387,22 @@ LogicalResult convertSplit(Node &n) {
     sizes = *c;
   } else if (auto s = n.ints("split")) {
     sizes = *s;
+  } else if (numOutputs) {
+    // Split-18: chunks of ceil(dim / num_outputs), the last one smaller.
+    int64_t count = numOutputs->i(), dim = t.getDimSize(*ax);
+    if (count < 1 || count != parts)
+      return n.fail("num_outputs " + llvm::Twine(count) + " does not match " +
+                    "the node's " + llvm::Twine(parts) + " outputs");
+    int64_t chunk = (dim + count - 1) / count;
+    if (dim - chunk * (count - 1) < 0)
+      return n.fail("a dimension of " + llvm::Twine(dim) +
+                    " cannot be split into " + llvm::Twine(count) +
+                    " chunks of " + llvm::Twine(chunk));
+    sizes.assign(count - 1, chunk);
+    sizes.push_back(dim - chunk * (count - 1));
+  } else if (n.g.opset >= 18) {
+    return n.fail("Split-18 needs the 'split' input or the 'num_outputs' "
+                  "attribute");
   } else {
     int64_t dim = t.getDimSize(*ax);
     int64_t each = (dim + parts - 1) / std::max(parts, 1);
@@ -567,6 +587,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
         {"Gather", convertGather}};
     addActivationConverters(map);
     addLogicConverters(map);
+    addPadConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

@@ -42,6 +42,7 @@ COMPILE_TIME_OPERANDS = {
     "Split": (1,),
     "Dropout": (1, 2),
     "Clip": (1, 2),
+    "Pad": (1, 2, 3),
     "Expand": (1,),
     "ConstantOfShape": (0,),
     "Range": (0, 1, 2),

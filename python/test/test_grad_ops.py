@@ -609,6 +609,58 @@ def logic_cases(rng):
     return cases
 
 
+# --- Pad ---------------------------------------------------------------------------
+
+
+def pad_cases(rng):
+    """Pad in every mode against F.pad (reflect, replicate), negative pads
+    (a crop) included. (onnx 1.12's checker rejects opset 18's axes input:
+    test/Importer covers it.)"""
+    cases = []
+    forms = [
+        ("constant", (2, 3, 4, 5), [0, 0, 1, 2, 0, 0, 2, 1], 0.5, 13, None),
+        ("reflect", (2, 3, 4, 5), [0, 0, 2, 1, 0, 0, 1, 3], None, 13, None),
+        ("edge", (1, 2, 3, 3), [0, 0, 2, 3, 0, 0, 1, 4], None, 13, None),
+        ("constant", (3, 4), [1, -1, 2, 2], 0.0, 13, None),
+        ("reflect", (2, 5, 6), [0, 1, 2, 0, 2, 1], None, 13, None),
+    ]
+    mode_torch = {"constant": "constant", "reflect": "reflect", "edge": "replicate"}
+    for j, (mode, shape, pads, value, opset, axes) in enumerate(forms):
+        x = randn(rng, *shape)
+        rank = len(shape)
+        full = [0] * (2 * rank)
+        for k, a in enumerate(axes if axes is not None else range(rank)):
+            full[a % rank], full[rank + a % rank] = pads[k], pads[len(pads) // 2 + k]
+        consts = {"pads": i64(pads)}
+        ins = ["x", "pads"]
+        if value is not None:
+            consts["value"] = f32(value)
+            ins.append("value")
+        if axes is not None:
+            while len(ins) < 3:
+                ins.append("")
+            consts["axes"] = i64(axes)
+            ins.append("axes")
+
+        def ref(T, full=full, mode=mode, value=value, rank=rank):
+            y = T["x"]
+            tp = []  # F.pad: last dimension first
+            for d in reversed(range(rank)):
+                tp += [full[d], full[rank + d]]
+            if mode == "constant":
+                return [F.pad(y, tp, mode="constant", value=value or 0.0)]
+            # F.pad's reflect/replicate pad only the trailing dims; the
+            # leading pads here are zero.
+            k = next(d for d in range(rank) if full[d] or full[rank + d])
+            lead = y.shape[:k]
+            z = y.reshape((-1,) + tuple(y.shape[k:])) if k > 0 else y.unsqueeze(0)
+            z = F.pad(z if z.dim() > 2 else z.unsqueeze(0), tp[: 2 * (rank - k)], mode=mode_torch[mode])
+            return [z.reshape(tuple(lead) + tuple(z.shape[-(rank - k):]))]
+        cases.append(Case(f"pad_{mode}_{j}", [Node("Pad", ins, ["y"], {"mode": mode})], ["y"], ref,
+                          params={"x": x}, consts=consts, opset=opset))
+    return cases
+
+
 def softmax_case(name, rng, op, shape, axis, shift=0.0):
     x = randn(rng, *shape, scale=2.0, shift=shift)
     attrs = {} if axis is None else {"axis": axis}
@@ -894,6 +946,9 @@ class GradOpsTest(unittest.TestCase):
 
     def test_grad_logic(self):
         self.check("logic", logic_cases(gs.rng_for("logic")))
+
+    def test_grad_pad(self):
+        self.check("pad", pad_cases(gs.rng_for("pad")))
 
     def test_grad_softmax(self):
         rng = gs.rng_for("softmax")

@@ -16,7 +16,7 @@ SUPPORTED_OPS = frozenset(
     Clip HardSigmoid HardSwish Elu Selu Celu Softplus Softsign Mish Abs
     Reciprocal Sin Cos Sign Floor Ceil Round
     Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Not Where Expand
-    Max Min Sum Mean
+    Max Min Sum Mean Pad
     """.split()
 )
 

@@ -67,6 +67,10 @@ static LogicalResult encodeAttr(Operation *op, StringRef name, Attribute attr,
     words.append({TIDALRT_ATTR_INT, (int64_t)reduction.getValue()});
     return success();
   }
+  if (auto mode = dyn_cast<PadModeAttr>(attr)) {
+    words.append({TIDALRT_ATTR_INT, (int64_t)mode.getValue()});
+    return success();
+  }
   return op->emitError() << "attribute '" << name
                          << "' cannot be passed to the runtime: " << attr;
 }

@@ -106,7 +106,7 @@
 
 /* Softmax, losses, normalisation, optimizer updates and data movement
  * (runtime/src/cpu/softmax.cpp, loss.cpp, layer_norm.cpp, optimizer.cpp,
- * data_movement.cpp). */
+ * data_movement.cpp, pad.cpp). */
 #define TIDALRT_OTHER_KERNEL_LIST(X)                                           \
   X(softmax)                                                                   \
   X(log_softmax)                                                               \
@@ -130,7 +130,9 @@
   X(slice)                                                                     \
   X(slice_backward)                                                            \
   X(gather)                                                                    \
-  X(gather_backward)
+  X(gather_backward)                                                           \
+  X(pad)                                                                       \
+  X(pad_backward)
 
 #define TIDALRT_KERNEL_LIST(X)                                                 \
   TIDALRT_DNNL_KERNEL_LIST(X)                                                  \

@@ -5,6 +5,7 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/layer_norm.cpp
   src/cpu/optimizer.cpp
   src/cpu/data_movement.cpp
+  src/cpu/pad.cpp
 )
 # No implicit floating-point contraction: the optimizer updates reproduce
 # PyTorch's float32 operation order, its fused multiply-adds included,
@@ -23,4 +24,5 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_other_layer_norm_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_other_optimizer_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_other_data_movement_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_pad_test.cpp
 )

@@ -566,6 +566,12 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
                   o.getDilationsAttr(), o.getCeilModeAttr()));
         return success();
       })
+      .Case([&](PadOp o) {
+        r.set(0, b.create<PadBackwardOp>(r.loc, o.getInput().getType(),
+                                         resultGrads[0], o.getPadsAttr(),
+                                         o.getModeAttr()));
+        return success();
+      })
       .Case([&](AveragePoolOp o) {
         r.set(0,
               b.create<AveragePoolBackwardOp>(

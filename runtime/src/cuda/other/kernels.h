@@ -7,6 +7,7 @@
 #include "layer_norm.h"
 #include "loss.h"
 #include "optimizer.h"
+#include "pad.h"
 #include "softmax.h"
 
 #endif // TIDALRT_CUDA_OTHER_KERNELS_H

@@ -36,4 +36,15 @@ def Tidal_Reduction : I32EnumAttr<"Reduction", "loss reduction", [
 }
 def Tidal_ReductionAttr : EnumAttr<Tidal_Dialect, Tidal_Reduction, "reduction">;
 
+// How tidal.pad fills the border, as ONNX Pad's `mode`.
+def Tidal_PadMode : I32EnumAttr<"PadMode", "padding mode", [
+    I32EnumAttrCase<"constant", 0>, // the `value` attribute
+    I32EnumAttrCase<"reflect", 1>,  // mirrored without the edge element
+    I32EnumAttrCase<"edge", 2>      // the edge element repeated
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tidal";
+}
+def Tidal_PadModeAttr : EnumAttr<Tidal_Dialect, Tidal_PadMode, "pad_mode">;
+
 #endif // TIDAL_DIALECT_TIDAL_IR_TIDALATTRS_TD

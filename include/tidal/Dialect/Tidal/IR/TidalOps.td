@@ -436,6 +436,7 @@ def Tidal_GatherOp : Tidal_InferOp<"gather", [Pure]> {
 include "tidal/Dialect/Tidal/IR/TidalGradOps.td"
 include "tidal/Dialect/Tidal/IR/TidalActivationOps.td"
 include "tidal/Dialect/Tidal/IR/TidalLogicOps.td"
+include "tidal/Dialect/Tidal/IR/TidalPadOps.td"
 include "tidal/Dialect/Tidal/IR/TidalOptimizerOps.td"
 include "tidal/Dialect/Tidal/IR/TidalMemoryOps.td"
 

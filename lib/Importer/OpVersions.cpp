@@ -1,0 +1,280 @@
+//===- OpVersions.cpp - the ONNX operator versions tidal reads ------------===//
+//
+// The since_versions below are ONNX's (docs/Operators.md, checked against
+// docs/Changelog.md), every one up to kMaxOpset, older ones included: an
+// older model is accepted only when its operators resolve to their opset-13
+// definitions, which takes the full history to decide. A version is
+// "handled" only when the converter knows what changed in it; a change that
+// only adds element types needs nothing (types are checked on import).
+//
+// Adding a converter means adding its operator here, or models using it are
+// rejected as unsupported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tidal/Importer/OpVersions.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+namespace {
+
+/// A set of versions as a bit mask (all are below 32).
+template <typename... T> constexpr uint32_t v(T... versions) {
+  return ((uint32_t(1) << versions) | ... | 0u);
+}
+
+constexpr OpImport op = OpImport::op, folded = OpImport::compileTime,
+                   training = OpImport::training;
+
+// Notes name the changes in the versions tidal reads; "types" changes only
+// add element types.
+const OpVersionInfo kOps[] = {
+    {"", "Abs", v(1, 6, 13), v(13), op, ""},
+    {"", "Add", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
+    {"", "And", v(1, 7), v(7), op, ""},
+    {"", "AveragePool", v(1, 7, 10, 11, 19), v(11, 19), op,
+     "19: `dilations` (only 1 is supported)"},
+    {"", "BatchNormalization", v(1, 6, 7, 9, 14, 15), v(9, 14, 15), op,
+     "9: training when the running statistics outputs are used; "
+     "14: `training_mode`, three outputs; 15: types"},
+    {"", "Cast", v(1, 6, 9, 13, 19, 21), v(13, 19, 21), folded,
+     "19: `saturate` (float8 only), types; 21: types"},
+    {"", "Ceil", v(1, 6, 13), v(13), op, ""},
+    {"", "Celu", v(12), v(12), op, ""},
+    {"", "Clip", v(1, 6, 11, 12, 13), v(13), op,
+     "`min` and `max` are inputs known at compile time"},
+    {"", "Concat", v(1, 4, 11, 13), v(13), op, ""},
+    {"", "Constant", v(1, 9, 11, 12, 13, 19, 21), v(13, 19, 21), folded,
+     "19, 21: types"},
+    {"", "ConstantOfShape", v(9, 20, 21), v(9, 20, 21), folded,
+     "20, 21: types"},
+    {"", "Conv", v(1, 11), v(11), op, ""},
+    {"", "Cos", v(7), v(7), op, ""},
+    {"", "Div", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
+    {"", "Dropout", v(1, 6, 7, 10, 12, 13), v(13), op,
+     "`ratio` and `training_mode` are inputs known at compile time"},
+    {"", "Elu", v(1, 6), v(6), op, ""},
+    {"", "Equal", v(1, 7, 11, 13, 19), v(13, 19), op, "19: types"},
+    {"", "Erf", v(9, 13), v(13), op, ""},
+    {"", "Exp", v(1, 6, 13), v(13), op, ""},
+    {"", "Expand", v(8, 13), v(13), op, ""},
+    {"", "Flatten", v(1, 9, 11, 13, 21), v(13, 21), op, "21: types"},
+    {"", "Floor", v(1, 6, 13), v(13), op, ""},
+    {"", "Gather", v(1, 11, 13), v(13), op, ""},
+    {"", "Gemm", v(1, 6, 7, 9, 11, 13), v(13), op, ""},
+    {"", "GlobalAveragePool", v(1), v(1), op, ""},
+    {"", "Greater", v(1, 7, 9, 13), v(13), op, ""},
+    {"", "GreaterOrEqual", v(12, 16), v(12, 16), op, "16: types"},
+    {"", "HardSigmoid", v(1, 6), v(6), op, ""},
+    {"", "HardSwish", v(14), v(14), op, ""},
+    {"", "Identity", v(1, 13, 14, 16, 19, 21), v(13, 14, 16, 19, 21), op,
+     "14, 16: sequence and optional types (not supported); 19, 21: types"},
+    {"", "LayerNormalization", v(17), v(17), op, ""},
+    {"", "LeakyRelu", v(1, 6, 16), v(6, 16), op, "16: types"},
+    {"", "Less", v(1, 7, 9, 13), v(13), op, ""},
+    {"", "LessOrEqual", v(12, 16), v(12, 16), op, "16: types"},
+    {"", "Log", v(1, 6, 13), v(13), op, ""},
+    {"", "LogSoftmax", v(1, 11, 13), v(13), op,
+     "13: `axis` names one dimension (before, the input was coerced to 2-D)"},
+    {"", "MatMul", v(1, 9, 13), v(13), op, ""},
+    {"", "Max", v(1, 6, 8, 12, 13), v(13), op, ""},
+    {"", "MaxPool", v(1, 8, 10, 11, 12), v(12), op,
+     "the `Indices` output is not supported"},
+    {"", "Mean", v(1, 6, 8, 13), v(13), op, ""},
+    {"", "Min", v(1, 6, 8, 12, 13), v(13), op, ""},
+    {"", "Mish", v(18), v(18), op, ""},
+    {"", "Mul", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
+    {"", "Neg", v(1, 6, 13), v(13), op, ""},
+    {"", "NegativeLogLikelihoodLoss", v(12, 13), v(13), op, ""},
+    {"", "Not", v(1), v(1), op, ""},
+    {"", "Or", v(1, 7), v(7), op, ""},
+    {"", "Pad", v(1, 2, 11, 13, 18, 19, 21), v(13, 18, 19, 21), op,
+     "18: `axes` input; 19: `wrap` mode (not supported); 21: types"},
+    {"", "Pow", v(1, 7, 12, 13, 15), v(13, 15), op, "15: types"},
+    {"", "Range", v(11), v(11), folded, ""},
+    {"", "Reciprocal", v(1, 6, 13), v(13), op, ""},
+    {"", "ReduceMean", v(1, 11, 13, 18), v(13, 18), op,
+     "18: `axes` becomes an input, with `noop_with_empty_axes`"},
+    {"", "ReduceSum", v(1, 11, 13), v(13), op,
+     "13: `axes` is an input, with `noop_with_empty_axes`"},
+    {"", "Relu", v(1, 6, 13, 14), v(13, 14), op, "14: types"},
+    {"", "Reshape", v(1, 5, 13, 14, 19, 21), v(13, 14, 19, 21), op,
+     "14: `allowzero`; 19, 21: types"},
+    {"", "Round", v(11), v(11), op, ""},
+    {"", "Selu", v(1, 6), v(6), op, ""},
+    {"", "Shape", v(1, 13, 15, 19, 21), v(13, 15, 19, 21), folded,
+     "15: `start` and `end`; 19, 21: types"},
+    {"", "Sigmoid", v(1, 6, 13), v(13), op, ""},
+    {"", "Sign", v(9, 13), v(13), op, ""},
+    {"", "Sin", v(7), v(7), op, ""},
+    {"", "Slice", v(1, 10, 11, 13), v(13), op, ""},
+    {"", "Softmax", v(1, 11, 13), v(13), op,
+     "13: `axis` names one dimension (before, the input was coerced to 2-D)"},
+    {"", "SoftmaxCrossEntropyLoss", v(12, 13), v(13), op, ""},
+    {"", "Softplus", v(1), v(1), op, ""},
+    {"", "Softsign", v(1), v(1), op, ""},
+    {"", "Split", v(1, 2, 11, 13, 18), v(13, 18), op,
+     "13: `split` is an input; 18: `num_outputs` (an uneven last chunk is "
+     "smaller)"},
+    {"", "Sqrt", v(1, 6, 13), v(13), op, ""},
+    {"", "Squeeze", v(1, 11, 13, 21), v(13, 21), op,
+     "13: `axes` is an input; 21: types"},
+    {"", "Sub", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
+    {"", "Sum", v(1, 6, 8, 13), v(13), op, ""},
+    {"", "Tanh", v(1, 6, 13), v(13), op, ""},
+    {"", "Transpose", v(1, 13, 21), v(13, 21), op, "21: types"},
+    {"", "Unsqueeze", v(1, 11, 13, 21), v(13, 21), op,
+     "13: `axes` is an input; 21: types"},
+    {"", "Where", v(9, 16), v(9, 16), op, "16: types"},
+    {"", "Xor", v(1, 7), v(7), op, ""},
+    {"ai.onnx.preview.training", "Adagrad", v(1), v(1), training, ""},
+    {"ai.onnx.preview.training", "Adam", v(1), v(1), training, ""},
+    {"ai.onnx.preview.training", "Gradient", v(1), v(1), training,
+     "only in a training_info algorithm graph"},
+    {"ai.onnx.preview.training", "Momentum", v(1), v(1), training, ""},
+};
+
+bool isDefaultDomain(llvm::StringRef d) { return d.empty() || d == "ai.onnx"; }
+
+bool has(uint32_t set, int64_t version) {
+  return version > 0 && version < 32 && (set >> version) & 1;
+}
+
+/// The model opsets at which `version` of `op` (any version when 0) is
+/// accepted, as "a-b, c".
+std::string acceptedOpsets(const OpVersionInfo &op, int64_t version) {
+  llvm::SmallVector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t o = 1; o <= kMaxOpset; ++o) {
+    if ((version && resolveOpVersion(op, o) != version) ||
+        !acceptsOpset(op, o))
+      continue;
+    if (!ranges.empty() && ranges.back().second == o - 1)
+      ranges.back().second = o;
+    else
+      ranges.push_back({o, o});
+  }
+  std::string out;
+  for (auto [a, b] : ranges) {
+    out += out.empty() ? "" : ", ";
+    out += std::to_string(a) + (a == b ? "" : "-" + std::to_string(b));
+  }
+  return out;
+}
+
+std::string listVersions(uint32_t set) {
+  std::string out;
+  for (int64_t version = 1; version <= kMaxOpset; ++version)
+    if (has(set, version))
+      out += (out.empty() ? "" : ", ") + std::to_string(version);
+  return out;
+}
+
+} // namespace
+
+llvm::ArrayRef<OpVersionInfo> mlir::tidal::supportedOps() { return kOps; }
+
+const OpVersionInfo *mlir::tidal::findOp(llvm::StringRef domain,
+                                         llvm::StringRef opType) {
+  for (const OpVersionInfo &op : kOps)
+    if (op.opType == opType &&
+        (op.domain == domain ||
+         (isDefaultDomain(op.domain) && isDefaultDomain(domain))))
+      return &op;
+  return nullptr;
+}
+
+int64_t mlir::tidal::resolveOpVersion(const OpVersionInfo &op, int64_t opset) {
+  for (int64_t version = std::min<int64_t>(opset, kMaxOpset); version > 0;
+       --version)
+    if (has(op.since, version))
+      return version;
+  return 0;
+}
+
+bool mlir::tidal::acceptsOpset(const OpVersionInfo &op, int64_t opset) {
+  int64_t version = resolveOpVersion(op, opset);
+  if (!has(op.handled, version))
+    return false;
+  // The training domain has its own versioning (checked by the importer).
+  return !isDefaultDomain(op.domain) || opset >= kMinOpset ||
+         version == resolveOpVersion(op, kMinOpset);
+}
+
+std::string mlir::tidal::unsupportedVersionReason(const OpVersionInfo &op,
+                                                  int64_t opset) {
+  if (acceptsOpset(op, opset))
+    return "";
+  std::string name = op.opType.str();
+  int64_t version = resolveOpVersion(op, opset);
+  // The nearest version tidal reads, the newer one on a tie.
+  int64_t ref = version ? version : opset, nearest = 0;
+  for (int64_t w = 1; w <= kMaxOpset; ++w)
+    if (has(op.handled, w) &&
+        (!nearest || std::abs(w - ref) <= std::abs(nearest - ref)))
+      nearest = w;
+  std::string why;
+  if (!version) {
+    int64_t first = 1;
+    while (first <= kMaxOpset && !has(op.since, first))
+      ++first;
+    why = name + " is not defined at opset " + std::to_string(opset) +
+          " (ONNX adds it at opset " + std::to_string(first) + ")";
+  } else if (opset < kMinOpset) {
+    why = "opset " + std::to_string(opset) +
+          " is outside the supported range " + std::to_string(kMinOpset) +
+          "-" + std::to_string(kMaxOpset) + " and " + name + "-" +
+          std::to_string(version) + " differs from its opset-" +
+          std::to_string(kMinOpset) + " definition";
+  } else {
+    why = name + "-" + std::to_string(version) + " (opset " +
+          std::to_string(opset) + ") is not supported by tidal";
+  }
+  std::string opsets = acceptedOpsets(op, nearest);
+  bool single = opsets.find_first_of("-,") == std::string::npos;
+  return why + "; the nearest supported form is " + name + "-" +
+         std::to_string(nearest) + " (" + (single ? "opset " : "opsets ") +
+         opsets + ")";
+}
+
+void mlir::tidal::printSupportedOps(llvm::raw_ostream &os) {
+  os << "# Supported ONNX operators\n\n"
+     << "Generated by `tidalc --list-ops` from `lib/Importer/OpVersions.cpp`; "
+        "do not edit.\n\n"
+     << "tidal reads default-domain (ai.onnx) opsets " << kMinOpset << " to "
+     << kMaxOpset << ". A model at an older opset is accepted when every "
+     << "operator it uses is still defined as at opset " << kMinOpset
+     << ". *ONNX versions* are ONNX's since-versions up to opset "
+     << kMaxOpset << "; *tidal reads* are the versions the importer "
+     << "converts; *opsets* are the model opsets at which a node of the "
+     << "operator is accepted. \"types\" marks a version that only adds "
+     << "element types. An operator or version outside this table is "
+     << "rejected with one line naming the node, the operator, its opset "
+     << "and the nearest supported form.\n";
+  auto section = [&](llvm::StringRef title, bool defaultDomain) {
+    os << "\n## " << title << "\n\n"
+       << "| Operator | ONNX versions | tidal reads | Opsets | Imported as "
+          "| Changes |\n"
+       << "|---|---|---|---|---|---|\n";
+    for (const OpVersionInfo &op : kOps) {
+      if (isDefaultDomain(op.domain) != defaultDomain)
+        continue;
+      llvm::StringRef how = op.how == OpImport::op ? "tidal ops"
+                            : op.how == OpImport::compileTime
+                                ? "compile-time constants only"
+                                : "optimizer / gradient ops";
+      std::string opsets = defaultDomain ? acceptedOpsets(op, 0) : "1";
+      os << "| " << op.opType << " | " << listVersions(op.since) << " | "
+         << listVersions(op.handled) << " | " << opsets << " | " << how
+         << " | " << op.notes << " |\n";
+    }
+  };
+  section("ai.onnx", true);
+  section("ai.onnx.preview.training (version 1)", false);
+}
