@@ -578,6 +578,96 @@ TEST_P(InPlaceKernels, ActivationBackward) {
       }
 }
 
+// The activation family (activation.cpp): output <- input, and
+// grad_input <- grad or saved, with their float attributes.
+struct ActivationKernel {
+  const char *name;
+  tidalrt_kernel_fn_t fwd, bwd; // bwd may be null
+  std::vector<double> attrs;
+  bool ints;
+};
+
+const ActivationKernel kActivations[] = {
+    {"clip", tidalrt_k_clip, tidalrt_k_clip_backward, {6.0, 0.0}, false},
+    {"hard_sigmoid",
+     tidalrt_k_hard_sigmoid,
+     tidalrt_k_hard_sigmoid_backward,
+     {0.2, 0.5},
+     false},
+    {"hard_swish",
+     tidalrt_k_hard_swish,
+     tidalrt_k_hard_swish_backward,
+     {},
+     false},
+    {"elu", tidalrt_k_elu, tidalrt_k_elu_backward, {1.0}, false},
+    {"selu", tidalrt_k_selu, tidalrt_k_selu_backward, {1.67, 1.05}, false},
+    {"celu", tidalrt_k_celu, tidalrt_k_celu_backward, {1.0}, false},
+    {"softplus", tidalrt_k_softplus, tidalrt_k_softplus_backward, {}, false},
+    {"softsign", tidalrt_k_softsign, tidalrt_k_softsign_backward, {}, false},
+    {"mish", tidalrt_k_mish, tidalrt_k_mish_backward, {}, false},
+    {"abs", tidalrt_k_abs, nullptr, {}, true},
+    {"reciprocal", tidalrt_k_reciprocal, nullptr, {}, false},
+    {"sin", tidalrt_k_sin, nullptr, {}, false},
+    {"cos", tidalrt_k_cos, nullptr, {}, false},
+    {"sign", tidalrt_k_sign, nullptr, {}, true},
+    {"floor", tidalrt_k_floor, nullptr, {}, false},
+    {"ceil", tidalrt_k_ceil, nullptr, {}, false},
+    {"round", tidalrt_k_round, nullptr, {}, false},
+};
+
+TEST_P(InPlaceKernels, Activations) {
+  for (const ActivationKernel &k : kActivations) {
+    std::vector<int32_t> types = {kF32, kF64};
+    if (k.ints)
+      types.insert(types.end(), {kI64, kI32});
+    std::vector<double> attrs = k.attrs;
+    auto setAttrs = [attrs](KernelCall &call) {
+      for (double a : attrs)
+        call.attrFloat(a);
+    };
+    for (int32_t type : types)
+      for (const Shape &s : kShapes) {
+        Case c{describe(k.name, type, {s}),
+               k.fwd,
+               {{type, s, uniform(-8, 8, true)}},
+               {{type, s, nullptr}},
+               nullptr,
+               {{{0, 0}}}};
+        c.attrs = setAttrs;
+        checkCase(c);
+        if (!k.bwd || type == kI64 || type == kI32)
+          continue;
+        Case b{
+            describe(std::string(k.name) + "_backward", type, {s}),
+            k.bwd,
+            {{type, s, uniform(-2, 2, true)}, {type, s, uniform(-8, 8, true)}},
+            {{type, s, nullptr}},
+            nullptr,
+            {{{0, 0}}, {{0, 1}}}};
+        b.attrs = setAttrs;
+        checkCase(b);
+      }
+  }
+}
+
+// max, min (logic.cpp): output <- an operand of the result's shape.
+TEST_P(InPlaceKernels, MaxMin) {
+  for (tidalrt_kernel_fn_t fn : {tidalrt_k_max, tidalrt_k_min})
+    for (int32_t type : {kF32, kF64, kI64, kI32})
+      for (const auto &sh : kBinaryShapes) {
+        const Shape &sa = sh.first, &sb = sh.second;
+        Shape sy = broadcastShape(sa, sb);
+        checkCase(
+            {describe(fn == tidalrt_k_max ? "max" : "min", type, {sa, sb}),
+             fn,
+             {{type, sa, uniform(-100, 100, true)},
+              {type, sb, uniform(-100, 100, true)}},
+             {{type, sy, nullptr}},
+             nullptr,
+             binaryAliases(sa, sb, sy)});
+      }
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout: dropout_backward's result 0 <- grad (the mask is bool); also
 // dropout's output <- input
