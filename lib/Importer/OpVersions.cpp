@@ -152,8 +152,7 @@ bool has(uint32_t set, int64_t version) {
 std::string acceptedOpsets(const OpVersionInfo &op, int64_t version) {
   llvm::SmallVector<std::pair<int64_t, int64_t>> ranges;
   for (int64_t o = 1; o <= kMaxOpset; ++o) {
-    if ((version && resolveOpVersion(op, o) != version) ||
-        !acceptsOpset(op, o))
+    if ((version && resolveOpVersion(op, o) != version) || !acceptsOpset(op, o))
       continue;
     if (!ranges.empty() && ranges.back().second == o - 1)
       ranges.back().second = o;
@@ -228,8 +227,8 @@ std::string mlir::tidal::unsupportedVersionReason(const OpVersionInfo &op,
           " (ONNX adds it at opset " + std::to_string(first) + ")";
   } else if (opset < kMinOpset) {
     why = "opset " + std::to_string(opset) +
-          " is outside the supported range " + std::to_string(kMinOpset) +
-          "-" + std::to_string(kMaxOpset) + " and " + name + "-" +
+          " is outside the supported range " + std::to_string(kMinOpset) + "-" +
+          std::to_string(kMaxOpset) + " and " + name + "-" +
           std::to_string(version) + " differs from its opset-" +
           std::to_string(kMinOpset) + " definition";
   } else {
@@ -250,8 +249,8 @@ void mlir::tidal::printSupportedOps(llvm::raw_ostream &os) {
      << "tidal reads default-domain (ai.onnx) opsets " << kMinOpset << " to "
      << kMaxOpset << ". A model at an older opset is accepted when every "
      << "operator it uses is still defined as at opset " << kMinOpset
-     << ". *ONNX versions* are ONNX's since-versions up to opset "
-     << kMaxOpset << "; *tidal reads* are the versions the importer "
+     << ". *ONNX versions* are ONNX's since-versions up to opset " << kMaxOpset
+     << "; *tidal reads* are the versions the importer "
      << "converts; *opsets* are the model opsets at which a node of the "
      << "operator is accepted. \"types\" marks a version that only adds "
      << "element types. An operator or version outside this table is "
@@ -271,8 +270,8 @@ void mlir::tidal::printSupportedOps(llvm::raw_ostream &os) {
                                 : "optimizer / gradient ops";
       std::string opsets = defaultDomain ? acceptedOpsets(op, 0) : "1";
       os << "| " << op.opType << " | " << listVersions(op.since) << " | "
-         << listVersions(op.handled) << " | " << opsets << " | " << how
-         << " | " << op.notes << " |\n";
+         << listVersions(op.handled) << " | " << opsets << " | " << how << " | "
+         << op.notes << " |\n";
     }
   };
   section("ai.onnx", true);

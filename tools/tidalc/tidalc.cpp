@@ -42,8 +42,9 @@ using namespace llvm;
 namespace {
 cl::OptionCategory category("tidalc options");
 
+// Optional only so that --list-ops needs no model; main checks it is given.
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"),
-                               cl::Required, cl::cat(category));
+                               cl::cat(category));
 cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::value_desc("file"), cl::init(""),
                                 cl::cat(category));
@@ -164,6 +165,10 @@ cl::opt<std::string>
 cl::opt<bool> verbose("v", cl::desc("Print statistics to stderr"),
                       cl::cat(category));
 cl::opt<bool> timings("timings", cl::desc("Print stage timings to stderr"),
+                      cl::cat(category));
+cl::opt<bool> listOps("list-ops",
+                      cl::desc("Print the supported ONNX operators and "
+                               "opsets as Markdown (to -o, or stdout)"),
                       cl::cat(category));
 
 /// `--stop-after`. LLVM's code generator already registers an option of that
@@ -545,6 +550,23 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "tidal: an offline compiler for ONNX training "
                               "graphs\n");
+  if (listOps) {
+    std::string text;
+    raw_string_ostream os(text);
+    mlir::tidal::printSupportedOps(os);
+    std::string error = writeAtomically(
+        outputPath.empty() ? StringRef("-") : StringRef(outputPath), os.str());
+    if (!error.empty()) {
+      errs() << "tidalc: error: " << error << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  if (inputPath.empty()) {
+    errs() << "tidalc: error: no input model (tidalc MODEL.onnx -o OUT "
+              "[options]; --help lists the options)\n";
+    return 1;
+  }
 
   if (emit != "plan" && emit != "exe" && emit != "obj" && emit != "llvm" &&
       emit != "mlir")

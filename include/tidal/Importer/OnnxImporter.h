@@ -3,6 +3,8 @@
 #ifndef TIDAL_IMPORTER_ONNXIMPORTER_H
 #define TIDAL_IMPORTER_ONNXIMPORTER_H
 
+#include "tidal/Importer/OpVersions.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -11,12 +13,6 @@
 #include <vector>
 
 namespace mlir::tidal {
-
-/// The lowest and highest default-domain opsets the importer accepts. An
-/// older model is accepted when every operator it uses is defined exactly as
-/// at kMinOpset.
-inline constexpr int64_t kMinOpset = 13;
-inline constexpr int64_t kMaxOpset = 17;
 
 struct ImportOptions {
   /// Binds the symbolic batch dimension (dim 0 of the data inputs).
