@@ -156,6 +156,11 @@ void addLogicConverters(llvm::StringMap<Converter> &converters);
 /// Adds the Pad converter (PadConverters.cpp).
 void addPadConverters(llvm::StringMap<Converter> &converters);
 
+/// Adds the converters of ops built from other tidal ops: Instance- and
+/// GroupNormalization, Gelu, PRelu, Trilu, Tile, ReduceL1/L2/SumSquare
+/// (DecomposedConverters.cpp).
+void addDecomposedConverters(llvm::StringMap<Converter> &converters);
+
 } // namespace mlir::tidal::importer
 
 #endif // TIDAL_LIB_IMPORTER_CONVERTERSUPPORT_H

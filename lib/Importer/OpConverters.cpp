@@ -397,7 +397,9 @@ LogicalResult convertSplit(Node &n) {
     if (dim - chunk * (count - 1) < 0)
       return n.fail("a dimension of " + llvm::Twine(dim) +
                     " cannot be split into " + llvm::Twine(count) +
-                    " chunks of " + llvm::Twine(chunk));
+                    " chunks: ONNX's chunks of " + llvm::Twine(chunk) +
+                    " leave " + llvm::Twine(dim - chunk * (count - 1)) +
+                    " for the last");
     sizes.assign(count - 1, chunk);
     sizes.push_back(dim - chunk * (count - 1));
   } else if (n.g.opset >= 18) {
@@ -588,6 +590,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addActivationConverters(map);
     addLogicConverters(map);
     addPadConverters(map);
+    addDecomposedConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

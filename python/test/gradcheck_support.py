@@ -335,7 +335,10 @@ def build_batch(cases: Sequence[Case], rng: np.random.Generator) -> Batch:
     graph = helper.make_graph(nodes, "gradcheck", ginputs, [_vi(loss, ())], initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="tidal.gradcheck")
     model.ir_version = IR_VERSION
-    onnx.checker.check_model(model)
+    # Debian's onnx 1.12 knows opsets up to 17; tidal reads newer ones
+    # without it (lib/Importer/OpVersions.cpp).
+    if opset <= onnx.defs.onnx_opset_version():
+        onnx.checker.check_model(model)
     return Batch(list(cases), opset, model, values, weights, freeze)
 
 

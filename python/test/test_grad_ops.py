@@ -661,6 +661,45 @@ def pad_cases(rng):
     return cases
 
 
+# --- ops imported as compositions (DecomposedConverters.cpp) -----------------------
+
+
+def decomposed_cases(rng):
+    cases = []
+    x = randn(rng, 2, 6, 3, 4)
+    # InstanceNormalization (also what GroupNorm exports as at opset 13).
+    cases.append(Case("instance_norm", [Node("InstanceNormalization", ["x", "s", "b"], ["y"], {"epsilon": 1e-5})], ["y"],
+                      lambda T: [F.instance_norm(T["x"], weight=T["s"], bias=T["b"], eps=1e-5)],
+                      params={"x": x, "s": randn(rng, 6, shift=1.0), "b": randn(rng, 6)}))
+    # GroupNormalization: opset 18 (scale/bias per group) and 21 (per channel).
+    s3, b3 = randn(rng, 3, shift=1.0), randn(rng, 3)
+    cases.append(Case("group_norm18", [Node("GroupNormalization", ["x", "s", "b"], ["y"], {"num_groups": 3, "epsilon": 1e-5})],
+                      ["y"], lambda T: [F.group_norm(T["x"], 3, T["s"].repeat_interleave(2), T["b"].repeat_interleave(2), 1e-5)],
+                      params={"x": x.copy(), "s": s3, "b": b3}, opset=18))
+    cases.append(Case("group_norm21", [Node("GroupNormalization", ["x", "s", "b"], ["y"], {"num_groups": 2})],
+                      ["y"], lambda T: [F.group_norm(T["x"], 2, T["s"], T["b"], 1e-5)],
+                      params={"x": x.copy(), "s": randn(rng, 6, shift=1.0), "b": randn(rng, 6)}, opset=21))
+    g = randn(rng, 3, 7, scale=2.0)
+    cases.append(Case("gelu20", [Node("Gelu", ["x"], ["y"])], ["y"], lambda T: [F.gelu(T["x"])], params={"x": g}, opset=20))
+    cases.append(Case("gelu20_tanh", [Node("Gelu", ["x"], ["y"], {"approximate": "tanh"})], ["y"],
+                      lambda T: [F.gelu(T["x"], approximate="tanh")], params={"x": g.copy()}, opset=20))
+    cases.append(Case("prelu", [Node("PRelu", ["x", "w"], ["y"])], ["y"],
+                      lambda T: [torch.where(T["x"] > 0, T["x"], T["w"] * T["x"])], params={"x": x.copy(), "w": f32(rng.uniform(0.05, 0.3, (6, 1, 1)))}))
+    m = randn(rng, 2, 5, 5)
+    cases.append(Case("trilu_upper", [Node("Trilu", ["x", "k"], ["y"])], ["y"], lambda T: [torch.triu(T["x"], 1)],
+                      params={"x": m}, consts={"k": i64(1)}, opset=14))
+    cases.append(Case("trilu_lower", [Node("Trilu", ["x"], ["y"], {"upper": 0})], ["y"], lambda T: [torch.tril(T["x"])],
+                      params={"x": m.copy()}, opset=14))
+    t = randn(rng, 2, 3)
+    cases.append(Case("tile", [Node("Tile", ["x", "r"], ["y"])], ["y"], lambda T: [T["x"].repeat(2, 3)],
+                      params={"x": t}, consts={"r": i64([2, 3])}))
+    for op, fn in (("ReduceL1", lambda v: v.abs().sum(1, keepdim=True)), ("ReduceL2", lambda v: v.pow(2).sum(1, keepdim=True).sqrt()),
+                   ("ReduceSumSquare", lambda v: v.pow(2).sum(1, keepdim=True))):
+        cases.append(Case(op.lower(), [Node(op, ["x"], ["y"], {"axes": [1]})], ["y"], lambda T, fn=fn: [fn(T["x"])],
+                          params={"x": away_from_zero(rng, 3, 4)}))
+    return cases
+
+
 def softmax_case(name, rng, op, shape, axis, shift=0.0):
     x = randn(rng, *shape, scale=2.0, shift=shift)
     attrs = {} if axis is None else {"axis": axis}
@@ -949,6 +988,9 @@ class GradOpsTest(unittest.TestCase):
 
     def test_grad_pad(self):
         self.check("pad", pad_cases(gs.rng_for("pad")))
+
+    def test_grad_decomposed(self):
+        self.check("decomposed", decomposed_cases(gs.rng_for("decomposed")))
 
     def test_grad_softmax(self):
         rng = gs.rng_for("softmax")

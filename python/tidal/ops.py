@@ -16,7 +16,8 @@ SUPPORTED_OPS = frozenset(
     Clip HardSigmoid HardSwish Elu Selu Celu Softplus Softsign Mish Abs
     Reciprocal Sin Cos Sign Floor Ceil Round
     Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Not Where Expand
-    Max Min Sum Mean Pad
+    Max Min Sum Mean Pad InstanceNormalization GroupNormalization Gelu PRelu
+    Trilu Tile ReduceL1 ReduceL2 ReduceSumSquare
     """.split()
 )
 
