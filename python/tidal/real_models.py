@@ -1,0 +1,639 @@
+"""The real-model suite: small versions of the architectures PyTorch users bring.
+
+Every entry builds a real architecture (torchvision's classification
+families through torchvision's own classes, VisionTransformer,
+nn.Transformer*, a GPT-2-style LM, a BERT-style encoder, a U-Net, LSTM and
+GRU classifiers) at a size where 5 training steps take seconds on 2 cores,
+with example inputs and a loss form:
+
+- "cross-entropy": the model returns class logits [N, 10]; tidalc adds the
+  loss and the int64 `label` input [N].
+- "mse": the model returns a tensor; tidalc adds the loss and a `label`
+  input of the same shape.
+- "output": the model computes its own loss (the GPT LM's token
+  cross-entropy, as Hugging Face models do) and returns it as a scalar;
+  its targets are ordinary inputs.
+
+`size="small"` (the default; the test suite and the benchmark) shrinks the
+depth and width through the constructors' own parameters where the named
+configuration would be slow; `size="full"` is the named configuration
+(`torchvision.models.resnet18(num_classes=10)`, ...) at an input size its
+exporter accepts. Both have the same ops. Dropout is disabled (p=0, and
+stochastic depth 0): SPEC section 5 compares random ops with them off.
+
+    real_models.build(name, size) -> nn.Module (seeded, train mode)
+    real_models.example_inputs(name, batch, size) -> tensors for tracing
+    real_models.dataset(name, samples, size) -> ({input: array}, label or None)
+    real_models.export(name, path, opset=13, size=...) -> onnx.ModelProto
+"""
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Tuple
+from unittest import mock
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from tidal import export as zoo_export
+from tidal import zoo
+
+SEED = 0
+DATA_SEED = 1234
+CLASSES = 10
+SIZES = ("small", "full")
+
+
+@dataclass(frozen=True)
+class Input:
+    """A data input: ONNX name, shape without the batch dimension, dtype, and
+    for integer inputs the value range [0, high) (token ids, 0/1 masks)."""
+
+    name: str
+    shape: Tuple[int, ...]
+    dtype: torch.dtype = torch.float32
+    high: int = 0
+
+
+@dataclass(frozen=True)
+class RealModel:
+    name: str
+    family: str  # "torchvision", "transformer", "rnn", "unet"
+    build: Callable[[], nn.Module]  # the small version
+    inputs: Tuple[Input, ...]
+    loss: str = "cross-entropy"  # | "mse" | "output"
+    # What the small version changes against the named configuration.
+    note: str = ""
+    # The named configuration and its input shapes, where it differs.
+    full: Optional[Callable[[], nn.Module]] = None
+    full_inputs: Optional[Tuple[Input, ...]] = None
+    batch: int = 4
+    outputs: Tuple[str, ...] = field(default=("output",))
+
+    def inputs_for(self, size: str) -> Tuple[Input, ...]:
+        return self.full_inputs if size == "full" and self.full_inputs else self.inputs
+
+    def builder(self, size: str) -> Callable[[], nn.Module]:
+        return self.full if size == "full" and self.full else self.build
+
+
+# --- helpers ----------------------------------------------------------------------
+
+
+def _no_dropout(model: nn.Module) -> nn.Module:
+    """Sets every dropout probability to 0 (SPEC 5: compare with them off)."""
+    for m in model.modules():
+        if isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout)):
+            m.p = 0.0
+        if isinstance(m, (nn.LSTM, nn.GRU, nn.RNN)):
+            m.dropout = 0.0
+    return model
+
+
+def _tv():
+    import torchvision.models as tvm  # noqa: deferred: only the vision builders need it
+
+    return tvm
+
+
+def _image(hw: int) -> Tuple[Input, ...]:
+    return (Input("input", (3, hw, hw)),)
+
+
+# --- torchvision --------------------------------------------------------------------
+
+
+def _resnet(layers, block="basic", **kw):
+    from torchvision.models.resnet import BasicBlock, Bottleneck, ResNet
+
+    return ResNet(BasicBlock if block == "basic" else Bottleneck, layers, num_classes=CLASSES, **kw)
+
+
+def _regnet_small():
+    from torchvision.models.regnet import BlockParams, RegNet
+
+    params = BlockParams.from_init_params(depth=5, w_0=16, w_a=8.0, w_m=2.0, group_width=8, se_ratio=0.25)
+    return RegNet(params, num_classes=CLASSES)
+
+
+def _vgg_small():
+    """VGG-11 with BN at 1/8 width on 32x32: the exporter cannot upsample the
+    1x1 feature map to the 7x7 that AdaptiveAvgPool2d((7, 7)) asks for, so
+    the pool is to 1x1 and the classifier (same layers) 64 -> 128 -> 128."""
+    from torchvision.models.vgg import VGG, make_layers
+
+    cfg = [8, "M", 16, "M", 32, 32, "M", 64, 64, "M", 64, 64, "M"]
+    model = VGG(make_layers(cfg, batch_norm=True), num_classes=CLASSES, dropout=0.0)
+    model.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+    model.classifier = nn.Sequential(
+        nn.Linear(64, 128), nn.ReLU(True), nn.Dropout(0.0),
+        nn.Linear(128, 128), nn.ReLU(True), nn.Dropout(0.0),
+        nn.Linear(128, CLASSES),
+    )
+    return model
+
+
+def _alexnet_small():
+    """AlexNet on 64x64: its features end at 1x1, so the pool is to 1x1
+    (not the exporter-refused 6x6 upsampling) and the classifier (same
+    layers) 256 -> 256 -> 256."""
+    model = _tv().alexnet(num_classes=CLASSES, dropout=0.0)
+    model.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+    model.classifier = nn.Sequential(
+        nn.Dropout(0.0), nn.Linear(256, 256), nn.ReLU(True),
+        nn.Dropout(0.0), nn.Linear(256, 256), nn.ReLU(True),
+        nn.Linear(256, CLASSES),
+    )
+    return model
+
+
+def _efficientnet_small():
+    from torchvision.models.efficientnet import EfficientNet, _efficientnet_conf
+
+    setting, last = _efficientnet_conf("efficientnet_b0", width_mult=0.5, depth_mult=0.5)
+    return EfficientNet(setting, 0.0, stochastic_depth_prob=0.0, num_classes=CLASSES, last_channel=last)
+
+
+def _convnext_small():
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+
+    setting = [CNBlockConfig(24, 48, 1), CNBlockConfig(48, 96, 1), CNBlockConfig(96, 192, 1),
+               CNBlockConfig(192, None, 1)]
+    return ConvNeXt(setting, stochastic_depth_prob=0.0, num_classes=CLASSES)
+
+
+def _vision_models() -> List[RealModel]:
+    tv = _tv
+    i32, i64, i75 = _image(32), _image(64), _image(75)
+    return [
+        RealModel("resnet18", "torchvision", lambda: _resnet([1, 1, 1, 1]), i32,
+                  note="one BasicBlock per stage (resnet18: 2)",
+                  full=lambda: tv().resnet18(num_classes=CLASSES)),
+        RealModel("resnext50_32x4d", "torchvision", lambda: _resnet([1, 1, 1, 1], "bottleneck", groups=32,
+                                                                    width_per_group=4), i32,
+                  note="one Bottleneck per stage (3, 4, 6, 3)",
+                  full=lambda: tv().resnext50_32x4d(num_classes=CLASSES)),
+        RealModel("wide_resnet50_2", "torchvision", lambda: _resnet([1, 1, 1, 1], "bottleneck",
+                                                                    width_per_group=128), i32,
+                  note="one Bottleneck per stage (3, 4, 6, 3)",
+                  full=lambda: tv().wide_resnet50_2(num_classes=CLASSES)),
+        RealModel("mobilenet_v2", "torchvision", lambda: tv().mobilenet_v2(num_classes=CLASSES, width_mult=0.5), i32,
+                  note="width_mult 0.5", full=lambda: tv().mobilenet_v2(num_classes=CLASSES)),
+        RealModel("mobilenet_v3_small", "torchvision",
+                  lambda: tv().mobilenet_v3_small(num_classes=CLASSES, width_mult=0.5), i32,
+                  note="width_mult 0.5", full=lambda: tv().mobilenet_v3_small(num_classes=CLASSES)),
+        RealModel("densenet121", "torchvision",
+                  lambda: tv().DenseNet(growth_rate=8, block_config=(2, 2, 2, 2), num_init_features=16,
+                                        num_classes=CLASSES), i32,
+                  note="growth 8, blocks (2, 2, 2, 2), 16 initial features (32; 6, 12, 24, 16; 64)",
+                  full=lambda: tv().densenet121(num_classes=CLASSES)),
+        RealModel("squeezenet1_0", "torchvision", lambda: tv().squeezenet1_0(num_classes=CLASSES), i32),
+        RealModel("shufflenet_v2_x0_5", "torchvision", lambda: tv().shufflenet_v2_x0_5(num_classes=CLASSES), i32),
+        RealModel("regnet_y_400mf", "torchvision", _regnet_small, i32,
+                  note="RegNetY design space, depth 5, w0 16, wa 8, wm 2 (16; 48, 27.89, 2.09); group width 8, SE 0.25",
+                  full=lambda: tv().regnet_y_400mf(num_classes=CLASSES)),
+        RealModel("googlenet", "torchvision",
+                  lambda: tv().googlenet(num_classes=CLASSES, aux_logits=False, init_weights=True), i32,
+                  note="aux_logits=False"),
+        RealModel("inception_v3", "torchvision",
+                  lambda: tv().inception_v3(num_classes=CLASSES, aux_logits=False, init_weights=True), i75,
+                  note="aux_logits=False; 75x75, its smallest input"),
+        RealModel("mnasnet0_5", "torchvision", lambda: tv().mnasnet0_5(num_classes=CLASSES), i32),
+        RealModel("vgg11_bn", "torchvision", _vgg_small, i32,
+                  note="1/8 width; 1x1 pool and a 128-wide classifier at 32x32 (the 7x7 pool needs 224x224)",
+                  full=lambda: tv().vgg11_bn(num_classes=CLASSES), full_inputs=_image(224)),
+        RealModel("alexnet", "torchvision", _alexnet_small, i64,
+                  note="1x1 pool and a 256-wide classifier at 64x64 (the 6x6 pool needs ~224x224)",
+                  full=lambda: tv().alexnet(num_classes=CLASSES), full_inputs=_image(224)),
+        RealModel("efficientnet_b0", "torchvision", _efficientnet_small, i32,
+                  note="width and depth multipliers 0.5; stochastic depth 0",
+                  full=lambda: tv().efficientnet_b0(num_classes=CLASSES, stochastic_depth_prob=0.0)),
+        RealModel("convnext_tiny", "torchvision", _convnext_small, i32,
+                  note="one block per stage, widths 24-192 (3, 3, 9, 3; 96-768); stochastic depth 0",
+                  full=lambda: tv().convnext_tiny(num_classes=CLASSES, stochastic_depth_prob=0.0)),
+        RealModel("vit", "transformer",
+                  lambda: tv().VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,
+                                                 hidden_dim=64, mlp_dim=128, num_classes=CLASSES), i32,
+                  note="torchvision VisionTransformer: image 32, patch 8, 2 layers, hidden 64, 4 heads, MLP 128"),
+    ]
+
+
+# --- sequence models ----------------------------------------------------------------
+
+SEQ, FEATURES, D_MODEL, HEADS, FFN = 16, 32, 64, 4, 128
+
+
+class EncoderClassifier(nn.Module):
+    """nn.TransformerEncoder (2 post-norm layers) over projected features,
+    mean-pooled, then a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(FEATURES, D_MODEL)
+        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, FFN, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+        self.head = nn.Linear(D_MODEL, CLASSES)
+
+    def forward(self, x):
+        return self.head(self.encoder(self.proj(x)).mean(dim=1))
+
+
+class Seq2SeqClassifier(nn.Module):
+    """nn.Transformer (1 encoder and 1 decoder layer, causal target mask as
+    a bool buffer) over projected source and target features; the decoder
+    output is mean-pooled and classified."""
+
+    TGT = 8
+
+    def __init__(self):
+        super().__init__()
+        self.src_proj = nn.Linear(FEATURES, D_MODEL)
+        self.tgt_proj = nn.Linear(FEATURES, D_MODEL)
+        self.transformer = nn.Transformer(D_MODEL, HEADS, 1, 1, FFN, dropout=0.0, batch_first=True)
+        self.register_buffer("causal", torch.triu(torch.ones(self.TGT, self.TGT, dtype=torch.bool), 1))
+        self.head = nn.Linear(D_MODEL, CLASSES)
+
+    def forward(self, src, tgt):
+        out = self.transformer(self.src_proj(src), self.tgt_proj(tgt), tgt_mask=self.causal)
+        return self.head(out.mean(dim=1))
+
+
+class DecoderClassifier(nn.Module):
+    """nn.TransformerDecoder (2 layers, pre-norm, GELU) whose learned
+    queries (a parameter expanded over the batch, as DETR's) cross-attend
+    to the projected input; the queries' outputs are flattened and classified."""
+
+    QUERIES = 4
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(FEATURES, D_MODEL)
+        self.queries = nn.Parameter(torch.randn(self.QUERIES, D_MODEL) * 0.02)
+        layer = nn.TransformerDecoderLayer(D_MODEL, HEADS, FFN, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.decoder = nn.TransformerDecoder(layer, num_layers=2)
+        self.head = nn.Linear(self.QUERIES * D_MODEL, CLASSES)
+
+    def forward(self, x):
+        memory = self.proj(x)
+        q = self.queries.unsqueeze(0).expand(x.shape[0], -1, -1)
+        return self.head(self.decoder(q, memory).flatten(1))
+
+
+class CausalSelfAttention(nn.Module):
+    """GPT-2's attention: fused qkv projection, causal mask (a bool buffer,
+    as Hugging Face's `bias`), scaled dot product, output projection."""
+
+    def __init__(self, d, heads, block):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.register_buffer("bias", torch.tril(torch.ones(block, block, dtype=torch.bool)).view(1, 1, block, block))
+
+    def forward(self, x):
+        n, t, d = x.shape
+        q, k, v = self.c_attn(x).split(d, dim=2)
+        q, k, v = (z.view(n, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
+        att = att.masked_fill(~self.bias[:, :, :t, :t], float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).reshape(n, t, d))
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, d, heads, block):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d)
+        self.attn = CausalSelfAttention(d, heads, block)
+        self.ln_2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(approximate="tanh"), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """A GPT-2-style decoder LM: token and learned position embeddings, 2
+    pre-norm blocks, final LayerNorm, the output projection tied to the
+    token embedding; forward(input_ids, labels) returns the mean next-token
+    cross-entropy (labels shifted inside, as Hugging Face's GPT2LMHeadModel)."""
+
+    VOCAB, BLOCK, D, HEADS, LAYERS = 96, 16, 64, 4, 2
+
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(self.VOCAB, self.D)
+        self.wpe = nn.Embedding(self.BLOCK, self.D)
+        self.h = nn.ModuleList(GPTBlock(self.D, self.HEADS, self.BLOCK) for _ in range(self.LAYERS))
+        self.ln_f = nn.LayerNorm(self.D)
+        self.lm_head = nn.Linear(self.D, self.VOCAB, bias=False)
+        self.lm_head.weight = self.wte.weight
+        for name, p in self.named_parameters():
+            if name.endswith("weight") and p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, input_ids, labels):
+        t = input_ids.shape[1]
+        pos = torch.arange(t, device=input_ids.device).unsqueeze(0)
+        x = self.wte(input_ids) + self.wpe(pos)
+        for block in self.h:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        shift_logits = logits[:, :-1, :].reshape(-1, self.VOCAB)
+        return F.cross_entropy(shift_logits, labels[:, 1:].reshape(-1))
+
+
+class BertLayer(nn.Module):
+    """A post-norm BERT layer, attention written out as Hugging Face's."""
+
+    def __init__(self, d, heads, ffn):
+        super().__init__()
+        self.heads = heads
+        self.query, self.key, self.value = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.attn_out = nn.Linear(d, d)
+        self.attn_norm = nn.LayerNorm(d, eps=1e-12)
+        self.intermediate = nn.Linear(d, ffn)
+        self.output = nn.Linear(ffn, d)
+        self.out_norm = nn.LayerNorm(d, eps=1e-12)
+
+    def forward(self, x, additive_mask):
+        n, t, d = x.shape
+        split = lambda z: z.view(n, t, self.heads, d // self.heads).transpose(1, 2)  # noqa: E731
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d // self.heads) + additive_mask
+        ctx = (F.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(n, t, d)
+        x = self.attn_norm(x + self.attn_out(ctx))
+        return self.out_norm(x + self.output(F.gelu(self.intermediate(x))))
+
+
+class Bert(nn.Module):
+    """A BERT-style encoder classifier: word, learned position (position_ids
+    buffer) and token-type embeddings, LayerNorm, 2 layers with the padding
+    mask as an additive (1 - mask) * -10000 bias, the tanh pooler on [CLS],
+    a linear classifier. forward(input_ids, token_type_ids, attention_mask)."""
+
+    VOCAB, MAX_POS, TYPES, D, HEADS, FFN, LAYERS = 128, 32, 2, 64, 4, 128, 2
+
+    def __init__(self):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(self.VOCAB, self.D, padding_idx=0)
+        self.position_embeddings = nn.Embedding(self.MAX_POS, self.D)
+        self.token_type_embeddings = nn.Embedding(self.TYPES, self.D)
+        self.register_buffer("position_ids", torch.arange(self.MAX_POS).unsqueeze(0))
+        self.emb_norm = nn.LayerNorm(self.D, eps=1e-12)
+        self.layers = nn.ModuleList(BertLayer(self.D, self.HEADS, self.FFN) for _ in range(self.LAYERS))
+        self.pooler = nn.Linear(self.D, self.D)
+        self.classifier = nn.Linear(self.D, CLASSES)
+        for m in self.modules():
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, std=0.02)
+
+    def forward(self, input_ids, token_type_ids, attention_mask):
+        t = input_ids.shape[1]
+        x = (self.word_embeddings(input_ids) + self.position_embeddings(self.position_ids[:, :t])
+             + self.token_type_embeddings(token_type_ids))
+        x = self.emb_norm(x)
+        additive = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+        for layer in self.layers:
+            x = layer(x, additive)
+        return self.classifier(torch.tanh(self.pooler(x[:, 0])))
+
+
+class RNNClassifier(nn.Module):
+    """nn.LSTM (2 layers) or nn.GRU (1 layer, bidirectional) over a feature
+    sequence; the last layer's final hidden state(s) are classified."""
+
+    def __init__(self, kind):
+        super().__init__()
+        hidden = 32
+        if kind == "lstm":
+            self.rnn = nn.LSTM(FEATURES // 2, hidden, num_layers=2, batch_first=True)
+            self.directions = 1
+        else:
+            self.rnn = nn.GRU(FEATURES // 2, hidden, num_layers=1, batch_first=True, bidirectional=True)
+            self.directions = 2
+        self.head = nn.Linear(hidden * self.directions, CLASSES)
+
+    def forward(self, x):
+        _, h = self.rnn(x)
+        if isinstance(h, tuple):  # LSTM: (h_n, c_n)
+            h = h[0]
+        last = h[-self.directions:].transpose(0, 1).reshape(x.shape[0], -1)
+        return self.head(last)
+
+
+def _conv_block(cin, cout):
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+        nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+    )
+
+
+class UNet(nn.Module):
+    """A small U-Net on 3x32x32: two max-pool downsamplings (8, 16, 32
+    channels), one ConvTranspose2d and one bilinear nn.Upsample + conv
+    upsampling, each concatenated with its skip; a 1x1 conv to 3 output
+    channels, trained with MSE against the target image."""
+
+    def __init__(self, cin=3, cout=3):
+        super().__init__()
+        self.enc1, self.enc2, self.mid = _conv_block(cin, 8), _conv_block(8, 16), _conv_block(16, 32)
+        self.pool = nn.MaxPool2d(2)
+        self.up2 = nn.ConvTranspose2d(32, 16, 2, stride=2)
+        self.dec2 = _conv_block(32, 16)
+        self.up1 = nn.Sequential(nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+                                 nn.Conv2d(16, 8, 1))
+        self.dec1 = _conv_block(16, 8)
+        self.out = nn.Conv2d(8, cout, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(self.pool(e1))
+        m = self.mid(self.pool(e2))
+        d2 = self.dec2(torch.cat([self.up2(m), e2], dim=1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], dim=1))
+        return self.out(d1)
+
+
+def _other_models() -> List[RealModel]:
+    feats = (Input("input", (SEQ, FEATURES)),)
+    return [
+        RealModel("transformer_encoder", "transformer", EncoderClassifier, feats,
+                  note="nn.TransformerEncoder, 2 layers, d 64, 4 heads, FFN 128, sequence 16"),
+        RealModel("transformer", "transformer", Seq2SeqClassifier,
+                  (Input("src", (SEQ, FEATURES)), Input("tgt", (Seq2SeqClassifier.TGT, FEATURES))),
+                  note="nn.Transformer, 1+1 layers, d 64, causal target mask, source 16, target 8"),
+        RealModel("transformer_decoder", "transformer", DecoderClassifier, feats,
+                  note="nn.TransformerDecoder, 2 pre-norm GELU layers, 4 learned queries"),
+        RealModel("gpt2", "transformer", GPT,
+                  (Input("input_ids", (GPT.BLOCK,), torch.int64, GPT.VOCAB),
+                   Input("labels", (GPT.BLOCK,), torch.int64, GPT.VOCAB)),
+                  loss="output", outputs=("loss",),
+                  note="vocab 96, context 16, d 64, 4 heads, 2 layers, tanh GELU, tied lm_head; loss inside"),
+        RealModel("bert", "transformer", Bert,
+                  (Input("input_ids", (SEQ,), torch.int64, Bert.VOCAB),
+                   Input("token_type_ids", (SEQ,), torch.int64, Bert.TYPES),
+                   Input("attention_mask", (SEQ,), torch.int64, 2)),
+                  note="vocab 128, sequence 16 (padded), d 64, 4 heads, FFN 128, 2 layers, pooler + classifier"),
+        RealModel("unet", "unet", UNet, _image(32), loss="mse",
+                  note="8-16-32 channels, ConvTranspose2d + bilinear Upsample, skip concatenation, MSE"),
+        RealModel("lstm", "rnn", lambda: RNNClassifier("lstm"), (Input("input", (SEQ, FEATURES // 2)),),
+                  note="nn.LSTM 16 -> 32, 2 layers, sequence 16"),
+        RealModel("gru", "rnn", lambda: RNNClassifier("gru"), (Input("input", (SEQ, FEATURES // 2)),),
+                  note="nn.GRU 16 -> 32, bidirectional, sequence 16"),
+    ]
+
+
+MODELS: Dict[str, RealModel] = {m.name: m for m in _vision_models() + _other_models()}
+
+
+def names() -> List[str]:
+    return list(MODELS)
+
+
+def spec(name: str) -> RealModel:
+    if name not in MODELS:
+        raise KeyError(f"unknown real model '{name}' (have: {', '.join(MODELS)})")
+    return MODELS[name]
+
+
+def build(name: str, size: str = "small") -> nn.Module:
+    """A freshly seeded instance of `name`, dropout off, in train mode."""
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {SIZES}")
+    torch.manual_seed(SEED)
+    model = _no_dropout(spec(name).builder(size)())
+    model.train()
+    return model
+
+
+def example_inputs(name: str, batch: int = 2, size: str = "small") -> Tuple[torch.Tensor, ...]:
+    """Deterministic inputs of batch `batch`: rows 0..batch-1 of `dataset`."""
+    data, _ = dataset(name, batch, size)
+    return tuple(torch.from_numpy(data[i.name]) for i in spec(name).inputs_for(size))
+
+
+# --- data ---------------------------------------------------------------------------------
+
+
+def dataset(name: str, samples: int, size: str = "small", seed: int = DATA_SEED):
+    """({input name: array}, label or None) with `samples` rows, fixed seed.
+
+    Images and features are standard normal; class labels uniform in 10;
+    the U-Net's target is a smooth map of its input; the GPT's labels are its
+    input ids (shifted inside the model); BERT's sequences are padded (id 0,
+    mask 0) after a random length of 8..16, with token type 1 after a random
+    split point.
+    """
+    s = spec(name)
+    rng = np.random.default_rng(seed)
+    data = {}
+    for inp in s.inputs_for(size):
+        shape = (samples,) + tuple(inp.shape)
+        if inp.dtype.is_floating_point:
+            data[inp.name] = rng.standard_normal(shape, dtype=np.float32)
+        else:
+            data[inp.name] = rng.integers(0, inp.high, shape, dtype=np.int64)
+    if name == "gpt2":
+        data["labels"] = data["input_ids"].copy()
+    if name == "bert":
+        t = s.inputs[0].shape[0]
+        lengths = rng.integers(t // 2, t + 1, samples)
+        split = rng.integers(1, t // 2 + 1, samples)
+        pos = np.arange(t)[None, :]
+        mask = (pos < lengths[:, None]).astype(np.int64)
+        data["attention_mask"] = mask
+        data["input_ids"] = np.where(mask == 1, np.maximum(data["input_ids"], 1), 0)
+        data["token_type_ids"] = ((pos >= split[:, None]) & (mask == 1)).astype(np.int64)
+    label = None
+    if s.loss == "cross-entropy":
+        label = rng.integers(0, CLASSES, samples, dtype=np.int64)
+    elif s.loss == "mse":
+        x = data[s.inputs[0].name]
+        label = np.tanh(0.5 * x + 0.25 * np.roll(x, 1, axis=-1)).astype(np.float32)
+    return data, label
+
+
+# --- export -------------------------------------------------------------------------------
+
+
+def _zoo_entry(name: str, size: str) -> zoo.ZooEntry:
+    s = spec(name)
+    inputs = s.inputs_for(size)
+    ints = [i.high for i in inputs if not i.dtype.is_floating_point]
+    return zoo.ZooEntry(
+        build=lambda: _no_dropout(s.builder(size)()),
+        inputs=tuple((i.name, tuple(i.shape), i.dtype) for i in inputs),
+        outputs=s.outputs,
+        scalar_outputs=s.outputs if s.loss == "output" else (),
+        # zoo.example_inputs draws every integer input from [0, classes):
+        # the smallest range keeps each in its own (token types, masks).
+        classes=min(ints) if ints else CLASSES,
+    )
+
+
+@contextlib.contextmanager
+def as_zoo_model(name: str, size: str = "small"):
+    """Registers `name` in tidal.zoo.MODELS (under `name`) for the duration,
+    so that tidal.export's exporter serves the real models too."""
+    if name in zoo.MODELS:
+        raise ValueError(f"real model '{name}' shadows a zoo model")
+    with mock.patch.dict(zoo.MODELS, {name: _zoo_entry(name, size)}):
+        yield
+
+
+def export_model(name: str, opset: int = zoo_export.DEFAULT_OPSET, batch: Optional[int] = None,
+                 size: str = "small") -> onnx.ModelProto:
+    """tidal.export.export_model for a real model: training mode, no
+    constant folding, symbolic batch "N" unless `batch`."""
+    with as_zoo_model(name, size):
+        proto = zoo_export.export_model(name, opset=opset, batch=batch)
+    proto.doc_string = f"tidal real model '{name}' ({size}), opset {opset}, training mode"
+    return proto
+
+
+def export(name: str, path: str, opset: int = zoo_export.DEFAULT_OPSET, batch: Optional[int] = None,
+           size: str = "small") -> onnx.ModelProto:
+    """Exports `name` to `path` (checked and reloaded, as tidal.export.export)."""
+    with as_zoo_model(name, size):
+        proto = zoo_export.export(name, path, opset=opset, batch=batch)
+    return proto
+
+
+def main(argv=None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python3 -m tidal.real_models", description=__doc__.split("\n")[0])
+    parser.add_argument("name", nargs="?", choices=names(), help="model (default: list them)")
+    parser.add_argument("out", nargs="?", help="output .onnx path")
+    parser.add_argument("--opset", type=int, default=zoo_export.DEFAULT_OPSET)
+    parser.add_argument("--batch", type=int, default=None, help="static batch size (default: symbolic 'N')")
+    parser.add_argument("--size", choices=SIZES, default="small")
+    args = parser.parse_args(argv)
+    if not args.name:
+        for m in MODELS.values():
+            params = sum(p.numel() for p in {id(p): p for p in build(m.name).parameters()}.values())
+            shapes = ", ".join(f"{i.name} {list(i.shape)}" for i in m.inputs)
+            print(f"{m.name:20s} {m.family:12s} {params / 1e6:6.2f}M  {m.loss:13s} {shapes}  {m.note}")
+        return 0
+    if not args.out:
+        parser.error("give an output path")
+    try:
+        export(args.name, args.out, opset=args.opset, batch=args.batch, size=args.size)
+    except (ValueError, onnx.checker.ValidationError) as err:
+        print(f"{args.out}: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
