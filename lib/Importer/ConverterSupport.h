@@ -143,6 +143,46 @@ inline LogicalResult simple(Node &n, llvm::StringRef opName, int arity) {
   return n.emit(opName, *ops, {}, 1);
 }
 
+/// Builds ops for one node, stopping at the first failure.
+struct Composer {
+  Node &n;
+  bool ok = true;
+
+  Value op(llvm::StringRef name, ValueRange operands,
+           llvm::ArrayRef<NamedAttribute> attrs = {}, unsigned result = 0,
+           unsigned results = 1) {
+    if (!ok)
+      return {};
+    Operation *o = n.g.create(name, operands, attrs, results, n.error);
+    if (!o) {
+      ok = false;
+      return {};
+    }
+    return o->getResult(result);
+  }
+  Value reshape(Value v, llvm::ArrayRef<int64_t> shape) {
+    return op(ReshapeOp::getOperationName(), {v}, {n.arr("shape", shape)});
+  }
+  /// A splat constant of `elt` shaped `shape`.
+  Value splat(Type elt, llvm::ArrayRef<int64_t> shape, double value) {
+    auto type = RankedTensorType::get(shape, elt);
+    Attribute a = isa<FloatType>(elt)
+                      ? Attribute(n.b().getFloatAttr(elt, value))
+                      : Attribute(n.b().getIntegerAttr(elt, (int64_t)value));
+    return op(ConstantOp::getOperationName(), {},
+              {n.named("value", DenseElementsAttr::get(type, a))});
+  }
+  Value binary(llvm::StringRef name, Value a, Value b) {
+    return op(name, {a, b});
+  }
+  LogicalResult bind(Value v) {
+    if (!ok)
+      return failure();
+    n.g.bindOutputs(n.proto, v);
+    return success();
+  }
+};
+
 using Converter = std::function<LogicalResult(Node &)>;
 
 /// Adds the converters of the activation family and the element-wise math
@@ -160,6 +200,9 @@ void addPadConverters(llvm::StringMap<Converter> &converters);
 /// GroupNormalization, Gelu, PRelu, Trilu, Tile, ReduceL1/L2/SumSquare
 /// (DecomposedConverters.cpp).
 void addDecomposedConverters(llvm::StringMap<Converter> &converters);
+
+/// Adds LSTM and GRU, unrolled over the sequence (RecurrentConverters.cpp).
+void addRecurrentConverters(llvm::StringMap<Converter> &converters);
 
 } // namespace mlir::tidal::importer
 

@@ -29,46 +29,6 @@ using namespace mlir::tidal::importer;
 
 namespace {
 
-/// Builds ops for one node, stopping at the first failure.
-struct Builder {
-  Node &n;
-  bool ok = true;
-
-  Value op(llvm::StringRef name, ValueRange operands,
-           llvm::ArrayRef<NamedAttribute> attrs = {}, unsigned result = 0,
-           unsigned results = 1) {
-    if (!ok)
-      return {};
-    Operation *o = n.g.create(name, operands, attrs, results, n.error);
-    if (!o) {
-      ok = false;
-      return {};
-    }
-    return o->getResult(result);
-  }
-  Value reshape(Value v, llvm::ArrayRef<int64_t> shape) {
-    return op(ReshapeOp::getOperationName(), {v}, {n.arr("shape", shape)});
-  }
-  /// A splat constant of `elt` shaped `shape`.
-  Value splat(Type elt, llvm::ArrayRef<int64_t> shape, double value) {
-    auto type = RankedTensorType::get(shape, elt);
-    Attribute a = isa<FloatType>(elt)
-                      ? Attribute(n.b().getFloatAttr(elt, value))
-                      : Attribute(n.b().getIntegerAttr(elt, (int64_t)value));
-    return op(ConstantOp::getOperationName(), {},
-              {n.named("value", DenseElementsAttr::get(type, a))});
-  }
-  Value binary(llvm::StringRef name, Value a, Value b) {
-    return op(name, {a, b});
-  }
-  LogicalResult bind(Value v) {
-    if (!ok)
-      return failure();
-    n.g.bindOutputs(n.proto, v);
-    return success();
-  }
-};
-
 FloatType floatElement(Node &n, int idx) {
   return dyn_cast<FloatType>(n.type(idx).getElementType());
 }
@@ -97,7 +57,7 @@ LogicalResult normalizeGroups(Node &n, int64_t groups, bool perGroup) {
     if (n.type(i).getRank() != 1 || n.type(i).getDimSize(0) != want)
       return n.fail(llvm::Twine(i == 1 ? "scale" : "bias") + " must be [" +
                     llvm::Twine(want) + "], got " + typeToString(n.type(i)));
-  Builder b{n};
+  Composer b{n};
   float eps = n.f("epsilon", 1e-5f);
   Value v = b.reshape((*ops)[0], {batch, groups, inner});
   Value ones = b.splat(ft, {inner}, 1.0);
@@ -155,7 +115,7 @@ LogicalResult convertGelu(Node &n) {
   if (!ft)
     return n.fail("Gelu of a non-float tensor");
   // PyTorch's gelu(approximate='tanh').
-  Builder b{n};
+  Composer b{n};
   auto cst = [&](double v) { return b.splat(ft, {}, v); };
   Value x3 = b.binary(MulOp::getOperationName(),
                       b.binary(MulOp::getOperationName(), *x, *x), *x);
@@ -178,7 +138,7 @@ LogicalResult convertPRelu(Node &n) {
   FloatType ft = floatElement(n, 0);
   if (!ft)
     return n.fail("PRelu of a non-float tensor");
-  Builder b{n};
+  Composer b{n};
   Value x = (*ops)[0];
   Value positive =
       b.binary(GreaterOp::getOperationName(), x, b.splat(ft, {}, 0.0));
@@ -210,7 +170,7 @@ LogicalResult convertTrilu(Node &n) {
     for (int64_t j = 0; j < cols; ++j)
       keep.push_back(upper ? j - i >= k : j - i <= k);
   auto maskType = RankedTensorType::get({rows, cols}, n.b().getI1Type());
-  Builder b{n};
+  Composer b{n};
   Value mask = b.op(ConstantOp::getOperationName(), {},
                     {n.named("value", DenseElementsAttr::get(maskType, keep))});
   Value zero = b.splat(t.getElementType(), {}, 0.0);
@@ -244,7 +204,7 @@ LogicalResult convertTile(Node &n) {
     n.g.bindOutputs(n.proto, *x);
     return success();
   }
-  Builder b{n};
+  Composer b{n};
   Value v = b.reshape(*x, split);
   if (!b.ok)
     return failure();
@@ -277,7 +237,7 @@ LogicalResult convertNormReduce(Node &n, llvm::StringRef kind) {
   auto axes = n.axes(raw, rank);
   if (failed(axes))
     return failure();
-  Builder b{n};
+  Composer b{n};
   Value v = kind == "l1" ? b.op(AbsOp::getOperationName(), {*x})
                          : b.binary(MulOp::getOperationName(), *x, *x);
   if (!axes->empty())

@@ -591,6 +591,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addLogicConverters(map);
     addPadConverters(map);
     addDecomposedConverters(map);
+    addRecurrentConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

@@ -199,6 +199,15 @@ class GradModelsTest(unittest.TestCase):
         # Backpropagation must pass through a frozen layer to conv1.
         self.check_model("lenet", 13, 2, "cross-entropy", freeze=("conv2.weight", "fc2.bias"))
 
+    def test_grad_model_lstm(self):
+        self.check_model("lstm_classifier", 13, 3, "cross-entropy")
+
+    def test_grad_model_lstm14(self):
+        self.check_model("lstm_classifier", 14, 2, "cross-entropy")
+
+    def test_grad_model_gru(self):
+        self.check_model("gru_classifier", 14, 3, "cross-entropy")
+
     def test_grad_model_mlp_with_loss(self):
         self.check_model("mlp_with_loss", 13, 4, None)
 

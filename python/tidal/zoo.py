@@ -290,6 +290,25 @@ class ActivationMLP(nn.Module):
         return self.out(F.softsign(x) + 0.1 * torch.abs(x))
 
 
+class RecurrentClassifier(nn.Module):
+    """A sequence classifier: nn.LSTM (2 layers, bidirectional) or nn.GRU
+    (1 layer, bidirectional), batch first, over [8 steps, 6 features]; the
+    last step's output through a linear layer. ONNX LSTM/GRU, unrolled by
+    the importer."""
+
+    def __init__(self, kind="lstm"):
+        super().__init__()
+        if kind == "lstm":
+            self.rnn = nn.LSTM(6, 12, num_layers=2, bidirectional=True, batch_first=True)
+        else:
+            self.rnn = nn.GRU(6, 12, num_layers=1, bidirectional=True, batch_first=True)
+        self.fc = nn.Linear(24, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y[:, -1])
+
+
 @dataclass(frozen=True)
 class ZooEntry:
     build: Callable[[], nn.Module]
@@ -324,6 +343,8 @@ MODELS: Dict[str, ZooEntry] = {
     "resnet1202": ZooEntry(ResNet1202, (("input", (3, 32, 32), torch.float32),), ("output",)),
     "mobilenet_mini": ZooEntry(MobileNetMini, (("input", (3, 32, 32), torch.float32),), ("output",)),
     "activation_mlp": ZooEntry(ActivationMLP, (("input", (64,), torch.float32),), ("output",)),
+    "lstm_classifier": ZooEntry(lambda: RecurrentClassifier("lstm"), (("input", (8, 6), torch.float32),), ("output",)),
+    "gru_classifier": ZooEntry(lambda: RecurrentClassifier("gru"), (("input", (8, 6), torch.float32),), ("output",)),
 }
 
 # Names to leave out of loops over the whole zoo in tests: their export
