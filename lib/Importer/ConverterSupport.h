@@ -204,6 +204,9 @@ void addDecomposedConverters(llvm::StringMap<Converter> &converters);
 /// Adds LSTM and GRU, unrolled over the sequence (RecurrentConverters.cpp).
 void addRecurrentConverters(llvm::StringMap<Converter> &converters);
 
+/// Adds Einsum as transposes around one matmul (EinsumConverter.cpp).
+void addEinsumConverter(llvm::StringMap<Converter> &converters);
+
 } // namespace mlir::tidal::importer
 
 #endif // TIDAL_LIB_IMPORTER_CONVERTERSUPPORT_H

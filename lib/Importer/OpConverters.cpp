@@ -592,6 +592,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addPadConverters(map);
     addDecomposedConverters(map);
     addRecurrentConverters(map);
+    addEinsumConverter(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

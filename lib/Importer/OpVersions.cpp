@@ -60,6 +60,7 @@ const OpVersionInfo kOps[] = {
     {"", "Div", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
     {"", "Dropout", v(1, 6, 7, 10, 12, 13), v(13), op,
      "`ratio` and `training_mode` are inputs known at compile time"},
+    {"", "Einsum", v(12), v(12), op, "one or two operands, no ellipsis"},
     {"", "Elu", v(1, 6), v(6), op, ""},
     {"", "Equal", v(1, 7, 11, 13, 19), v(13, 19), op, "19: types"},
     {"", "Erf", v(9, 13), v(13), op, ""},

@@ -700,6 +700,33 @@ def decomposed_cases(rng):
     return cases
 
 
+# --- Einsum ------------------------------------------------------------------------
+
+
+def einsum_cases(rng):
+    forms = [
+        ("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)),  # attention scores
+        ("bhqk,bhkd->bhqd", (2, 3, 4, 6), (2, 3, 6, 5)),  # attention values
+        ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
+        ("ij,jk", (3, 4), (4, 5)),  # implicit output: ik
+        ("bnd,hd->bnh", (2, 3, 4), (5, 4)),  # a linear layer
+        ("ij,ij->i", (3, 4), (3, 4)),  # row-wise dot
+        ("ijk,ik->j", (2, 3, 4), (2, 4)),  # contracted and summed letters
+        ("bij->bji", (2, 3, 4), None),
+        ("ijk->k", (2, 3, 4), None),
+    ]
+    cases = []
+    for j, (eq, sa, sb) in enumerate(forms):
+        params = {"a": randn(rng, *sa)}
+        ins = ["a"]
+        if sb is not None:
+            params["b"] = randn(rng, *sb)
+            ins.append("b")
+        ref = lambda T, eq=eq, ins=ins: [torch.einsum(eq, *[T[n] for n in ins])]
+        cases.append(Case(f"einsum_{j}", [Node("Einsum", ins, ["y"], {"equation": eq})], ["y"], ref, params=params))
+    return cases
+
+
 def softmax_case(name, rng, op, shape, axis, shift=0.0):
     x = randn(rng, *shape, scale=2.0, shift=shift)
     attrs = {} if axis is None else {"axis": axis}
@@ -991,6 +1018,9 @@ class GradOpsTest(unittest.TestCase):
 
     def test_grad_decomposed(self):
         self.check("decomposed", decomposed_cases(gs.rng_for("decomposed")))
+
+    def test_grad_einsum(self):
+        self.check("einsum", einsum_cases(gs.rng_for("einsum")))
 
     def test_grad_softmax(self):
         rng = gs.rng_for("softmax")

@@ -1,0 +1,197 @@
+//===- EinsumConverter.cpp - ONNX Einsum as transposes and a matmul -------===//
+//
+// One- and two-operand Einsum in explicit form ("bhqd,bhkd->bhqk") or
+// implicit form (the output: the letters used once, sorted), without
+// ellipses or repeated letters within an operand (diagonals). Letters are
+// classified: batch (both operands and the output), contracted (both, not
+// the output), free (one operand and the output), summed (one operand
+// only). Summed letters are reduced first; then
+//   A -> [batch, freeA, contracted], B -> [batch, contracted, freeB]
+// (transpose + reshape), one batched matmul, and a reshape + transpose into
+// the output's order. The attention forms become exactly the matmuls
+// PyTorch's own einsum would run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterSupport.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::tidal;
+using namespace mlir::tidal::importer;
+
+namespace {
+
+struct Term {
+  std::string letters;
+  Value value;
+  llvm::SmallVector<int64_t> shape;
+};
+
+/// Reduces `t` over the letters not in `keep`; returns false on failure.
+bool sumOut(Composer &b, Term &t, const std::string &keep) {
+  llvm::SmallVector<int64_t> axes;
+  std::string rest;
+  llvm::SmallVector<int64_t> shape;
+  for (size_t i = 0; i < t.letters.size(); ++i) {
+    if (keep.find(t.letters[i]) == std::string::npos) {
+      axes.push_back(i);
+    } else {
+      rest += t.letters[i];
+      shape.push_back(t.shape[i]);
+    }
+  }
+  if (axes.empty())
+    return true;
+  t.value = b.op(ReduceSumOp::getOperationName(), {t.value},
+                 {b.n.arr("axes", axes),
+                  b.n.named("keepdims", b.n.b().getBoolAttr(false))});
+  t.letters = rest;
+  t.shape = shape;
+  return b.ok;
+}
+
+/// Transposes `t` into the letter order `order` (a permutation of its own).
+void permute(Composer &b, Term &t, const std::string &order) {
+  if (order == t.letters)
+    return;
+  llvm::SmallVector<int64_t> perm, shape;
+  for (char c : order) {
+    int64_t i = t.letters.find(c);
+    perm.push_back(i);
+    shape.push_back(t.shape[i]);
+  }
+  t.value =
+      b.op(TransposeOp::getOperationName(), {t.value}, {b.n.arr("perm", perm)});
+  t.letters = order;
+  t.shape = shape;
+}
+
+int64_t product(const Term &t, const std::string &letters) {
+  int64_t p = 1;
+  for (char c : letters)
+    p *= t.shape[t.letters.find(c)];
+  return p;
+}
+
+LogicalResult convertEinsum(Node &n) {
+  std::string eq;
+  for (char c : n.s("equation", ""))
+    if (c != ' ')
+      eq += c;
+  if (eq.find("...") != std::string::npos)
+    return n.fail("equation '" + eq + "': ellipses are not supported");
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  llvm::SmallVector<std::string> ins;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    ins.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if ((int)ins.size() != n.proto.input_size() || ins.size() > 2)
+    return n.fail("equation '" + eq + "' has " + llvm::Twine(ins.size()) +
+                  " operands for " + llvm::Twine(n.proto.input_size()) +
+                  " inputs; one or two are supported");
+  std::map<char, int> uses;
+  for (const std::string &s : ins)
+    for (char c : s) {
+      if (!std::isalpha((unsigned char)c))
+        return n.fail("equation '" + eq + "' is malformed");
+      ++uses[c];
+    }
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = eq.substr(arrow + 2);
+  } else {
+    for (auto [c, k] : uses)
+      if (k == 1)
+        out += c;
+  }
+  llvm::SmallVector<Term> terms;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    auto v = n.in(i);
+    if (failed(v))
+      return failure();
+    Term t{ins[i], *v, llvm::SmallVector<int64_t>(n.type(i).getShape())};
+    if ((int64_t)t.letters.size() != n.type(i).getRank())
+      return n.fail("operand " + llvm::Twine(i) + " has rank " +
+                    llvm::Twine(n.type(i).getRank()) + " but '" + t.letters +
+                    "' names " + llvm::Twine(t.letters.size()) + " dimensions");
+    for (size_t a = 0; a < t.letters.size(); ++a)
+      if (t.letters.find(t.letters[a], a + 1) != std::string::npos)
+        return n.fail("equation '" + eq +
+                      "': a letter repeated within an operand (a diagonal) "
+                      "is not supported");
+    terms.push_back(t);
+  }
+  for (char c : out)
+    if (!uses.count(c))
+      return n.fail("equation '" + eq + "': output letter '" +
+                    std::string(1, c) + "' is in no operand");
+  Composer b{n};
+  if (terms.size() == 1) {
+    Term t = terms[0];
+    if (!sumOut(b, t, out))
+      return failure();
+    permute(b, t, out);
+    return b.bind(t.value);
+  }
+  Term &a = terms[0], &c = terms[1];
+  std::string both, keepA, keepB;
+  for (char x : a.letters)
+    if (c.letters.find(x) != std::string::npos)
+      both += x;
+  // Letters of one operand only and not in the output are summed first.
+  for (char x : a.letters)
+    if (both.find(x) != std::string::npos || out.find(x) != std::string::npos)
+      keepA += x;
+  for (char x : c.letters)
+    if (both.find(x) != std::string::npos || out.find(x) != std::string::npos)
+      keepB += x;
+  if (!sumOut(b, a, keepA) || !sumOut(b, c, keepB))
+    return failure();
+  std::string batch, contracted, freeA, freeB;
+  for (char x : both) {
+    if (a.shape[a.letters.find(x)] != c.shape[c.letters.find(x)])
+      return n.fail("equation '" + eq + "': dimension '" + std::string(1, x) +
+                    "' differs between the operands (broadcasting is not "
+                    "supported)");
+    (out.find(x) != std::string::npos ? batch : contracted) += x;
+  }
+  for (char x : a.letters)
+    if (both.find(x) == std::string::npos)
+      freeA += x;
+  for (char x : c.letters)
+    if (both.find(x) == std::string::npos)
+      freeB += x;
+  permute(b, a, batch + freeA + contracted);
+  permute(b, c, batch + contracted + freeB);
+  int64_t nb = product(a, batch), m = product(a, freeA),
+          k = product(a, contracted), nn = product(c, freeB);
+  Value left = b.reshape(a.value, {nb, m, k});
+  Value right = b.reshape(c.value, {nb, k, nn});
+  Value prod = b.op(MatMulOp::getOperationName(), {left, right});
+  Term r{batch + freeA + freeB, prod, {}};
+  for (char x : batch)
+    r.shape.push_back(a.shape[a.letters.find(x)]);
+  for (char x : freeA)
+    r.shape.push_back(a.shape[a.letters.find(x)]);
+  for (char x : freeB)
+    r.shape.push_back(c.shape[c.letters.find(x)]);
+  r.value = b.reshape(prod, r.shape);
+  if (r.letters.size() != out.size())
+    return n.fail("equation '" + eq + "': output '" + out +
+                  "' does not name every kept dimension");
+  permute(b, r, out);
+  return b.bind(r.value);
+}
+
+} // namespace
+
+void importer::addEinsumConverter(llvm::StringMap<Converter> &map) {
+  map["Einsum"] = convertEinsum;
+}
