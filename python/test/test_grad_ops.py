@@ -727,6 +727,26 @@ def einsum_cases(rng):
     return cases
 
 
+# --- shared weights ----------------------------------------------------------------
+
+
+def shared_weight_cases(rng):
+    """One initializer read by several nodes gets the summed gradient: a
+    GPT's token embedding tied to its output projection (Gather, then a
+    MatMul by its transpose), and a weight used by two Gemms."""
+    emb, tokens = randn(rng, 11, 6), i64(rng.integers(0, 11, (3, 4)))
+    nodes = [Node("Gather", ["E", "tok"], ["x"]), Node("ReduceMean", ["x"], ["h"], {"axes": [1], "keepdims": 0}),
+             Node("Tanh", ["h"], ["t"]), Node("Transpose", ["E"], ["Et"]), Node("MatMul", ["t", "Et"], ["y"])]
+    ref = lambda T: [torch.tanh(T["E"][T["tok"]].mean(1)) @ T["E"].t()]
+    cases = [Case("tied_embedding", nodes, ["y"], ref, params={"E": emb}, inputs={"tok": tokens})]
+    w, x = randn(rng, 5, 5), randn(rng, 2, 5)
+    nodes = [Node("Gemm", ["x", "W"], ["h"], {"transB": 1}), Node("Relu", ["h"], ["r"]),
+             Node("Gemm", ["r", "W"], ["y"], {"transB": 1})]
+    cases.append(Case("shared_gemm", nodes, ["y"], lambda T: [F.relu(T["x"] @ T["W"].t()) @ T["W"].t()],
+                      params={"W": w, "x": x}))
+    return cases
+
+
 def softmax_case(name, rng, op, shape, axis, shift=0.0):
     x = randn(rng, *shape, scale=2.0, shift=shift)
     attrs = {} if axis is None else {"axis": axis}
@@ -1021,6 +1041,9 @@ class GradOpsTest(unittest.TestCase):
 
     def test_grad_einsum(self):
         self.check("einsum", einsum_cases(gs.rng_for("einsum")))
+
+    def test_grad_shared_weights(self):
+        self.check("shared weights", shared_weight_cases(gs.rng_for("shared")))
 
     def test_grad_softmax(self):
         rng = gs.rng_for("softmax")
