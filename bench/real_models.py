@@ -251,9 +251,17 @@ def training_table(rows):
     return "\n".join(lines)
 
 
+def load(o):
+    """Other processes' share of the CPUs while the two timed runs ran (the
+    larger): above ~10%, distrust the times (bench/cpu_train.py)."""
+    values = [v for v in (o.get("ours_other_load"), o.get("torch_other_load")) if v is not None]
+    return f"{max(values) * 100:.0f}%" if values else "-"
+
+
 def perf_table(rows):
     lines = ["| model | optimizer | compile s | ours ms/step | torch ms/step | ours/torch | ours peak RSS MiB"
-             " | torch peak RSS MiB | torch RSS before step 1 MiB |", "|---|---|---|---|---|---|---|---|---|"]
+             " | torch peak RSS MiB | torch RSS before step 1 MiB | other load |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         for opt, o in r["optimizers"].items():
             if "ours_ms" not in o:
@@ -262,7 +270,8 @@ def perf_table(rows):
             mib = lambda k: None if o.get(k) is None else o[k] / 1024.0  # noqa: E731
             lines.append(f"| {r['name']} | {opt} | {f1(o['compile_s'])} | {f1(o['ours_ms'], '{:.2f}')}"
                          f" | {f1(o['torch_ms'], '{:.2f}')} | {f1(ratio, '{:.2f}')} | {f1(mib('ours_peak_rss_kib'))}"
-                         f" | {f1(mib('torch_peak_rss_kib'))} | {f1(mib('torch_baseline_rss_kib'))} |")
+                         f" | {f1(mib('torch_peak_rss_kib'))} | {f1(mib('torch_baseline_rss_kib'))}"
+                         f" | {load(o)} |")
     return "\n".join(lines)
 
 

@@ -80,6 +80,27 @@ Handled eval::evalLogicOp(Operation *op, EvalState &st,
       .Case([&](LogicalNotOp) {
         return map([](ArrayRef<double> a) { return a[0] == 0 ? 1.0 : 0.0; });
       })
+      .Case([&](CastOp o) {
+        Type elt = o.getOutput().getType().getElementType();
+        bool fromFloat =
+            isa<FloatType>(o.getInput().getType().getElementType());
+        auto it = dyn_cast<IntegerType>(elt);
+        return map([&](ArrayRef<double> a) {
+          double x = a[0];
+          if (elt.isInteger(1))
+            return x != 0 ? 1.0 : 0.0;
+          if (it && fromFloat) { // truncate, NaN to 0, saturate
+            if (std::isnan(x))
+              return 0.0;
+            unsigned w = it.getWidth();
+            double lo = it.isUnsigned() ? 0.0 : -std::ldexp(1.0, w - 1);
+            double hi = it.isUnsigned() ? std::ldexp(1.0, w) - 1
+                                        : std::ldexp(1.0, w - 1) - 1;
+            return std::min(std::max(std::trunc(x), lo), hi);
+          }
+          return x;
+        });
+      })
       .Case([&](WhereOp) {
         return map([](ArrayRef<double> a) { return a[0] != 0 ? a[1] : a[2]; });
       })

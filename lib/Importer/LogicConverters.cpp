@@ -1,9 +1,9 @@
 //===- LogicConverters.cpp - comparisons, logic, selection, variadics -----===//
 //
 // ONNX Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not,
-// Where and Expand on run-time values (on compile-time values ShapeFolding
-// folds them first), and the variadic Max, Min, Sum and Mean as chains of
-// binary ops in input order.
+// Where, Expand, Cast and CastLike on run-time values (on compile-time values
+// ShapeFolding folds them first), and the variadic Max, Min, Sum and Mean as
+// chains of binary ops in input order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +86,38 @@ LogicalResult convertExpand(Node &n) {
   return success();
 }
 
+/// Cast (to the `to` type) and CastLike (to input 1's type) of a run-time
+/// value.
+LogicalResult convertCast(Node &n, bool like) {
+  auto x = n.in(0);
+  if (failed(x))
+    return failure();
+  Type elt;
+  if (like) {
+    auto t = n.type(1);
+    if (!t)
+      return n.fail("input 1 is required");
+    elt = t.getElementType();
+  } else {
+    const auto *to = n.attr("to");
+    if (!to)
+      return n.fail("attribute 'to' is required");
+    elt = elementTypeFor(n.g.ctx, to->i());
+    if (!elt)
+      return n.fail("cast to ONNX type " + llvm::Twine(to->i()) +
+                    " is not supported");
+  }
+  auto type = n.type(0);
+  if (elt == type.getElementType()) {
+    n.g.bindOutputs(n.proto, *x);
+    return success();
+  }
+  auto op = n.b().create<CastOp>(
+      n.g.loc, RankedTensorType::get(type.getShape(), elt), *x);
+  n.g.bindOutputs(n.proto, op->getResults());
+  return success();
+}
+
 } // namespace
 
 void importer::addLogicConverters(llvm::StringMap<Converter> &map) {
@@ -110,6 +142,8 @@ void importer::addLogicConverters(llvm::StringMap<Converter> &map) {
     return simple(n, WhereOp::getOperationName(), 3);
   };
   map["Expand"] = convertExpand;
+  map["Cast"] = [](Node &n) { return convertCast(n, false); };
+  map["CastLike"] = [](Node &n) { return convertCast(n, true); };
   map["Max"] = variadic(MaxOp::getOperationName(), false);
   map["Min"] = variadic(MinOp::getOperationName(), false);
   map["Sum"] = variadic(AddOp::getOperationName(), false);

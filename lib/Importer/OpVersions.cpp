@@ -44,8 +44,9 @@ const OpVersionInfo kOps[] = {
     {"", "BatchNormalization", v(1, 6, 7, 9, 14, 15), v(9, 14, 15), op,
      "9: training when the running statistics outputs are used; "
      "14: `training_mode`, three outputs; 15: types"},
-    {"", "Cast", v(1, 6, 9, 13, 19, 21), v(13, 19, 21), folded,
+    {"", "Cast", v(1, 6, 9, 13, 19, 21), v(13, 19, 21), op,
      "19: `saturate` (float8 only), types; 21: types"},
+    {"", "CastLike", v(15, 19, 21), v(15, 19, 21), op, "19, 21: types"},
     {"", "Ceil", v(1, 6, 13), v(13), op, ""},
     {"", "Celu", v(12), v(12), op, ""},
     {"", "Clip", v(1, 6, 11, 12, 13), v(13), op,

@@ -29,6 +29,14 @@ EXPECTED_UNSUPPORTED = {
     "test_clip_default_int8_min": "Clip of an int8 tensor: tidal clips float tensors (a trained value is float)",
     "test_max_float16": "float16 arithmetic: tidal's kernels compute float32 and float64",
     "test_min_float16": "float16 arithmetic: tidal's kernels compute float32 and float64",
+    "test_einsum_batch_diagonal": "Einsum with a repeated index in one operand (a diagonal): not an attention form",
+    "test_lstm_with_peepholes": "LSTM peephole weights (input P): PyTorch's nn.LSTM has none and never exports them",
+    "test_cast_FLOAT_to_STRING": "string tensors: tidal handles numeric tensors only",
+    "test_cast_STRING_to_FLOAT": "string tensors: tidal handles numeric tensors only",
+    "test_castlike_FLOAT_to_STRING": "string tensors: tidal handles numeric tensors only",
+    "test_castlike_FLOAT_to_STRING_expanded": "string tensors: tidal handles numeric tensors only",
+    "test_castlike_STRING_to_FLOAT": "string tensors: tidal handles numeric tensors only",
+    "test_castlike_STRING_to_FLOAT_expanded": "string tensors: tidal handles numeric tensors only",
 }
 
 # Operand positions whose values tidal must know at compile time.

@@ -21,6 +21,7 @@ import math
 import unittest
 
 import numpy as np
+import onnx
 import torch
 import torch.nn.functional as F
 
@@ -606,6 +607,21 @@ def logic_cases(rng):
                       lambda T: [T["t"].expand(3, 1, 4)], params={"t": t}, consts={"shape": i64([3, 1, 4])}))
     cases.append(Case("expand_rank_up", [Node("Expand", ["t", "shape"], ["y"])], ["y"],
                       lambda T: [T["t"].expand(2, 3, 4)], params={"t": randn(rng, 3, 1)}, consts={"shape": i64([2, 1, 4])}))
+    # Cast: masks cast to float scale x (BERT's padding mask, from an int64
+    # input); a cast to float64 and back (CastLike) passes the gradient
+    # through.
+    D, FL = onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT
+    nodes = [Node("Less", ["row", "col"], ["m"]), Node("Cast", ["m"], ["mf"], {"to": FL}),
+             Node("Cast", ["ids"], ["idf"], {"to": FL}), Node("Mul", ["x", "mf"], ["xm"]),
+             Node("Mul", ["xm", "idf"], ["y"])]
+    cases.append(Case("cast_masks", nodes, ["y"],
+                      lambda T: [T["x"] * (T["row"] < T["col"]).double() * T["ids"].double()],
+                      params={"x": randn(rng, 2, 5, 5)},
+                      inputs={"row": i.reshape(5, 1), "col": i.reshape(1, 5), "ids": (i.reshape(1, 5) % 3)}))
+    nodes = [Node("Cast", ["x"], ["xd"], {"to": D}), Node("CastLike", ["xd", "x"], ["xl"]),
+             Node("Mul", ["xl", "w"], ["y"])]
+    cases.append(Case("cast_round_trip", nodes, ["y"], lambda T: [T["x"] * T["w"]], opset=15,
+                      params={"x": randn(rng, 3, 4), "w": randn(rng, 4)}))
     return cases
 
 

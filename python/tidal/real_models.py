@@ -29,6 +29,7 @@ stochastic depth 0): SPEC section 5 compares random ops with them off.
 
 import contextlib
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 from unittest import mock
@@ -608,7 +609,6 @@ def export(name: str, path: str, opset: int = zoo_export.DEFAULT_OPSET, batch: O
 
 def main(argv=None) -> int:
     import argparse
-    import sys
 
     parser = argparse.ArgumentParser(prog="python3 -m tidal.real_models", description=__doc__.split("\n")[0])
     parser.add_argument("name", nargs="?", choices=names(), help="model (default: list them)")
@@ -634,6 +634,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

@@ -244,6 +244,8 @@ class Result:
     params: int = 0
     freeze: List[str] = field(default_factory=list)
     optimizers: Dict[str, OptimizerResult] = field(default_factory=dict)
+    # {PyTorch state name: ONNX initializer name}; None when it failed.
+    name_map: Optional[Dict[str, str]] = field(default=None, repr=False)
 
     @property
     def failure(self) -> str:
@@ -275,11 +277,9 @@ def export_and_compile(name: str, tidalc: str, workdir: str, opset: int = 13, si
     result.params = sum(int(np.prod(i.dims)) for i in proto.graph.initializer if i.data_type == onnx.TensorProto.FLOAT)
     result.missing_ops = missing_ops(proto)
     try:
-        name_map = onnx_name_map(name, proto, size)
-        result.freeze = freeze_list(name, proto, name_map, size)
+        result.name_map = onnx_name_map(name, proto, size)
+        result.freeze = freeze_list(name, proto, result.name_map, size)
     except ValueError as err:
-        name_map = None
-        result.freeze = []
         _fail(result, "numerics", f"name map: {err}")
     c = case(name, optimizer, steps, opset=opset)
     exe = os.path.join(workdir, f"train-{optimizer}")
@@ -287,7 +287,6 @@ def export_and_compile(name: str, tidalc: str, workdir: str, opset: int = 13, si
     if err:
         result.compile_error = err
         _fail(result, "compile", short_reason(err))
-    result._name_map = name_map  # noqa: used by evaluate
     return result, proto
 
 
@@ -296,8 +295,17 @@ def compile_case(tidalc: str, model: str, exe: str, c: training.Case, freeze: Se
     argv = [tidalc, model, "-o", exe] + training.tidalc_flags(c)
     if freeze:
         argv += ["--freeze", ",".join(freeze)]
-    t0 = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    # A build in progress replaces tidalc for a moment: wait for it (up to a
+    # minute) rather than report a model as failing.
+    for attempt in range(61):
+        try:
+            t0 = time.perf_counter()
+            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+            break
+        except OSError as err:
+            if attempt == 60:
+                return 0.0, f"cannot run {tidalc}: {err}"
+            time.sleep(1.0)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0 or not os.access(exe, os.X_OK):
         lines = [l for l in proc.stderr.splitlines() if l.strip()]
@@ -327,7 +335,7 @@ def evaluate(name: str, tidalc: str, workdir: str, optimizers: Sequence[str] = t
     result, proto = export_and_compile(name, tidalc, workdir, opset, size, optimizers[0], steps)
     if result.stage in ("export", "compile"):
         return result
-    name_map = result._name_map
+    name_map = result.name_map
     c0 = case(name, optimizers[0], steps, opset=opset)
     samples = c0.batch * steps
     flags = write_data(name, workdir, samples, size)

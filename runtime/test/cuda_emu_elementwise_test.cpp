@@ -18,6 +18,7 @@
 
 #include "../src/cuda/elementwise/activation.h"
 #include "../src/cuda/elementwise/binary.h"
+#include "../src/cuda/elementwise/cast.h"
 #include "../src/cuda/elementwise/dropout.h"
 #include "../src/cuda/elementwise/list.h"
 #include "../src/cuda/elementwise/logic.h"
@@ -1091,6 +1092,37 @@ TEST_P(CudaEmuElementwise, Logic) {
       check(KERNEL(where), c, Tol());
     }
   }
+}
+
+// Every pair of cast types, special values included (NaN, infinities and
+// out-of-range floats to integers saturate the same way on both; float16
+// and bfloat16 inputs are any bits).
+TEST_P(CudaEmuElementwise, Cast) {
+  Gen g(26);
+  const tidalrt_element_type_t types[] = {
+      TIDALRT_ELEMENT_TYPE_F32,  TIDALRT_ELEMENT_TYPE_F64,
+      TIDALRT_ELEMENT_TYPE_I64,  TIDALRT_ELEMENT_TYPE_I32,
+      TIDALRT_ELEMENT_TYPE_I16,  TIDALRT_ELEMENT_TYPE_I8,
+      TIDALRT_ELEMENT_TYPE_U64,  TIDALRT_ELEMENT_TYPE_U32,
+      TIDALRT_ELEMENT_TYPE_U16,  TIDALRT_ELEMENT_TYPE_U8,
+      TIDALRT_ELEMENT_TYPE_BOOL, TIDALRT_ELEMENT_TYPE_F16,
+      TIDALRT_ELEMENT_TYPE_BF16};
+  for (tidalrt_element_type_t from : types)
+    for (tidalrt_element_type_t to : types)
+      for (const Shape &s : {Shape{}, Shape{7}, Shape{3, 5}, Shape{70001}}) {
+        Fill f;
+        f.lo = -1e10, f.hi = 1e10; // beyond every small integer type
+        f.fullRange = true;
+        Case c;
+        c.in(from, s, values(from, numel(s), g, f)).out(to, s);
+        c.what = std::string(name(from)) + " -> " + name(to) + " " + str(s);
+        check(KERNEL(cast), c, Tol());
+      }
+  Case bad;
+  bad.in(TIDALRT_ELEMENT_TYPE_F16, {3}, values(TIDALRT_ELEMENT_TYPE_F16, 3, g))
+      .out(TIDALRT_ELEMENT_TYPE_F32, {4});
+  bad.what = "element counts";
+  checkError(KERNEL(cast), bad, "INVALID_ARGUMENT");
 }
 
 TEST_P(CudaEmuElementwise, LogicErrors) {

@@ -27,3 +27,18 @@ func.func @logic() -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xi1>, tensor<
   %5 = tidal.where %m, %a, %fill : (tensor<2x2xi1>, tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xi1>, tensor<2x2xi1>, tensor<2x2xi1>, tensor<2x2xf32>
 }
+
+// cast: float to integer truncates toward zero, NaN gives 0, out of range
+// saturates; to i1 is x != 0 (NaN too); i1 to float is 0 or 1.
+// RUN: tidal-eval %s --function casts --print | FileCheck %s --check-prefix=CAST
+// CAST: result 0: tensor<5xi8> = [-2, 2, 0, 127, -128]
+// CAST: result 1: tensor<5xi1> = [true, true, true, true, true]
+// CAST: result 2: tensor<2xf32> = [1, 0]
+func.func @casts() -> (tensor<5xi8>, tensor<5xi1>, tensor<2xf32>) {
+  %a = tidal.constant dense<[-2.7, 2.7, 0x7FC00000, 1.0e10, -1.0e10]> : tensor<5xf32>
+  %0 = tidal.cast %a : (tensor<5xf32>) -> tensor<5xi8>
+  %1 = tidal.cast %a : (tensor<5xf32>) -> tensor<5xi1>
+  %m = tidal.constant dense<[true, false]> : tensor<2xi1>
+  %2 = tidal.cast %m : (tensor<2xi1>) -> tensor<2xf32>
+  return %0, %1, %2 : tensor<5xi8>, tensor<5xi1>, tensor<2xf32>
+}

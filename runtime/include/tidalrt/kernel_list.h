@@ -89,7 +89,8 @@
   X(mish_backward)
 
 /* Maximum, minimum, comparisons, mask logic and selection, broadcasting
- * (runtime/src/cpu/logic.cpp; formulas shared with the CUDA kernels). */
+ * (runtime/src/cpu/logic.cpp), and casts (cast.cpp); formulas shared with
+ * the CUDA kernels. */
 #define TIDALRT_LOGIC_KERNEL_LIST(X)                                           \
   X(max)                                                                       \
   X(min)                                                                       \
@@ -102,7 +103,8 @@
   X(logical_or)                                                                \
   X(logical_xor)                                                               \
   X(logical_not)                                                               \
-  X(where)
+  X(where)                                                                     \
+  X(cast)
 
 /* Softmax, losses, normalisation, optimizer updates and data movement
  * (runtime/src/cpu/softmax.cpp, loss.cpp, layer_norm.cpp, optimizer.cpp,

@@ -6,6 +6,7 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/activation_backward.cpp
   src/cpu/activation.cpp
   src/cpu/logic.cpp
+  src/cpu/cast.cpp
   src/cpu/dropout.cpp
   src/cpu/reduce.cpp
   src/cpu/simd.cpp
@@ -20,6 +21,7 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_unary_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_activation_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_logic_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_cast_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_dropout_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_reduce_test.cpp
 )

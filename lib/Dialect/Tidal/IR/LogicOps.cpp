@@ -94,3 +94,13 @@ LogicalResult WhereOp::verify() {
            << l << " and " << r << "; they must match";
   return success();
 }
+
+LogicalResult CastOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError("result shape ")
+           << shapeToString(out.getShape()) << " differs from the input's "
+           << shapeToString(in.getShape());
+  return success();
+}

@@ -3,8 +3,8 @@
 // PyTorch's rules, built from forward ops: torch.maximum/minimum send the
 // gradient to the selected operand and half of it to each on a tie; Where
 // sends it to the selected side. Each is summed back over the dimensions
-// its operand was broadcast along. Comparisons and mask logic have i1
-// results and so no gradient.
+// its operand was broadcast along; a float-to-float Cast casts it back.
+// Comparisons and mask logic have i1 results and so no gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +17,9 @@
 using namespace mlir;
 using namespace mlir::tidal;
 
-bool tidal::isLogicOp(Operation *op) { return isa<MaxOp, MinOp, WhereOp>(op); }
+bool tidal::isLogicOp(Operation *op) {
+  return isa<MaxOp, MinOp, WhereOp, CastOp>(op);
+}
 
 void tidal::buildLogicGradients(OpBuilder &b, Operation *op, Value g,
                                 ArrayRef<bool> wanted,
@@ -32,6 +34,13 @@ void tidal::buildLogicGradients(OpBuilder &b, Operation *op, Value g,
   auto set = [&](unsigned i, Value grad) {
     out[i] = sumToType(b, loc, grad, op->getOperand(i).getType());
   };
+  if (auto cast = dyn_cast<CastOp>(op)) {
+    // Float to float: the gradient cast back; from integers or masks, none.
+    auto in = cast.getInput().getType();
+    if (want(0) && isa<FloatType>(in.getElementType()))
+      out[0] = b.create<CastOp>(loc, in, g);
+    return;
+  }
   if (auto where = dyn_cast<WhereOp>(op)) {
     if (want(1))
       set(1, select(where.getCondition(), g, zero));

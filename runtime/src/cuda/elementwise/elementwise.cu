@@ -3,10 +3,11 @@
 #include "../gpu_launch.cuh"
 
 #include "activation.h"
-#include "logic.h"
 #include "binary.h"
+#include "cast.h"
 #include "dropout.h"
 #include "list.h"
+#include "logic.h"
 #include "reduce.h"
 #include "unary.h"
 

@@ -2,10 +2,11 @@
 // (tidalrt_emu_k_<name>, launch.h), for the tests that compare them with
 // the CPU kernels.
 #include "activation.h"
-#include "logic.h"
 #include "binary.h"
+#include "cast.h"
 #include "dropout.h"
 #include "list.h"
+#include "logic.h"
 #include "reduce.h"
 #include "unary.h"
 

@@ -39,3 +39,11 @@ func.func @logic_on_floats(%a: tensor<3xf32>) {
   %0 = tidal.logical_and %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
   return
 }
+
+// -----
+
+func.func @cast_reshapes(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'tidal.cast' op result shape 3x2 differs from the input's 2x3}}
+  %0 = tidal.cast %a : (tensor<2x3xf32>) -> tensor<3x2xi64>
+  return
+}

@@ -1,5 +1,5 @@
 // Round trip of max, min, the comparisons, the mask ops and where
-// (TidalLogicOps.td), custom and generic form, with broadcasting.
+// (TidalLogicOps.td), custom and generic form, with broadcasting; cast.
 // RUN: tidal-opt %s | tidal-opt | FileCheck %s
 // RUN: tidal-opt %s --mlir-print-op-generic | tidal-opt | FileCheck %s
 
@@ -30,5 +30,16 @@ func.func @logic(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %i: tensor<4xi64>,
   %9 = tidal.logical_xor %7, %8 : (tensor<4x4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1>
   %10 = tidal.logical_not %9 : tensor<4x4xi1>
   %11 = tidal.where %10, %s, %x : (tensor<4x4xi1>, tensor<f32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @casts
+// CHECK: tidal.cast %arg0 : (tensor<2x3xf32>) -> tensor<2x3xi64>
+// CHECK: tidal.cast %arg1 : (tensor<4xi1>) -> tensor<4xf32>
+// CHECK: tidal.cast %arg0 : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+func.func @casts(%a: tensor<2x3xf32>, %m: tensor<4xi1>) {
+  %0 = tidal.cast %a : (tensor<2x3xf32>) -> tensor<2x3xi64>
+  %1 = tidal.cast %m : (tensor<4xi1>) -> tensor<4xf32>
+  %2 = tidal.cast %a : (tensor<2x3xf32>) -> tensor<2x3xbf16>
   return
 }

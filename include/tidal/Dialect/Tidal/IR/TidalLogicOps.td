@@ -78,4 +78,16 @@ def Tidal_WhereOp : Tidal_InferOp<"where", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tidal_CastOp : Tidal_TypedOp<"cast", [Pure]> {
+  let summary = "convert elements to the result's element type (ONNX Cast)";
+  let description = [{
+    float32, float64, float16, bfloat16, the integer types and i1. Float to
+    integer truncates toward zero, NaN gives 0 and values out of range
+    saturate; to float16/bfloat16 rounds to nearest even; to i1 is `x != 0`. A float-to-float cast passes the gradient through (cast
+    back); others have none. On compile-time values Cast folds at import.
+  }];
+  let arguments = (ins Tidal_Tensor:$input);
+  let results = (outs Tidal_Tensor:$output);
+}
+
 #endif // TIDAL_DIALECT_TIDAL_IR_TIDALLOGICOPS_TD
