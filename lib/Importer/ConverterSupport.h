@@ -206,6 +206,12 @@ void addRecurrentConverters(llvm::StringMap<Converter> &converters);
 
 /// Adds Einsum as transposes around one matmul (EinsumConverter.cpp).
 void addEinsumConverter(llvm::StringMap<Converter> &converters);
+/// Adds ConvTranspose as tidal.conv_backward_data
+/// (ConvTransposeConverter.cpp).
+void addConvTransposeConverter(llvm::StringMap<Converter> &converters);
+/// Adds Resize and Upsample as gathers along each resized axis, weighted
+/// and summed for linear and cubic (ResizeConverter.cpp).
+void addResizeConverters(llvm::StringMap<Converter> &converters);
 
 } // namespace mlir::tidal::importer
 

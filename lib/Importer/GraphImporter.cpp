@@ -69,7 +69,8 @@ FailureOr<Value> GraphImporter::input(const onnx::NodeProto &node, int i,
 
 Operation *GraphImporter::create(StringRef name, ValueRange operands,
                                  ArrayRef<NamedAttribute> attrs,
-                                 unsigned numResults, std::string &error) {
+                                 unsigned numResults, std::string &error,
+                                 ArrayRef<Type> resultTypes) {
   // Collect the first error that inference or verification reports.
   std::string diagText;
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
@@ -81,11 +82,15 @@ Operation *GraphImporter::create(StringRef name, ValueRange operands,
   OperationState state(loc, name);
   state.addOperands(operands);
   state.addAttributes(attrs);
-  state.addTypes(SmallVector<Type>(numResults, NoneType::get(ctx)));
+  if (!resultTypes.empty())
+    state.addTypes(resultTypes);
+  else
+    state.addTypes(SmallVector<Type>(numResults, NoneType::get(ctx)));
   Operation *op = builder.create(state);
 
   SmallVector<Type> types;
-  if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
+  auto infer = dyn_cast<InferTypeOpInterface>(op);
+  if (infer && resultTypes.empty()) {
     if (failed(infer.inferReturnTypes(
             ctx, op->getLoc(), op->getOperands(), op->getAttrDictionary(),
             op->getPropertiesStorage(), op->getRegions(), types)) ||

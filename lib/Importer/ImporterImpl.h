@@ -149,11 +149,12 @@ public:
   DenseElementsAttr constInput(const onnx::NodeProto &node, int i);
 
   /// Creates op `name` with the node's location, infers and checks its result
-  /// types and verifies it. On failure erases it and returns null with
+  /// types (or takes `resultTypes`, for ops that do not infer) and verifies
+  /// it. On failure erases it and returns null with
   /// `error` holding the verifier's message.
   Operation *create(llvm::StringRef name, ValueRange operands,
                     llvm::ArrayRef<NamedAttribute> attrs, unsigned numResults,
-                    std::string &error);
+                    std::string &error, llvm::ArrayRef<Type> resultTypes = {});
 
   /// Binds the node's outputs to `results` (skipping unnamed outputs).
   void bindOutputs(const onnx::NodeProto &node, ValueRange results);

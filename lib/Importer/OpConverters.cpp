@@ -593,6 +593,8 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addDecomposedConverters(map);
     addRecurrentConverters(map);
     addEinsumConverter(map);
+    addConvTransposeConverter(map);
+    addResizeConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

@@ -57,6 +57,7 @@ const OpVersionInfo kOps[] = {
     {"", "ConstantOfShape", v(9, 20, 21), v(9, 20, 21), folded,
      "20, 21: types"},
     {"", "Conv", v(1, 11), v(11), op, ""},
+    {"", "ConvTranspose", v(1, 11), v(11), op, ""},
     {"", "Cos", v(7), v(7), op, ""},
     {"", "Div", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
     {"", "Dropout", v(1, 6, 7, 10, 12, 13), v(13), op,
@@ -120,6 +121,10 @@ const OpVersionInfo kOps[] = {
     {"", "Relu", v(1, 6, 13, 14), v(13, 14), op, "14: types"},
     {"", "Reshape", v(1, 5, 13, 14, 19, 21), v(13, 14, 19, 21), op,
      "14: `allowzero`; 19, 21: types"},
+    {"", "Resize", v(10, 11, 13, 18, 19), v(13, 18, 19), op,
+     "`scales`/`sizes` known at compile time; 13: optional `roi`, types; "
+     "18: `axes`, `antialias` (upsampling only), keep_aspect_ratio_policy; "
+     "19: half_pixel_symmetric. tf_crop_and_resize is rejected"},
     {"", "Round", v(11), v(11), op, ""},
     {"", "Selu", v(1, 6), v(6), op, ""},
     {"", "Shape", v(1, 13, 15, 19, 21), v(13, 15, 19, 21), folded,

@@ -30,6 +30,7 @@ EXPECTED_UNSUPPORTED = {
     "test_max_float16": "float16 arithmetic: tidal's kernels compute float32 and float64",
     "test_min_float16": "float16 arithmetic: tidal's kernels compute float32 and float64",
     "test_einsum_batch_diagonal": "Einsum with a repeated index in one operand (a diagonal): not an attention form",
+    "test_resize_tf_crop_and_resize": "Resize with a region of interest (tf_crop_and_resize): PyTorch never exports it",
     "test_lstm_with_peepholes": "LSTM peephole weights (input P): PyTorch's nn.LSTM has none and never exports them",
     "test_cast_FLOAT_to_STRING": "string tensors: tidal handles numeric tensors only",
     "test_cast_STRING_to_FLOAT": "string tensors: tidal handles numeric tensors only",
@@ -59,6 +60,7 @@ COMPILE_TIME_OPERANDS = {
     "Expand": (1,),
     "ConstantOfShape": (0,),
     "Range": (0, 1, 2),
+    "Resize": (1, 2, 3),
 }
 
 
@@ -144,15 +146,18 @@ FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE,
 
 def bind_runtime_operands(path, out_path):
     """Writes a copy of the model at `path` whose integer and scalar graph
-    inputs (shapes, axes, starts, split sizes, dropout ratio) are
-    initializers holding the values of the test's own test_data_set_0, as a
-    user would bind them. Returns the bound input names."""
+    inputs (shapes, axes, starts, split sizes, dropout ratio), and the float
+    ones read at compile time (Resize's scales), are initializers holding
+    the values of the test's own test_data_set_0, as a user would bind
+    them. Returns the bound input names."""
     model = onnx.load(path)
     data_dir = os.path.join(os.path.dirname(path), "test_data_set_0")
+    compile_time = {node.input[pos] for node in model.graph.node
+                    for pos in COMPILE_TIME_OPERANDS.get(node.op_type, ()) if pos < len(node.input)}
     bound = []
     for k, vi in enumerate(model.graph.input):
         tt = vi.type.tensor_type
-        if tt.elem_type in FLOAT_TYPES and len(tt.shape.dim) > 0:
+        if tt.elem_type in FLOAT_TYPES and len(tt.shape.dim) > 0 and vi.name not in compile_time:
             continue
         pb = os.path.join(data_dir, f"input_{k}.pb")
         if not os.path.isfile(pb):

@@ -743,6 +743,101 @@ def einsum_cases(rng):
     return cases
 
 
+# --- ConvTranspose and Resize ------------------------------------------------------
+
+
+def conv_transpose_cases(rng):
+    """ConvTranspose against F.conv_transpose1d/2d: strides, asymmetric pads
+    (PyTorch takes symmetric ones: the reference crops), output_padding,
+    dilations, groups, bias, auto_pad and output_shape."""
+    cases = []
+    forms = [
+        # (x shape, w shape, attrs, bias)
+        ((2, 3, 4, 5), (3, 4, 3, 3), {}, True),
+        ((2, 4, 3, 3), (4, 2, 2, 2), {"strides": [2, 2]}, True),  # U-Net's up-conv
+        ((1, 2, 4, 5), (2, 3, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]}, False),
+        ((2, 4, 3, 4), (4, 1, 3, 2), {"strides": [1, 2], "dilations": [2, 1], "group": 2}, True),
+        ((1, 6, 3, 3), (6, 1, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1], "group": 6}, True),  # depthwise
+        ((2, 2, 4, 3), (2, 3, 3, 3), {"strides": [2, 2], "pads": [0, 1, 2, 0]}, True),  # asymmetric
+        ((2, 3, 7), (3, 2, 4), {"strides": [3], "pads": [1, 2], "output_padding": [2]}, True),  # 1-D
+        ((1, 2, 3, 3), (2, 2, 3, 3), {"strides": [2, 2], "auto_pad": "SAME_UPPER"}, False),
+        ((1, 2, 3, 3), (2, 2, 3, 3), {"strides": [2, 2], "output_shape": [6, 7]}, True),
+    ]
+    for j, (xs, ws, attrs, bias) in enumerate(forms):
+        params = {"x": randn(rng, *xs), "w": randn(rng, *ws)}
+        ins = ["x", "w"]
+        if bias:
+            params["b"] = randn(rng, ws[1] * attrs.get("group", 1))
+            ins.append("b")
+        k = len(xs) - 2
+
+        def ref(T, attrs=attrs, bias=bias, k=k):
+            strides = attrs.get("strides", [1] * k)
+            dil = attrs.get("dilations", [1] * k)
+            outpad = attrs.get("output_padding", [0] * k)
+            pads = list(attrs.get("pads", [0] * (2 * k)))
+            x, w = T["x"], T["w"]
+            full = [strides[d] * (x.shape[2 + d] - 1) + outpad[d] + (w.shape[2 + d] - 1) * dil[d] + 1
+                    for d in range(k)]
+            if "output_shape" in attrs or attrs.get("auto_pad", "NOTSET").startswith("SAME"):
+                want = attrs.get("output_shape", [x.shape[2 + d] * strides[d] for d in range(k)])
+                for d in range(k):
+                    total = full[d] - want[d]
+                    upper = attrs.get("auto_pad") == "SAME_UPPER"
+                    pads[d] = total // 2 if upper else total - total // 2
+                    pads[k + d] = total - total // 2 if upper else total // 2
+            fn = F.conv_transpose1d if k == 1 else F.conv_transpose2d
+            y = fn(x, w, T["b"] if bias else None, stride=strides, output_padding=outpad,
+                   groups=attrs.get("group", 1), dilation=dil)
+            for d in range(k):  # PyTorch pads symmetrically: crop here
+                y = y.narrow(2 + d, pads[d], full[d] - pads[d] - pads[k + d])
+            return [y]
+        cases.append(Case(f"convt_{j}", [Node("ConvTranspose", ins, ["y"], attrs)], ["y"], ref, params=params))
+    return cases
+
+
+def resize_cases(rng):
+    """Resize as PyTorch exports nn.Upsample / F.interpolate, against
+    F.interpolate: nearest (asymmetric, floor), bilinear and bicubic with
+    align_corners False (half_pixel / pytorch_half_pixel) and True,
+    downsampling, scales and sizes inputs."""
+    cases = []
+    forms = [
+        # (x shape, attrs, scales or None, sizes or None, torch kwargs)
+        ((2, 3, 3, 4), {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+         [1, 1, 2, 2], None, {"scale_factor": 2, "mode": "nearest"}),
+        ((1, 2, 5, 4), {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+         None, [1, 2, 7, 3], {"size": (7, 3), "mode": "nearest"}),
+        ((2, 2, 3, 4), {"mode": "linear", "coordinate_transformation_mode": "half_pixel"},
+         [1, 1, 2, 2], None, {"scale_factor": 2, "mode": "bilinear", "align_corners": False}),
+        ((1, 2, 4, 3), {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+         None, [1, 2, 7, 5], {"size": (7, 5), "mode": "bilinear", "align_corners": False}),
+        ((1, 3, 3, 5), {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+         None, [1, 3, 6, 8], {"size": (6, 8), "mode": "bilinear", "align_corners": True}),
+        ((2, 1, 6, 8), {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+         None, [2, 1, 3, 5], {"size": (3, 5), "mode": "bilinear", "align_corners": False}),  # down
+        ((1, 2, 4, 4), {"mode": "cubic", "coordinate_transformation_mode": "pytorch_half_pixel", "cubic_coeff_a": -0.75},
+         None, [1, 2, 8, 6], {"size": (8, 6), "mode": "bicubic", "align_corners": False}),
+        ((1, 1, 3, 4), {"mode": "cubic", "coordinate_transformation_mode": "align_corners", "cubic_coeff_a": -0.75},
+         None, [1, 1, 5, 7], {"size": (5, 7), "mode": "bicubic", "align_corners": True}),
+        ((2, 3, 5), {"mode": "linear", "coordinate_transformation_mode": "half_pixel"},
+         [1, 1, 1.5], None, {"scale_factor": 1.5, "mode": "linear", "align_corners": False}),
+    ]
+    for j, (xs, attrs, scales, sizes, kw) in enumerate(forms):
+        consts = {"roi": f32([])}
+        if scales is not None:
+            consts["scales"] = np.asarray(scales, dtype=np.float32)
+            ins = ["x", "roi", "scales"]
+        else:
+            consts["scales"] = f32([])
+            consts["sizes"] = i64(sizes)
+            ins = ["x", "roi", "scales", "sizes"]
+        ref = lambda T, kw=kw: [F.interpolate(T["x"], **kw)]
+        cases.append(Case(f"resize_{j}", [Node("Resize", ins, ["y"], attrs)], ["y"], ref,
+                          params={"x": randn(rng, *xs)}, consts=consts))
+    return cases
+
+
 # --- shared weights ----------------------------------------------------------------
 
 
@@ -1057,6 +1152,12 @@ class GradOpsTest(unittest.TestCase):
 
     def test_grad_einsum(self):
         self.check("einsum", einsum_cases(gs.rng_for("einsum")))
+
+    def test_grad_conv_transpose(self):
+        self.check("conv transpose", conv_transpose_cases(gs.rng_for("convt")))
+
+    def test_grad_resize(self):
+        self.check("resize", resize_cases(gs.rng_for("resize")))
 
     def test_grad_shared_weights(self):
         self.check("shared weights", shared_weight_cases(gs.rng_for("shared")))

@@ -59,6 +59,7 @@ EXPECTED_TO_TRAIN = [
     "gru",
     "gpt2",
     "bert",
+    "unet",
 ]
 
 # model -> "<first failing stage>: <substring of the reason>"
@@ -74,7 +75,6 @@ EXPECTED_FAILURES = {
     # step 2 (BatchNorm inputs with variance 1e-11 in layers 12-13).
     "mnasnet0_5": "numerics: adamw: final",
     "inception_v3": "numerics: adamw: final",  # 4x the bound on Mixed_7b's exp_avg_sq
-    "unet": "compile: operator ConvTranspose",  # then Resize (bilinear nn.Upsample)
 }
 
 # The executables run on one thread: tidal's --threads 2 step slows down

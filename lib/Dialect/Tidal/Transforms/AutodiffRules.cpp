@@ -323,28 +323,6 @@ static LogicalResult matmulRule(Rule &r, MatMulOp op) {
 // Convolution, pooling, normalization, dropout
 //===----------------------------------------------------------------------===//
 
-static LogicalResult convRule(Rule &r, ConvOp op) {
-  Value g = r.rg[0];
-  OpBuilder &b = r.b;
-  if (r.want(0))
-    r.set(0, b.create<ConvBackwardDataOp>(
-                 r.loc, op.getInput().getType(), g, op.getWeight(),
-                 op.getStridesAttr(), op.getPadsAttr(), op.getDilationsAttr(),
-                 op.getGroupAttr()));
-  if (r.want(1))
-    r.set(1, b.create<ConvBackwardWeightsOp>(
-                 r.loc, op.getWeight().getType(), g, op.getInput(),
-                 op.getStridesAttr(), op.getPadsAttr(), op.getDilationsAttr(),
-                 op.getGroupAttr()));
-  if (op.getBias() && r.want(2)) {
-    SmallVector<int64_t> axes{0};
-    for (int64_t i = 2, e = tensorType(g).getRank(); i < e; ++i)
-      axes.push_back(i);
-    r.set(2, b.create<ReduceSumOp>(r.loc, g, axes, false));
-  }
-  return success();
-}
-
 /// Gradients of batch normalization with fixed statistics:
 /// y = (x - mean) * scale / sqrt(var + eps) + bias.
 static LogicalResult batchNormInferenceRule(Rule &r, BatchNormInferenceOp op) {
@@ -544,6 +522,10 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
     buildLogicGradients(b, op, resultGrads[0], wanted, out);
     return success();
   }
+  if (isConvOp(op)) {
+    buildConvGradients(b, op, resultGrads[0], wanted, out);
+    return success();
+  }
   if (isActivationOp(op)) {
     if (r.want(0))
       r.set(0, buildActivationGradient(b, op, resultGrads[0]));
@@ -557,7 +539,6 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
           [&](auto) { return unaryRule(r); })
       .Case([&](GemmOp o) { return gemmRule(r, o); })
       .Case([&](MatMulOp o) { return matmulRule(r, o); })
-      .Case([&](ConvOp o) { return convRule(r, o); })
       .Case([&](MaxPoolOp o) {
         r.set(0,
               b.create<MaxPoolBackwardOp>(

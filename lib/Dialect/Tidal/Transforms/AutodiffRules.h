@@ -37,6 +37,16 @@ void buildLogicGradients(OpBuilder &b, Operation *op, Value grad,
                          ArrayRef<bool> wanted,
                          SmallVectorImpl<Value> &operandGrads);
 
+/// Whether `op` is tidal.conv or tidal.conv_backward_data (ConvTranspose)
+/// (ConvRules.cpp).
+bool isConvOp(Operation *op);
+
+/// Sets `operandGrads[i]` for such an op's wanted operands given its
+/// result's gradient `grad`, built at `b`'s insertion point.
+void buildConvGradients(OpBuilder &b, Operation *op, Value grad,
+                        ArrayRef<bool> wanted,
+                        SmallVectorImpl<Value> &operandGrads);
+
 /// Sums `grad` down to `type`'s shape, undoing NumPy broadcasting.
 Value sumToType(OpBuilder &b, Location loc, Value grad, Type type);
 
