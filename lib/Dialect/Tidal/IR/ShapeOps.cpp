@@ -1,4 +1,4 @@
-//===- ShapeOps.cpp - reductions, constants and data-movement ops ---------===//
+//===- ShapeOps.cpp - constants and data-movement ops ---------------------===//
 
 #include "tidal/Dialect/Tidal/IR/ShapeUtils.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
@@ -11,62 +11,6 @@ using namespace mlir::tidal;
 
 static RankedTensorType inputType(Value v) {
   return cast<RankedTensorType>(v.getType());
-}
-
-/// Checks that `axes` are strictly increasing and below `rank`.
-static LogicalResult checkSortedAxes(std::optional<Location> loc,
-                                     ArrayRef<int64_t> axes, int64_t rank) {
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (axes[i] < 0 || axes[i] >= rank)
-      return emitOptionalError(loc, "axis ", axes[i], " out of range for rank ",
-                               rank);
-    if (i && axes[i] <= axes[i - 1])
-      return emitOptionalError(loc, "axes must be sorted and unique");
-  }
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Reductions
-//===----------------------------------------------------------------------===//
-
-static LogicalResult inferReduce(std::optional<Location> loc, Value input,
-                                 ArrayRef<int64_t> axes, bool keepdims,
-                                 SmallVectorImpl<Type> &out) {
-  auto x = inputType(input);
-  if (failed(checkSortedAxes(loc, axes, x.getRank())))
-    return failure();
-  SmallVector<int64_t> shape;
-  for (int64_t i = 0; i < x.getRank(); ++i) {
-    if (!llvm::is_contained(axes, i))
-      shape.push_back(x.getDimSize(i));
-    else if (keepdims)
-      shape.push_back(1);
-  }
-  out.push_back(RankedTensorType::get(shape, x.getElementType()));
-  return success();
-}
-
-LogicalResult ReduceMeanOp::inferReturnTypes(MLIRContext *,
-                                             std::optional<Location> loc,
-                                             ReduceMeanOp::Adaptor adaptor,
-                                             SmallVectorImpl<Type> &out) {
-  return inferReduce(loc, adaptor.getInput(), adaptor.getAxes(),
-                     adaptor.getKeepdims(), out);
-}
-LogicalResult ReduceMeanOp::verify() {
-  return checkSortedAxes(getLoc(), getAxes(), getInput().getType().getRank());
-}
-
-LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            ReduceSumOp::Adaptor adaptor,
-                                            SmallVectorImpl<Type> &out) {
-  return inferReduce(loc, adaptor.getInput(), adaptor.getAxes(),
-                     adaptor.getKeepdims(), out);
-}
-LogicalResult ReduceSumOp::verify() {
-  return checkSortedAxes(getLoc(), getAxes(), getInput().getType().getRank());
 }
 
 //===----------------------------------------------------------------------===//

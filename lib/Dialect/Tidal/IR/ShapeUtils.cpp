@@ -121,3 +121,16 @@ LogicalResult tidal::inferSliceShape(std::optional<Location> loc,
   }
   return success();
 }
+
+LogicalResult tidal::checkSortedAxes(std::optional<Location> loc,
+                                     llvm::ArrayRef<int64_t> axes,
+                                     int64_t rank) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= rank)
+      return emitOptionalError(loc, "axis ", axes[i], " out of range for rank ",
+                               rank);
+    if (i && axes[i] <= axes[i - 1])
+      return emitOptionalError(loc, "axes must be sorted and unique");
+  }
+  return success();
+}

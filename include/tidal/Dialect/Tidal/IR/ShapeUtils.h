@@ -43,6 +43,10 @@ LogicalResult inferSliceShape(std::optional<Location> loc,
                               llvm::ArrayRef<int64_t> steps,
                               llvm::SmallVectorImpl<int64_t> &shape);
 
+/// Checks that `axes` are strictly increasing and below `rank`.
+LogicalResult checkSortedAxes(std::optional<Location> loc,
+                              llvm::ArrayRef<int64_t> axes, int64_t rank);
+
 /// Renders a shape as `2x3x4` for diagnostics.
 std::string shapeToString(llvm::ArrayRef<int64_t> shape);
 

@@ -330,27 +330,6 @@ def Tidal_NllLossOp : Tidal_InferOp<"nll_loss", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Reductions
-//===----------------------------------------------------------------------===//
-
-class Tidal_ReduceOp<string mnemonic> : Tidal_InferOp<mnemonic, [Pure]> {
-  let description = [{
-    Reduces over `axes` (non-negative, sorted, unique; the importer resolves
-    ONNX's empty-axes conventions). `keepdims` keeps them as size 1.
-  }];
-  let arguments = (ins Tidal_NumTensor:$input, DenseI64ArrayAttr:$axes,
-                       DefaultValuedAttr<BoolAttr, "true">:$keepdims);
-  let results = (outs Tidal_NumTensor:$output);
-  let hasVerifier = 1;
-}
-def Tidal_ReduceMeanOp : Tidal_ReduceOp<"reduce_mean"> {
-  let summary = "mean over axes (ONNX ReduceMean)";
-}
-def Tidal_ReduceSumOp : Tidal_ReduceOp<"reduce_sum"> {
-  let summary = "sum over axes (ONNX ReduceSum)";
-}
-
-//===----------------------------------------------------------------------===//
 // Data movement and shape
 //===----------------------------------------------------------------------===//
 
@@ -436,6 +415,7 @@ def Tidal_GatherOp : Tidal_InferOp<"gather", [Pure]> {
 include "tidal/Dialect/Tidal/IR/TidalGradOps.td"
 include "tidal/Dialect/Tidal/IR/TidalActivationOps.td"
 include "tidal/Dialect/Tidal/IR/TidalLogicOps.td"
+include "tidal/Dialect/Tidal/IR/TidalReduceOps.td"
 include "tidal/Dialect/Tidal/IR/TidalPadOps.td"
 include "tidal/Dialect/Tidal/IR/TidalOptimizerOps.td"
 include "tidal/Dialect/Tidal/IR/TidalMemoryOps.td"
