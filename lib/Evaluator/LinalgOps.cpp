@@ -1,8 +1,10 @@
-//===- LinalgOps.cpp - gemm, matmul and reduction kernels -----------------===//
+//===- LinalgOps.cpp - gemm, matmul, reductions, argmax and argmin --------===//
 
 #include "EvalSupport.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::tidal;
@@ -81,10 +83,29 @@ static LogicalResult evalMatMul(MatMulOp op, EvalState &st, Tensor &out) {
   return success();
 }
 
-/// Sums `in` over `axes` into `out` (keepdims or not: the flat order is the
-/// same), dividing by the reduced count when `mean`.
+namespace {
+enum class ReduceKind { sum, mean, max, min, prod, argmax, argmin };
+} // namespace
+
+/// Whether `v` replaces `best` as the extreme of an arg reduction: NaN beats
+/// any number (torch.argmax); ties go to the later element with `last`.
+static bool beats(double v, double best, bool isMax, bool last) {
+  if (std::isnan(best))
+    return last && std::isnan(v);
+  if (std::isnan(v))
+    return true;
+  if (v == best)
+    return last;
+  return isMax ? v > best : v < best;
+}
+
+/// Reduces `in` over `axes` into `out` (keepdims or not: the flat order is
+/// the same). Max and min propagate NaN; an empty max is -inf, an empty min
+/// +inf, an empty product 1 (each then rounded to the element type). The
+/// arg kinds reduce one axis to the index along it.
 static LogicalResult reduce(Operation *op, const Tensor &in,
-                            ArrayRef<int64_t> axes, bool mean, Tensor &out) {
+                            ArrayRef<int64_t> axes, ReduceKind kind,
+                            Tensor &out, bool lastIndex = false) {
   SmallVector<bool> reduced(in.shape.size(), false);
   int64_t count = 1;
   for (int64_t a : axes) {
@@ -99,15 +120,53 @@ static LogicalResult reduce(Operation *op, const Tensor &in,
       kept[i] = 1;
   if (product(kept) != out.numElements())
     return op->emitOpError("result type does not match the reduction");
+  bool arg = kind == ReduceKind::argmax || kind == ReduceKind::argmin;
+  if (arg && count == 0 && out.numElements() > 0)
+    return op->emitOpError("takes an index along an empty axis");
+  double init = kind == ReduceKind::max    ? -INFINITY
+                : kind == ReduceKind::min  ? INFINITY
+                : kind == ReduceKind::prod ? 1.0
+                                           : 0.0;
+  std::fill(out.data.begin(), out.data.end(), init);
+  // The extreme value so far of each arg result.
+  std::vector<double> best(arg ? out.data.size() : 0);
+  std::vector<bool> seen(best.size(), false);
   SmallVector<int64_t> keptStrides = stridesOf(kept), idx;
   for (int64_t i = 0, e = in.numElements(); i < e; ++i) {
     unravel(i, in.shape, idx);
+    int64_t pos = 0; // the index along the reduced axis (arg kinds)
     for (size_t d = 0; d < idx.size(); ++d)
-      if (reduced[d])
+      if (reduced[d]) {
+        pos = idx[d];
         idx[d] = 0;
-    out.data[ravel(idx, keptStrides)] += in.data[i];
+      }
+    int64_t o = ravel(idx, keptStrides);
+    double v = in.data[i], &y = out.data[o];
+    switch (kind) {
+    case ReduceKind::sum:
+    case ReduceKind::mean:
+      y += v;
+      break;
+    case ReduceKind::max:
+    case ReduceKind::min:
+      if (std::isnan(v) || (kind == ReduceKind::max ? v > y : v < y))
+        y = std::isnan(y) ? y : v;
+      break;
+    case ReduceKind::prod:
+      y *= v;
+      break;
+    case ReduceKind::argmax:
+    case ReduceKind::argmin:
+      if (!seen[o] ||
+          beats(v, best[o], kind == ReduceKind::argmax, lastIndex)) {
+        seen[o] = true;
+        best[o] = v;
+        y = static_cast<double>(pos);
+      }
+      break;
+    }
   }
-  if (mean && count > 0)
+  if (kind == ReduceKind::mean && count > 0)
     for (double &v : out.data)
       v /= static_cast<double>(count);
   return success();
@@ -115,16 +174,23 @@ static LogicalResult reduce(Operation *op, const Tensor &in,
 
 Handled eval::evalLinalgOp(Operation *op, EvalState &st,
                            MutableArrayRef<Tensor> results) {
+  auto over = [&](auto o, ReduceKind kind) {
+    return done(reduce(o, st.get(o.getInput()), o.getAxes(), kind, results[0]));
+  };
+  auto along = [&](auto o, ReduceKind kind) {
+    int64_t axis = o.getAxis();
+    return done(reduce(o, st.get(o.getInput()), axis, kind, results[0],
+                       o.getSelectLastIndex()));
+  };
   return llvm::TypeSwitch<Operation *, Handled>(op)
       .Case([&](GemmOp o) { return done(evalGemm(o, st, results[0])); })
       .Case([&](MatMulOp o) { return done(evalMatMul(o, st, results[0])); })
-      .Case([&](ReduceSumOp o) {
-        return done(reduce(o, st.get(o.getInput()), o.getAxes(),
-                           /*mean=*/false, results[0]));
-      })
-      .Case([&](ReduceMeanOp o) {
-        return done(reduce(o, st.get(o.getInput()), o.getAxes(),
-                           /*mean=*/true, results[0]));
-      })
+      .Case([&](ReduceSumOp o) { return over(o, ReduceKind::sum); })
+      .Case([&](ReduceMeanOp o) { return over(o, ReduceKind::mean); })
+      .Case([&](ReduceMaxOp o) { return over(o, ReduceKind::max); })
+      .Case([&](ReduceMinOp o) { return over(o, ReduceKind::min); })
+      .Case([&](ReduceProdOp o) { return over(o, ReduceKind::prod); })
+      .Case([&](ArgMaxOp o) { return along(o, ReduceKind::argmax); })
+      .Case([&](ArgMinOp o) { return along(o, ReduceKind::argmin); })
       .Default([](Operation *) -> Handled { return false; });
 }
