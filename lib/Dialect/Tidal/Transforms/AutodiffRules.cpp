@@ -93,18 +93,6 @@ static Value transposeLast2(OpBuilder &b, Location loc, Value v) {
   return b.create<TransposeOp>(loc, v, perm);
 }
 
-/// `g` broadcast back over the dimensions that a reduction removed.
-static Value unreduce(OpBuilder &b, Location loc, Value g, Value input,
-                      ArrayRef<int64_t> axes, bool keepdims) {
-  auto in = tensorType(input);
-  SmallVector<int64_t> kept(in.getShape());
-  for (int64_t a : axes)
-    kept[a] = 1;
-  if (!keepdims)
-    g = reshapeTo(b, loc, g, kept);
-  return b.create<BroadcastToOp>(loc, in, g);
-}
-
 namespace {
 /// The state of one rule application.
 struct Rule {
@@ -425,20 +413,6 @@ static LogicalResult lossRule(Rule &r) {
   return success();
 }
 
-template <typename ReduceOpT>
-static LogicalResult reduceRule(Rule &r, ReduceOpT op, bool mean) {
-  Value d = unreduce(r.b, r.loc, r.rg[0], op.getInput(), op.getAxes(),
-                     op.getKeepdims());
-  if (mean) {
-    int64_t count = 1;
-    for (int64_t a : op.getAxes())
-      count *= tensorType(op.getInput()).getDimSize(a);
-    d = r.mul(d, scalarLike(r.b, r.loc, d, 1.0 / double(count)));
-  }
-  r.set(0, d);
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
@@ -526,6 +500,10 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
     buildConvGradients(b, op, resultGrads[0], wanted, out);
     return success();
   }
+  if (isReduceFamilyOp(op)) {
+    buildReduceGradients(b, op, resultGrads[0], wanted, out);
+    return success();
+  }
   if (isActivationOp(op)) {
     if (r.want(0))
       r.set(0, buildActivationGradient(b, op, resultGrads[0]));
@@ -575,8 +553,6 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
       .Case([&](DropoutOp o) { return dropoutRule(r, o); })
       .Case<SoftmaxCrossEntropyLossOp, NllLossOp>(
           [&](auto) { return lossRule(r); })
-      .Case([&](ReduceSumOp o) { return reduceRule(r, o, false); })
-      .Case([&](ReduceMeanOp o) { return reduceRule(r, o, true); })
       .Case([&](ConcatOp o) { return concatRule(r, o); })
       .Case([&](SplitOp o) { return splitRule(r, o); })
       .Case<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, SliceOp,

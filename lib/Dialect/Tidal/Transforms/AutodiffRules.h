@@ -47,6 +47,16 @@ void buildConvGradients(OpBuilder &b, Operation *op, Value grad,
                         ArrayRef<bool> wanted,
                         SmallVectorImpl<Value> &operandGrads);
 
+/// Whether `op` is a reduction over axes: tidal.reduce_sum, reduce_mean,
+/// reduce_max, reduce_min or reduce_prod (ReduceRules.cpp).
+bool isReduceFamilyOp(Operation *op);
+
+/// Sets `operandGrads[0]` for such an op, if wanted, given its result's
+/// gradient `grad`, built at `b`'s insertion point.
+void buildReduceGradients(OpBuilder &b, Operation *op, Value grad,
+                          ArrayRef<bool> wanted,
+                          SmallVectorImpl<Value> &operandGrads);
+
 /// Sums `grad` down to `type`'s shape, undoing NumPy broadcasting.
 Value sumToType(OpBuilder &b, Location loc, Value grad, Type type);
 
