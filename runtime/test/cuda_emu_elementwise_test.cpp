@@ -1562,6 +1562,153 @@ TEST_P(CudaEmuElementwise, ReduceErrors) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// reduce_max, reduce_min, reduce_prod, argmax, argmin
+//===----------------------------------------------------------------------===//
+
+// Values that tie often, with the special floats (NaN, infinities, zeros
+// of both signs) among them.
+Bytes tieValues(tidalrt_element_type_t t, int64_t n, Gen &g) {
+  Fill f;
+  f.lo = -3, f.hi = 3;
+  if (!isFloat(t))
+    return values(t, n, g, f);
+  Bytes b = values(t, n, g, f);
+  // Round most floats to halves so that they tie.
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % 5 == 0)
+      continue;
+    if (t == TIDALRT_ELEMENT_TYPE_F32) {
+      float v;
+      std::memcpy(&v, &b[i * 4], 4);
+      v = std::round(v * 2.0f) / 2.0f;
+      std::memcpy(&b[i * 4], &v, 4);
+    } else {
+      double v;
+      std::memcpy(&v, &b[i * 8], 8);
+      v = std::round(v * 2.0) / 2.0;
+      std::memcpy(&b[i * 8], &v, 8);
+    }
+  }
+  return b;
+}
+
+// Every axis subset of a 5-D shape (with a size-1 dimension) and shapes
+// with empty reductions, empty results and long rows; every type.
+TEST_P(CudaEmuElementwise, ReduceMaxMinProd) {
+  Gen g(31);
+  struct R {
+    Shape s;
+    std::vector<int64_t> axes;
+  };
+  std::vector<R> cases;
+  for (int mask = 0; mask < 32; ++mask) {
+    std::vector<int64_t> axes;
+    for (int d = 0; d < 5; ++d)
+      if (mask >> d & 1)
+        axes.push_back(d);
+    cases.push_back({{3, 1, 5, 6, 7}, axes});
+  }
+  cases.push_back({{}, {}});
+  cases.push_back({{5, 0}, {1}});
+  cases.push_back({{0, 5}, {0}});
+  cases.push_back({{0, 5}, {1}});
+  cases.push_back({{2, 3000}, {1}});
+  cases.push_back({{3000, 3}, {0}});
+  cases.push_back({{40, 1100}, {0}});
+  for (const Kernel &k :
+       {KERNEL(reduce_max), KERNEL(reduce_min), KERNEL(reduce_prod)})
+    for (tidalrt_element_type_t t : kReduceTypes)
+      for (const R &r : cases) {
+        const bool keepdims = r.axes.size() % 2 == 0;
+        Case c;
+        c.in(t, r.s, tieValues(t, numel(r.s), g))
+            .out(t, reducedShape(r.s, r.axes, keepdims))
+            .attrInts(r.axes)
+            .attrInt(keepdims);
+        std::string a;
+        for (int64_t x : r.axes)
+          a += std::to_string(x) + " ";
+        c.what = std::string(name(t)) + " " + str(r.s) + " axes " + a;
+        check(k, c);
+      }
+}
+
+// Each axis, keepdims or not, first or last index, every type; NaN and
+// ties included.
+TEST_P(CudaEmuElementwise, ArgMaxMin) {
+  Gen g(32);
+  const Shape shapes[] = {{3, 1, 5, 6}, {7}, {2, 1500}, {1500, 2}, {4, 0, 3}};
+  for (const Kernel &k : {KERNEL(argmax), KERNEL(argmin)})
+    for (tidalrt_element_type_t t : kReduceTypes)
+      for (const Shape &s : shapes)
+        for (int64_t axis = 0; axis < (int64_t)s.size(); ++axis) {
+          if (s[axis] == 0)
+            continue; // an error (ArgErrors)
+          for (int flags = 0; flags < 4; ++flags) {
+            const bool keepdims = flags & 1, last = flags & 2;
+            Case c;
+            c.in(t, s, tieValues(t, numel(s), g))
+                .out(TIDALRT_ELEMENT_TYPE_I64,
+                     reducedShape(s, {axis}, keepdims))
+                .attrInt(axis)
+                .attrInt(keepdims)
+                .attrInt(last);
+            c.what = std::string(name(t)) + " " + str(s) + " axis " +
+                     std::to_string(axis) + (last ? " last" : "");
+            check(k, c);
+          }
+        }
+}
+
+TEST_P(CudaEmuElementwise, ReduceExtremeErrors) {
+  const tidalrt_element_type_t f32 = TIDALRT_ELEMENT_TYPE_F32;
+  Gen g(33);
+  for (const Kernel &k :
+       {KERNEL(reduce_max), KERNEL(reduce_min), KERNEL(reduce_prod)}) {
+    Case range = reduceCase(f32, {3, 4}, {2}, false, g);
+    range.tensors[1].dims = {3, 4};
+    checkError(k, range, "INVALID_ARGUMENT");
+    Case i16 = reduceCase(TIDALRT_ELEMENT_TYPE_I16, {3, 4}, {1}, false, g);
+    checkError(k, i16, "UNSUPPORTED");
+  }
+  for (const Kernel &k : {KERNEL(argmax), KERNEL(argmin)}) {
+    Case empty;
+    empty.in(f32, {4, 0}, {})
+        .out(TIDALRT_ELEMENT_TYPE_I64, {4})
+        .attrInt(1)
+        .attrInt(0)
+        .attrInt(0);
+    empty.what = "empty axis";
+    checkError(k, empty, "INVALID_ARGUMENT");
+    Case type;
+    type.in(f32, {4, 3}, values(f32, 12, g))
+        .out(f32, {4})
+        .attrInt(1)
+        .attrInt(0)
+        .attrInt(0);
+    type.what = "float result";
+    checkError(k, type, "INVALID_ARGUMENT");
+    Case range;
+    range.in(f32, {4, 3}, values(f32, 12, g))
+        .out(TIDALRT_ELEMENT_TYPE_I64, {4})
+        .attrInt(2)
+        .attrInt(0)
+        .attrInt(0);
+    range.what = "axis out of range";
+    checkError(k, range, "INVALID_ARGUMENT");
+    Case u8;
+    u8.in(TIDALRT_ELEMENT_TYPE_U8, {4, 3},
+          values(TIDALRT_ELEMENT_TYPE_U8, 12, g))
+        .out(TIDALRT_ELEMENT_TYPE_I64, {4})
+        .attrInt(1)
+        .attrInt(0)
+        .attrInt(0);
+    u8.what = "uint8";
+    checkError(k, u8, "UNSUPPORTED");
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(CudaEmu, CudaEmuElementwise,
                          ::testing::Values("scalar", "avx2"),
                          [](const ::testing::TestParamInfo<const char *> &i) {

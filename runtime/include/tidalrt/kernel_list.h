@@ -55,7 +55,12 @@
   X(dropout_backward)                                                          \
   X(broadcast_to)                                                              \
   X(reduce_mean)                                                               \
-  X(reduce_sum)
+  X(reduce_sum)                                                                \
+  X(reduce_max)                                                                \
+  X(reduce_min)                                                                \
+  X(reduce_prod)                                                               \
+  X(argmax)                                                                    \
+  X(argmin)
 
 /* The activation family and element-wise math ops, with their backward
  * kernels: one formula per op shared with the CUDA kernels, AVX2 loops for

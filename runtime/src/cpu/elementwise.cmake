@@ -24,4 +24,5 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_cast_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_dropout_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_reduce_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_reduce_extreme_test.cpp
 )

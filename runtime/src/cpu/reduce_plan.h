@@ -1,9 +1,9 @@
-// reduce_plan.h - the plan of reduce_sum / reduce_mean (namespace
-// tidalrt::ew), shared by the CPU kernel (reduce.cpp) and the CUDA kernel
+// reduce_plan.h - the plan of the reductions (namespace tidalrt::ew),
+// shared by the CPU kernels (reduce.cpp) and the CUDA kernels
 // (cuda/elementwise/reduce.h): the input's dimensions collapsed into kept
-// and reduced segments, and the split of the work into blocks, which
-// depends on the shape only and fixes the order of the additions. Plain
-// data without OpenMP, so that nvcc may include it.
+// and reduced segments, and for reduce_sum / reduce_mean the split of the
+// work into blocks, which depends on the shape only and fixes the order of
+// the additions. Plain data without OpenMP, so that nvcc may include it.
 #ifndef TIDALRT_CPU_REDUCE_PLAN_H
 #define TIDALRT_CPU_REDUCE_PLAN_H
 
@@ -40,10 +40,18 @@ struct ReducePlan {
   bool identity = false;     // nothing is reduced
 };
 
-// Checks a reduce_sum / reduce_mean call (two tensors of one type, float32,
-// float64, int64 or int32; axes in range, none twice; a result of the
-// reduced element count) and fills `plan`. Defined in reduce.cpp.
+// Checks a reduce_sum / reduce_mean / reduce_max / reduce_min /
+// reduce_prod call (two tensors of one type, float32, float64, int64 or
+// int32; axes in range, none twice; a result of the reduced element count)
+// and fills `plan`. Defined in reduce.cpp.
 void checkReduce(const OpCall &op, ReducePlan &plan);
+
+// Checks an argmax / argmin call (an input of float32, float64, int64 or
+// int32 and an int64 result; attributes axis, keepdims, select_last_index;
+// the axis in range and, unless the result is empty, not of extent 0),
+// fills `plan` for the reduction over the axis and returns
+// select_last_index. Defined in reduce.cpp.
+bool checkArgReduce(const OpCall &op, ReducePlan &plan);
 
 // Block sizes (elements) of the split reductions.
 constexpr int64_t kReduceBlock = 32768;

@@ -105,6 +105,12 @@ ReduceSetup checkReduce(const OpCall &op) {
   return s;
 }
 
+tidalrt::ew::ReducePlan checkArgReduce(const OpCall &op, bool &last) {
+  tidalrt::ew::ReducePlan p;
+  last = tidalrt::ew::checkArgReduce(op, p);
+  return p;
+}
+
 } // namespace elementwise
 } // namespace cuda
 } // namespace tidalrt

@@ -65,6 +65,10 @@ struct ReduceSetup {
 };
 ReduceSetup checkReduce(const OpCall &op);
 
+// argmax / argmin (reduce.cpp's checkArgReduce): the plan of the reduction
+// over the axis; sets `last` to select_last_index.
+tidalrt::ew::ReducePlan checkArgReduce(const OpCall &op, bool &last);
+
 } // namespace elementwise
 } // namespace cuda
 } // namespace tidalrt

@@ -1,5 +1,10 @@
-// reduce.h - the CUDA kernels reduce_sum, reduce_mean and broadcast_to
-// (launch.h).
+// reduce.h - the CUDA kernels reduce_sum, reduce_mean, reduce_max,
+// reduce_min, reduce_prod, argmax, argmin and broadcast_to (launch.h).
+//
+// reduce_max / reduce_min / reduce_prod / argmax / argmin: one thread per
+// result combines its elements in row-major order with the CPU kernels'
+// formulas (cpu/reduce_math.h), as the CPU does, so every type matches it
+// bit for bit.
 //
 // Reductions add in the CPU kernel's order (cpu/reduce.cpp), so float64
 // and integer results match it bit for bit, and float32 results match its
@@ -22,6 +27,7 @@
 #ifndef TIDALRT_CUDA_ELEMENTWISE_REDUCE_H
 #define TIDALRT_CUDA_ELEMENTWISE_REDUCE_H
 
+#include "../../cpu/reduce_math.h"
 #include "common.h"
 #include "host.h"
 
@@ -249,6 +255,143 @@ template <class L> void reduceKernel(L &l, const OpCall &op, bool mean) {
 }
 
 //===----------------------------------------------------------------------===//
+// reduce_max, reduce_min, reduce_prod, argmax, argmin
+//===----------------------------------------------------------------------===//
+
+// The input offset of reduced element `r` (of `reduced.size * inner`, in
+// row-major order) of result `o`.
+struct CombineIndex {
+  Nest kept;
+  Nest reduced;
+  int64_t inner; // the innermost segment's extent
+  bool innerReduced;
+
+  TIDAL_HD int64_t base(int64_t o) const {
+    if (innerReduced)
+      return nestOffset(kept, o);
+    const int64_t q = o / inner;
+    return nestOffset(kept, q) + (o - q * inner);
+  }
+  TIDAL_HD int64_t count() const {
+    return innerReduced ? reduced.size * inner : reduced.size;
+  }
+  TIDAL_HD int64_t offset(int64_t r) const {
+    if (!innerReduced)
+      return nestOffset(reduced, r);
+    const int64_t q = r / inner;
+    return nestOffset(reduced, q) + (r - q * inner);
+  }
+};
+
+inline CombineIndex combineIndex(const tidalrt::ew::ReducePlan &p) {
+  CombineIndex c;
+  c.kept = p.kept;
+  c.reduced = p.reduced;
+  c.inner = p.inner;
+  c.innerReduced = p.innerReduced;
+  return c;
+}
+
+template <reduce::Kind K, typename T> struct CombineBody {
+  CombineIndex ix;
+  const T *x;
+  T *y;
+  TIDAL_HD void operator()(int64_t o) const {
+    const T *base = x + ix.base(o);
+    reduce::AccOf<K, T> acc = reduce::identity<K, T>();
+    for (int64_t r = 0, n = ix.count(); r < n; ++r)
+      acc = reduce::combine<K, T>(acc, base[ix.offset(r)]);
+    y[o] = (T)acc;
+  }
+};
+
+template <reduce::Kind K, typename T, class L>
+void runCombine(L &l, const OpCall &op, const tidalrt::ew::ReducePlan &p) {
+  if (l.preparing() || p.numOut == 0)
+    return;
+  const TensorRef &x = op[0], &y = op[1];
+  if (p.identity) {
+    // Only size-1 dimensions are reduced: combining one element with the
+    // identity gives it back.
+    l.copy(y.data, x.data, (size_t)p.numOut * sizeof(T));
+    return;
+  }
+  CombineBody<K, T> body;
+  body.ix = combineIndex(p);
+  body.x = static_cast<const T *>(x.data);
+  body.y = static_cast<T *>(y.data);
+  l.forEach(p.numOut, body);
+}
+
+template <reduce::Kind K, class L> void combineKernel(L &l, const OpCall &op) {
+  const tidalrt::ew::ReducePlan p = checkReduce(op).plan;
+  switch (op[0].type) {
+  case TIDALRT_ELEMENT_TYPE_F32:
+    return runCombine<K, float>(l, op, p);
+  case TIDALRT_ELEMENT_TYPE_F64:
+    return runCombine<K, double>(l, op, p);
+  case TIDALRT_ELEMENT_TYPE_I64:
+    return runCombine<K, int64_t>(l, op, p);
+  case TIDALRT_ELEMENT_TYPE_I32:
+    return runCombine<K, int32_t>(l, op, p);
+  }
+}
+
+template <typename T> struct ArgBody {
+  CombineIndex ix;
+  const T *x;
+  int64_t *y;
+  bool isMax, last;
+  TIDAL_HD void operator()(int64_t o) const {
+    const T *base = x + ix.base(o);
+    T best = base[ix.offset(0)];
+    int64_t at = 0;
+    for (int64_t r = 1, n = ix.count(); r < n; ++r) {
+      const T v = base[ix.offset(r)];
+      if (reduce::beats(v, best, isMax, last)) {
+        best = v;
+        at = r;
+      }
+    }
+    y[o] = at;
+  }
+};
+
+template <typename T, class L>
+void runArg(L &l, const OpCall &op, const tidalrt::ew::ReducePlan &p,
+            bool isMax, bool last) {
+  if (l.preparing() || p.numOut == 0)
+    return;
+  const TensorRef &x = op[0], &y = op[1];
+  if (p.identity) { // the axis has extent 1
+    l.zero(y.data, (size_t)p.numOut * sizeof(int64_t));
+    return;
+  }
+  ArgBody<T> body;
+  body.ix = combineIndex(p);
+  body.x = static_cast<const T *>(x.data);
+  body.y = static_cast<int64_t *>(y.data);
+  body.isMax = isMax;
+  body.last = last;
+  l.forEach(p.numOut, body);
+}
+
+template <class L> void argKernel(L &l, const OpCall &op, bool isMax) {
+  bool last = false;
+  const tidalrt::ew::ReducePlan p = checkArgReduce(op, last);
+  switch (op[0].type) {
+  case TIDALRT_ELEMENT_TYPE_F32:
+    return runArg<float>(l, op, p, isMax, last);
+  case TIDALRT_ELEMENT_TYPE_F64:
+    return runArg<double>(l, op, p, isMax, last);
+  case TIDALRT_ELEMENT_TYPE_I64:
+    return runArg<int64_t>(l, op, p, isMax, last);
+  case TIDALRT_ELEMENT_TYPE_I32:
+    return runArg<int32_t>(l, op, p, isMax, last);
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // broadcast_to
 //===----------------------------------------------------------------------===//
 
@@ -294,6 +437,21 @@ template <class L> void k_reduce_sum(L &l, OpCall &op) {
 }
 template <class L> void k_reduce_mean(L &l, OpCall &op) {
   elementwise::reduceKernel(l, op, true);
+}
+template <class L> void k_reduce_max(L &l, OpCall &op) {
+  elementwise::combineKernel<reduce::Kind::Max>(l, op);
+}
+template <class L> void k_reduce_min(L &l, OpCall &op) {
+  elementwise::combineKernel<reduce::Kind::Min>(l, op);
+}
+template <class L> void k_reduce_prod(L &l, OpCall &op) {
+  elementwise::combineKernel<reduce::Kind::Prod>(l, op);
+}
+template <class L> void k_argmax(L &l, OpCall &op) {
+  elementwise::argKernel(l, op, true);
+}
+template <class L> void k_argmin(L &l, OpCall &op) {
+  elementwise::argKernel(l, op, false);
 }
 template <class L> void k_broadcast_to(L &l, OpCall &op) {
   elementwise::broadcastToKernel(l, op);
