@@ -197,12 +197,23 @@ void addLogicConverters(llvm::StringMap<Converter> &converters);
 void addPadConverters(llvm::StringMap<Converter> &converters);
 
 /// Adds the converters of ops built from other tidal ops: Instance- and
-/// GroupNormalization, Gelu, PRelu, Trilu, Tile, ReduceL1/L2/SumSquare
+/// GroupNormalization, Gelu, PRelu, Trilu, Tile, ReduceL1/L2/SumSquare,
+/// ReduceLogSum, ReduceLogSumExp
 /// (DecomposedConverters.cpp).
 void addDecomposedConverters(llvm::StringMap<Converter> &converters);
 
 /// Adds LSTM and GRU, unrolled over the sequence (RecurrentConverters.cpp).
 void addRecurrentConverters(llvm::StringMap<Converter> &converters);
+
+/// The axes an ONNX reduction (ReduceSum, ReduceMax, ReduceL2, ...) of node
+/// `n` reduces, non-negative and sorted: its `axes` input (known at compile
+/// time) or attribute; all axes when none are given, or none (the node is
+/// the identity) with `noop_with_empty_axes` (ReduceConverters.cpp).
+FailureOr<llvm::SmallVector<int64_t>> reduceAxes(Node &n);
+
+/// Adds ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ArgMax and
+/// ArgMin (ReduceConverters.cpp).
+void addReduceConverters(llvm::StringMap<Converter> &converters);
 
 /// Adds Einsum as transposes around one matmul (EinsumConverter.cpp).
 void addEinsumConverter(llvm::StringMap<Converter> &converters);

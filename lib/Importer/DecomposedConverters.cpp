@@ -11,9 +11,11 @@
 //   PRelu                   where(x > 0, x, slope * x)
 //   Trilu                   where(compile-time band mask, x, 0)
 //   Tile                    unsqueeze, broadcast_to, reshape
-//   ReduceL1, ReduceL2, ReduceSumSquare
+//   ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum
 //                           reduce_sum of |x|, sqrt of reduce_sum of x^2,
-//                           reduce_sum of x^2
+//                           reduce_sum of x^2, log of reduce_sum of x
+//   ReduceLogSumExp         log(reduce_sum(exp(x - m))) + m, m the
+//                           reduce_max (keepdims), 0 where infinite
 // Each intermediate is a value of the training graph like any other (the
 // planner sees and frees it); docs/dialect.md lists the forms.
 //
@@ -213,40 +215,68 @@ LogicalResult convertTile(Node &n) {
   return b.bind(b.reshape(v, out));
 }
 
-/// ReduceL1, ReduceL2 and ReduceSumSquare through ReduceSum's converter
-/// semantics (axes as attribute or, from opset 18, input).
+/// ReduceL1, ReduceL2, ReduceSumSquare and ReduceLogSum as ONNX's function
+/// bodies define them: reduce_sum of |x| or x^2 (then sqrt), of x (then
+/// log); with no axes (`noop_with_empty_axes`) only the element-wise parts.
 LogicalResult convertNormReduce(Node &n, llvm::StringRef kind) {
   auto x = n.in(0);
   if (failed(x))
     return failure();
-  int64_t rank = n.type(0).getRank();
-  llvm::SmallVector<int64_t> raw;
-  if (n.has(1)) {
-    auto c = n.constInts(1, "axes");
-    if (failed(c))
-      return failure();
-    raw = *c;
-  } else if (auto a = n.ints("axes")) {
-    raw = *a;
-  }
-  if (raw.empty() && n.i("noop_with_empty_axes", 0))
-    raw.clear();
-  else if (raw.empty())
-    for (int64_t d = 0; d < rank; ++d)
-      raw.push_back(d);
-  auto axes = n.axes(raw, rank);
+  auto axes = reduceAxes(n);
   if (failed(axes))
     return failure();
   Composer b{n};
-  Value v = kind == "l1" ? b.op(AbsOp::getOperationName(), {*x})
-                         : b.binary(MulOp::getOperationName(), *x, *x);
+  Value v = *x;
+  if (kind == "l1")
+    v = b.op(AbsOp::getOperationName(), {v});
+  else if (kind == "l2" || kind == "sum_square")
+    v = b.binary(MulOp::getOperationName(), v, v);
   if (!axes->empty())
     v = b.op(ReduceSumOp::getOperationName(), {v},
              {n.arr("axes", *axes),
               n.named("keepdims", n.b().getBoolAttr(n.i("keepdims", 1)))});
   if (kind == "l2")
     v = b.op(SqrtOp::getOperationName(), {v});
+  else if (kind == "log_sum")
+    v = b.op(LogOp::getOperationName(), {v});
   return b.bind(v);
+}
+
+/// ReduceLogSumExp as PyTorch's torch.logsumexp computes it:
+/// log(reduce_sum(exp(x - m))) + m with m = reduce_max(x) (keepdims),
+/// replaced by 0 where it is infinite, so that no exp overflows and an
+/// all -inf slice gives -inf. With no axes, x itself (log(exp(x))).
+LogicalResult convertLogSumExp(Node &n) {
+  auto x = n.in(0);
+  if (failed(x))
+    return failure();
+  auto axes = reduceAxes(n);
+  if (failed(axes))
+    return failure();
+  if (axes->empty())
+    return n.emit(IdentityOp::getOperationName(), {*x}, {}, 1);
+  Composer b{n};
+  Type elt = n.type(0).getElementType();
+  auto reduce = [&](llvm::StringRef name, Value v, bool keep) {
+    return b.op(
+        name, {v},
+        {n.arr("axes", *axes), n.named("keepdims", n.b().getBoolAttr(keep))});
+  };
+  Value m = reduce(ReduceMaxOp::getOperationName(), *x, true);
+  Value inf = b.splat(elt, {}, INFINITY);
+  Value infinite = b.binary(EqualOp::getOperationName(),
+                            b.op(AbsOp::getOperationName(), {m}), inf);
+  m = b.op(WhereOp::getOperationName(), {infinite, b.splat(elt, {}, 0.0), m});
+  Value e = b.op(ExpOp::getOperationName(),
+                 {b.binary(SubOp::getOperationName(), *x, m)});
+  bool keep = n.i("keepdims", 1);
+  Value s = b.op(LogOp::getOperationName(),
+                 {reduce(ReduceSumOp::getOperationName(), e, keep)});
+  if (!b.ok)
+    return failure();
+  if (!keep)
+    m = b.reshape(m, cast<RankedTensorType>(s.getType()).getShape());
+  return b.bind(b.binary(AddOp::getOperationName(), s, m));
 }
 
 } // namespace
@@ -263,4 +293,6 @@ void importer::addDecomposedConverters(llvm::StringMap<Converter> &map) {
   map["ReduceSumSquare"] = [](Node &n) {
     return convertNormReduce(n, "sum_square");
   };
+  map["ReduceLogSum"] = [](Node &n) { return convertNormReduce(n, "log_sum"); };
+  map["ReduceLogSumExp"] = convertLogSumExp;
 }

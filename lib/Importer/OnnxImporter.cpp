@@ -393,6 +393,8 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
       {"Dropout", {1, 2}},  {"Clip", {1, 2}},        {"Expand", {1}},
       {"Pad", {1, 2, 3}},   {"Tile", {1}},           {"Trilu", {1}},
       {"ReduceL1", {1}},    {"ReduceL2", {1}},       {"ReduceSumSquare", {1}},
+      {"ReduceMean", {1}},  {"ReduceMax", {1}},      {"ReduceMin", {1}},
+      {"ReduceProd", {1}},  {"ReduceLogSum", {1}},   {"ReduceLogSumExp", {1}},
       {"Resize", {1, 2, 3}}};
   llvm::StringSet<> compileTime;
   for (const auto *graph : graphs)

@@ -215,39 +215,6 @@ LogicalResult convertClassLoss(Node &n, bool softmax) {
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult convertReduce(Node &n, llvm::StringRef opName) {
-  auto x = n.in(0);
-  if (failed(x))
-    return failure();
-  int64_t rank = n.type(0).getRank();
-  llvm::SmallVector<int64_t> raw;
-  bool given = false;
-  if (n.has(1)) { // ReduceSum-13: axes is an input
-    auto c = n.constInts(1, "axes");
-    if (failed(c))
-      return failure();
-    raw = *c;
-    given = true;
-  } else if (auto a = n.ints("axes")) {
-    raw = *a;
-    given = true;
-  }
-  if (given && raw.empty())
-    given = false;
-  if (!given && n.i("noop_with_empty_axes", 0))
-    return n.emit(IdentityOp::getOperationName(), {*x}, {}, 1);
-  if (!given)
-    for (int64_t d = 0; d < rank; ++d)
-      raw.push_back(d);
-  auto axes = n.axes(raw, rank);
-  if (failed(axes))
-    return failure();
-  return n.emit(opName, {*x},
-                {n.arr("axes", *axes),
-                 n.named("keepdims", n.b().getBoolAttr(n.i("keepdims", 1)))},
-                1);
-}
-
 LogicalResult convertReshape(Node &n) {
   auto x = n.in(0);
   if (failed(x))
@@ -576,8 +543,6 @@ LogicalResult importer::convertNode(GraphImporter &g,
          [](Node &n) { return convertClassLoss(n, /*softmax=*/true); }},
         {"NegativeLogLikelihoodLoss",
          [](Node &n) { return convertClassLoss(n, /*softmax=*/false); }},
-        {"ReduceMean", named(convertReduce, ReduceMeanOp::getOperationName())},
-        {"ReduceSum", named(convertReduce, ReduceSumOp::getOperationName())},
         {"Reshape", convertReshape},
         {"Flatten", convertFlatten},
         {"Squeeze", [](Node &n) { return convertSqueezeLike(n, true); }},
@@ -593,6 +558,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addDecomposedConverters(map);
     addRecurrentConverters(map);
     addEinsumConverter(map);
+    addReduceConverters(map);
     addConvTransposeConverter(map);
     addResizeConverters(map);
     return map;

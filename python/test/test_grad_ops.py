@@ -933,6 +933,87 @@ def reduce_case(name, rng, op, shape, axes, keepdims):
     return case
 
 
+def torch_prod(v, dims, keepdim):
+    """torch.prod over several dims: one dim at a time (its rule is exact
+    with zeros), the last dim first so that the others keep their index."""
+    for d in sorted(dims, reverse=True):
+        v = torch.prod(v, d, keepdim=True)
+    return v if keepdim else v.reshape([n for i, n in enumerate(v.shape) if i not in dims])
+
+
+def reduce_extreme_cases(rng):
+    """ReduceMax/Min against torch.amax/amin (ties split the gradient),
+    ReduceProd against torch.prod (zeros: one in a slice gets the product of
+    the others, two give 0), ReduceLogSumExp against torch.logsumexp (large
+    values too), ReduceLogSum, ArgMax feeding a Gather, at opset 13 (axes an
+    attribute) and 18 (axes an input)."""
+    cases = []
+    forms = [((3, 4), [1], 1), ((2, 3, 4), [0, 2], 0), ((2, 3, 4), None, 1), ((4, 5), [-1], 0), ((2, 2, 3), [1], 1)]
+    torch_fn = {"ReduceMax": torch.amax, "ReduceMin": torch.amin}
+    for op in ("ReduceMax", "ReduceMin", "ReduceProd"):
+        for j, (shape, axes, keep) in enumerate(forms):
+            for opset in (13, 18):
+                x = randn(rng, *shape) if op != "ReduceProd" else away_from_zero(rng, *shape, lo=0.5, hi=1.5)
+                flat = x.reshape(-1)
+                if op == "ReduceProd" and j in (0, 4):
+                    flat[[1, 5]] = 0.0  # a lone zero in some slices, two in others
+                    if j == 4:
+                        flat[2] = 0.0
+                elif op != "ReduceProd" and j in (0, 1):
+                    flat[[3, 7, 9]] = flat.max() if op == "ReduceMax" else flat.min()  # ties
+                    flat[0] = flat[1]
+                dims = tuple(range(len(shape))) if axes is None else tuple(a % len(shape) for a in axes)
+                attrs, ins, consts = {"keepdims": keep}, ["x"], {}
+                if axes is not None and opset == 13:
+                    attrs["axes"] = list(axes)
+                elif axes is not None:
+                    ins.append("axes")
+                    consts["axes"] = i64(axes)
+                if op == "ReduceProd":
+                    ref = lambda T, d=dims, k=keep: [torch_prod(T["x"], d, bool(k))]
+                else:
+                    ref = lambda T, f=torch_fn[op], d=dims, k=keep: [f(T["x"], dim=d, keepdim=bool(k))]
+                cases.append(Case(f"{op.lower()}_{j}_o{opset}", [Node(op, ins, ["y"], attrs)], ["y"], ref,
+                                  params={"x": x}, consts=consts, opset=opset))
+    # noop_with_empty_axes (opset 18): the identity.
+    cases.append(Case("reducemax_noop", [Node("ReduceMax", ["x"], ["y"], {"noop_with_empty_axes": 1})], ["y"],
+                      lambda T: [T["x"]], params={"x": randn(rng, 2, 3)}, opset=18))
+    # A numerically stable softmax as exporters write it: x - max(x).
+    nodes = [Node("ReduceMax", ["x"], ["m"], {"axes": [1]}), Node("Sub", ["x", "m"], ["z"]), Node("Exp", ["z"], ["e"]),
+             Node("ReduceSum", ["e", "one"], ["s"]), Node("Div", ["e", "s"], ["y"])]
+    cases.append(Case("stable_softmax", nodes, ["y"], lambda T: [torch.softmax(T["x"], 1)],
+                      params={"x": randn(rng, 3, 5)}, consts={"one": i64([1])}))
+    for j, (shape, axes, keep, shift) in enumerate([((3, 4), [1], 1, 0.0), ((2, 3, 4), [0, 2], 0, 0.0),
+                                                     ((4, 5), None, 0, 0.0), ((3, 6), [-1], 1, 100.0)]):
+        dims = tuple(range(len(shape))) if axes is None else tuple(a % len(shape) for a in axes)
+        for opset in (13, 18):
+            attrs, ins, consts = {"keepdims": keep}, ["x"], {}
+            if axes is not None and opset == 13:
+                attrs["axes"] = list(axes)
+            elif axes is not None:
+                ins.append("axes")
+                consts["axes"] = i64(axes)
+            cases.append(Case(f"logsumexp_{j}_o{opset}", [Node("ReduceLogSumExp", ins, ["y"], attrs)], ["y"],
+                              lambda T, d=dims, k=keep: [torch.logsumexp(T["x"], dim=d, keepdim=bool(k))],
+                              params={"x": randn(rng, *shape, scale=2.0, shift=shift)}, consts=dict(consts), opset=opset))
+            cases.append(Case(f"logsum_{j}_o{opset}", [Node("ReduceLogSum", ins, ["y"], attrs)], ["y"],
+                              lambda T, d=dims, k=keep: [torch.log(torch.sum(T["x"], dim=d, keepdim=bool(k)))],
+                              params={"x": positive(rng, *shape)}, consts=dict(consts), opset=opset))
+    # ArgMax/ArgMin pick columns: the gradient flows through the Gather only.
+    for op, fn in (("ArgMax", torch.argmax), ("ArgMin", torch.argmin)):
+        x = randn(rng, 4, 5)
+        nodes = [Node(op, ["x"], ["i"], {"axis": 1, "keepdims": 0}), Node("Gather", ["x", "i"], ["y"], {"axis": 1})]
+        cases.append(Case(f"{op.lower()}_gather", nodes, ["y"], lambda T, fn=fn: [T["x"][:, fn(T["x"], 1)]],
+                          params={"x": x}))
+    x = randn(rng, 3, 4)
+    x[1, 3] = x[1, 0]  # a tie: the last index
+    nodes = [Node("ArgMax", ["x"], ["i"], {"axis": -1, "select_last_index": 1}), Node("Cast", ["i"], ["f"], {"to": onnx.TensorProto.FLOAT}),
+             Node("Mul", ["x", "f"], ["y"])]
+    last = lambda v: (v.shape[-1] - 1 - torch.argmax(v.flip(-1), -1, keepdim=True)).double()  # noqa: E731
+    cases.append(Case("argmax_last_scale", nodes, ["y"], lambda T: [T["x"] * last(T["x"])], params={"x": x}))
+    return cases
+
+
 def reshape_case(name, rng, shape, target):
     x = randn(rng, *shape)
     out = [shape[i] if t == 0 else t for i, t in enumerate(target)]
@@ -1220,6 +1301,9 @@ class GradOpsTest(unittest.TestCase):
         noop = Node("ReduceSum", ["x"], ["y"], dict(keepdims=1, noop_with_empty_axes=1))
         cases.append(simple("reducesum_noop_empty_axes", [noop], lambda T: [T["x"]], params={"x": x}))
         self.check("reduce", cases)
+
+    def test_grad_reduce_extreme(self):
+        self.check("reduce extreme", reduce_extreme_cases(gs.rng_for("reduce_extreme")))
 
     def test_grad_shape_ops(self):
         rng = gs.rng_for("shape_ops")

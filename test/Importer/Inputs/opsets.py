@@ -55,6 +55,26 @@ def reduce18():
                  [ints("last", [-1]), ints("outer", [0, 2]), ints("none", [])], opset=18)
 
 
+def reduce_extremes(opset):
+    """ReduceMax/Min/Prod/LogSum/LogSumExp with axes as an input (opset 18
+    on), absent with noop_with_empty_axes, and ArgMax/ArgMin with a negative
+    axis and select_last_index."""
+    nodes = [
+        node("ReduceMax", ["x", "last"], ["y1"], "rmax", keepdims=0),
+        node("ReduceMin", ["x"], ["y2"], "rmin_noop", noop_with_empty_axes=1),
+        helper.make_node("Constant", [], ["one"], name="c_one",
+                         value=helper.make_tensor("one", TensorProto.INT64, [1], [1])),
+        node("ReduceProd", ["x", "one"], ["y3"], "rprod"),
+        node("ReduceLogSumExp", ["x", "outer"], ["y4"], "rlse", keepdims=0),
+        node("ReduceLogSum", ["x"], ["y5"], "rls_all", keepdims=0),
+        node("ArgMax", ["x"], ["i1"], "amax", axis=-1, select_last_index=1),
+        node("ArgMin", ["x"], ["i2"], "amin", axis=1, keepdims=0),
+    ]
+    return model(nodes, [fin("x", ["N", 3, 4])], [out(f"y{i}") for i in range(1, 6)] + [
+        helper.make_tensor_value_info(i, TensorProto.INT64, None) for i in ("i1", "i2")],
+        [ints("last", [-1]), ints("outer", [0, 2])], opset=opset)
+
+
 def split(opset):
     """Split-18: num_outputs with an uneven last chunk (7 = 3 + 3 + 1), and
     sizes as an input."""
@@ -132,6 +152,8 @@ def one(op, opset, ins=("x",), outs=("y",), inits=(), shape=("N", 4), **attrs):
 
 MODELS = {
     "reduce18.onnx": reduce18,
+    "reduce_extremes18.onnx": lambda: reduce_extremes(18),
+    "reduce_extremes21.onnx": lambda: reduce_extremes(21),
     "split18.onnx": lambda: split(18),
     "split21.onnx": lambda: split(21),
     "shapes20.onnx": shapes19,
@@ -150,6 +172,10 @@ MODELS = {
     "split18_both.onnx": lambda: one("Split", 18, ins=("x", "sizes"), outs=("a", "b"), inits=[ints("sizes", [2, 2])],
                                      axis=1, num_outputs=2),
     "split18_neither.onnx": lambda: one("Split", 18, outs=("a", "b"), axis=1),
+    "reducemax20_bool.onnx": lambda: model(
+        [node("ReduceMax", ["b"], ["y"], "rmax_bool", keepdims=0)],
+        [helper.make_tensor_value_info("b", TensorProto.BOOL, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.BOOL, None)], opset=20),
     "pad19_wrap.onnx": lambda: one("Pad", 19, ins=("x", "pads"), inits=[ints("pads", [0, 1, 0, 1])], mode="wrap"),
 }
 
