@@ -595,6 +595,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addEinsumConverter(map);
     addConvTransposeConverter(map);
     addResizeConverters(map);
+    addIndexingConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

@@ -838,6 +838,68 @@ def resize_cases(rng):
     return cases
 
 
+# --- element indexing and CumSum ----------------------------------------------------
+
+
+def indexing_cases(rng):
+    """GatherElements vs torch.gather, GatherND vs advanced indexing,
+    ScatterElements vs torch.scatter / scatter_add, ScatterND vs index_put,
+    CumSum vs torch.cumsum (exclusive and reverse built from it); run-time
+    indices (graph inputs) with negative entries."""
+    cases = []
+    idx = rng.integers(-4, 4, size=(3, 2)).astype(np.int64)  # into axis 1 of [3, 4]
+    cases.append(Case("gather_elements", [Node("GatherElements", ["x", "i"], ["y"], {"axis": 1})], ["y"],
+                      lambda T: [torch.gather(T["x"], 1, T["i"] % 4)], params={"x": randn(rng, 3, 4)},
+                      inputs={"i": idx}))
+    idx0 = rng.integers(0, 2, size=(2, 3, 4)).astype(np.int64)  # into axis 0 of [2, 3, 5]
+    cases.append(Case("gather_elements_axis0", [Node("GatherElements", ["x", "i"], ["y"], {"axis": 0})], ["y"],
+                      lambda T: [torch.gather(T["x"], 0, T["i"])], params={"x": randn(rng, 2, 3, 5)},
+                      inputs={"i": idx0}))
+    nd = np.array([[[0, 1], [2, -1]], [[1, 0], [-3, 2]]], dtype=np.int64)  # [2, 2, 2] into [3, 4, 5]
+    cases.append(Case("gather_nd", [Node("GatherND", ["x", "i"], ["y"])], ["y"],
+                      lambda T: [T["x"][T["i"][..., 0] % 3, T["i"][..., 1] % 4]], params={"x": randn(rng, 3, 4, 5)},
+                      inputs={"i": nd}))
+    bnd = np.array([[[1], [0]], [[2], [2]]], dtype=np.int64)  # batch_dims 1: [2, 2, 1] into [2, 3, 4]
+    cases.append(Case("gather_nd_batch", [Node("GatherND", ["x", "i"], ["y"], {"batch_dims": 1})], ["y"],
+                      lambda T: [torch.stack([T["x"][b][T["i"][b, :, 0]] for b in range(2)])],
+                      params={"x": randn(rng, 2, 3, 4)}, inputs={"i": bnd}))
+    perm = np.array([[2, 0, 1, 3], [1, 3, 0, 2]], dtype=np.int64)  # unique per row
+    cases.append(Case("scatter_elements", [Node("ScatterElements", ["x", "i", "u"], ["y"], {"axis": 1})], ["y"],
+                      lambda T: [T["x"].scatter(1, T["i"], T["u"])],
+                      params={"x": randn(rng, 2, 5), "u": randn(rng, 2, 4)}, inputs={"i": perm}))
+    dup = np.array([[0, 0, 2], [1, 1, 1]], dtype=np.int64)
+    cases.append(Case("scatter_elements_add", [Node("ScatterElements", ["x", "i", "u"], ["y"],
+                                                    {"axis": 1, "reduction": "add"})], ["y"],
+                      lambda T: [T["x"].scatter_add(1, T["i"], T["u"])],
+                      params={"x": randn(rng, 2, 4), "u": randn(rng, 2, 3)}, inputs={"i": dup}, opset=16))
+    rows = np.array([[2], [0]], dtype=np.int64)
+    def index_put(T):
+        y = T["x"].clone()
+        y[T["i"][:, 0]] = T["u"]
+        return [y]
+    cases.append(Case("scatter_nd_rows", [Node("ScatterND", ["x", "i", "u"], ["y"])], ["y"], index_put,
+                      params={"x": randn(rng, 4, 3), "u": randn(rng, 2, 3)}, inputs={"i": rows}))
+    cells = np.array([[1, 2], [0, 0], [1, -1]], dtype=np.int64)
+    def index_add(T):
+        i = T["i"] % torch.tensor([2, 4])
+        return [T["x"].index_put((i[:, 0], i[:, 1]), T["u"], accumulate=True)]
+    cases.append(Case("scatter_nd_add", [Node("ScatterND", ["x", "i", "u"], ["y"], {"reduction": "add"})], ["y"],
+                      index_add, params={"x": randn(rng, 2, 4), "u": randn(rng, 3)}, inputs={"i": cells}, opset=16))
+    for j, (shape, axis, excl, rev) in enumerate([((3, 7), 1, 0, 0), ((5, 2, 3), 0, 1, 0), ((2, 9), -1, 0, 1),
+                                                  ((4, 6), 1, 1, 1), ((1,), 0, 0, 0)]):
+        def ref(T, axis=axis, excl=excl, rev=rev):
+            x = T["x"]
+            if rev:
+                x = x.flip(axis)
+            y = torch.cumsum(x, axis)
+            if excl:
+                y = y - x
+            return [y.flip(axis) if rev else y]
+        cases.append(Case(f"cumsum_{j}", [Node("CumSum", ["x", "axis"], ["y"], {"exclusive": excl, "reverse": rev})],
+                          ["y"], ref, params={"x": randn(rng, *shape)}, consts={"axis": i64(axis)}))
+    return cases
+
+
 # --- shared weights ----------------------------------------------------------------
 
 
@@ -1158,6 +1220,9 @@ class GradOpsTest(unittest.TestCase):
 
     def test_grad_resize(self):
         self.check("resize", resize_cases(gs.rng_for("resize")))
+
+    def test_grad_indexing(self):
+        self.check("indexing", indexing_cases(gs.rng_for("indexing")))
 
     def test_grad_shared_weights(self):
         self.check("shared weights", shared_weight_cases(gs.rng_for("shared")))

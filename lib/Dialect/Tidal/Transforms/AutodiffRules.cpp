@@ -526,6 +526,10 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
     buildConvGradients(b, op, resultGrads[0], wanted, out);
     return success();
   }
+  if (isIndexingOp(op)) {
+    buildIndexingGradients(b, op, resultGrads[0], wanted, out);
+    return success();
+  }
   if (isActivationOp(op)) {
     if (r.want(0))
       r.set(0, buildActivationGradient(b, op, resultGrads[0]));
