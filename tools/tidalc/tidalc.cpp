@@ -13,6 +13,7 @@
 #include "tidal/Conversion/Passes.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 #include "tidal/Dialect/Tidal/Transforms/Passes.h"
+#include "tidal/Importer/EmbedModel.h"
 #include "tidal/Importer/OnnxImporter.h"
 #include "tidal/InitAll.h"
 #include "tidal/Pipelines/Pipelines.h"
@@ -283,8 +284,14 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
   info.stepFunc = training ? "train_step" : "main";
   info.optimizerJson = optimizerJson(training);
   std::string error;
-  if (!readFile(inputPath, info.modelBytes, error))
+  mlir::tidal::EmbeddedData external;
+  if (!mlir::tidal::readModelForEmbedding(inputPath, info.modelBytes,
+                                          external.bytes, error))
     return fail(error);
+  if (!external.bytes.empty()) {
+    external.name = mlir::tidal::kExternalDataBlob;
+    info.embedded.push_back(std::move(external));
+  }
   auto step = module.lookupSymbol<mlir::func::FuncOp>(info.stepFunc);
   if (!step)
     return fail("the compiled module has no @" + info.stepFunc);
