@@ -215,6 +215,9 @@ void addResizeConverters(llvm::StringMap<Converter> &converters);
 /// Adds GatherElements, GatherND, ScatterElements, ScatterND and CumSum as
 /// gathers, scatter-adds and a matmul (IndexingConverters.cpp).
 void addIndexingConverters(llvm::StringMap<Converter> &converters);
+/// Adds DepthToSpace, SpaceToDepth, GlobalMaxPool, Shrink and
+/// ThresholdedRelu as compositions (RearrangeConverters.cpp).
+void addRearrangeConverters(llvm::StringMap<Converter> &converters);
 
 } // namespace mlir::tidal::importer
 

@@ -596,6 +596,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addConvTransposeConverter(map);
     addResizeConverters(map);
     addIndexingConverters(map);
+    addRearrangeConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

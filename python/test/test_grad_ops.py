@@ -900,6 +900,43 @@ def indexing_cases(rng):
     return cases
 
 
+# --- DepthToSpace, SpaceToDepth, GlobalMaxPool, Shrink, ThresholdedRelu -------------
+
+
+def rearrange_cases(rng):
+    """Against nn.PixelShuffle (CRD), ONNX's DCR and SpaceToDepth orders,
+    adaptive_max_pool2d(1), Hardshrink/Softshrink and F.threshold."""
+    cases = []
+    cases.append(Case("pixel_shuffle", [Node("DepthToSpace", ["x"], ["y"], {"blocksize": 2, "mode": "CRD"})], ["y"],
+                      lambda T: [F.pixel_shuffle(T["x"], 2)], params={"x": randn(rng, 2, 8, 3, 4)}))
+
+    def dcr(T):
+        x = T["x"]
+        n, c, h, w = x.shape
+        y = x.reshape(n, 3, 3, c // 9, h, w).permute(0, 3, 4, 1, 5, 2)
+        return [y.reshape(n, c // 9, h * 3, w * 3)]
+    cases.append(Case("depth_to_space_dcr", [Node("DepthToSpace", ["x"], ["y"], {"blocksize": 3})], ["y"], dcr,
+                      params={"x": randn(rng, 1, 18, 2, 3)}))
+    def space_to_depth(T):  # ONNX's order (block offsets outermost), not PixelUnshuffle's
+        x = T["x"]
+        n, c, h, w = x.shape
+        y = x.reshape(n, c, h // 2, 2, w // 2, 2).permute(0, 3, 5, 1, 2, 4)
+        return [y.reshape(n, c * 4, h // 2, w // 2)]
+    cases.append(Case("space_to_depth", [Node("SpaceToDepth", ["x"], ["y"], {"blocksize": 2})], ["y"],
+                      space_to_depth, params={"x": randn(rng, 2, 3, 4, 6)}))
+    cases.append(Case("global_max_pool", [Node("GlobalMaxPool", ["x"], ["y"])], ["y"],
+                      lambda T: [F.adaptive_max_pool2d(T["x"], 1)], params={"x": randn(rng, 2, 3, 5, 4)}))
+    cases.append(Case("global_max_pool_1d", [Node("GlobalMaxPool", ["x"], ["y"])], ["y"],
+                      lambda T: [F.adaptive_max_pool1d(T["x"], 1)], params={"x": randn(rng, 2, 3, 7)}))
+    cases.append(Case("hardshrink", [Node("Shrink", ["x"], ["y"], {"lambd": 0.5})], ["y"],
+                      lambda T: [F.hardshrink(T["x"], 0.5)], params={"x": randn(rng, 4, 5)}))
+    cases.append(Case("softshrink", [Node("Shrink", ["x"], ["y"], {"lambd": 0.3, "bias": 0.3})], ["y"],
+                      lambda T: [F.softshrink(T["x"], 0.3)], params={"x": randn(rng, 4, 5)}))
+    cases.append(Case("thresholded_relu", [Node("ThresholdedRelu", ["x"], ["y"], {"alpha": 0.4})], ["y"],
+                      lambda T: [F.threshold(T["x"], 0.4, 0.0)], params={"x": randn(rng, 4, 5)}))
+    return cases
+
+
 # --- shared weights ----------------------------------------------------------------
 
 
@@ -1223,6 +1260,9 @@ class GradOpsTest(unittest.TestCase):
 
     def test_grad_indexing(self):
         self.check("indexing", indexing_cases(gs.rng_for("indexing")))
+
+    def test_grad_rearrange(self):
+        self.check("rearrange", rearrange_cases(gs.rng_for("rearrange")))
 
     def test_grad_shared_weights(self):
         self.check("shared weights", shared_weight_cases(gs.rng_for("shared")))

@@ -20,6 +20,7 @@ SUPPORTED_OPS = frozenset(
     Trilu Tile ReduceL1 ReduceL2 ReduceSumSquare LSTM GRU
     Einsum Cast CastLike ConvTranspose Resize
     GatherElements GatherND ScatterElements ScatterND CumSum
+    DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu
     """.split()
 )
 
