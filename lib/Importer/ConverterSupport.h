@@ -223,6 +223,12 @@ void addConvTransposeConverter(llvm::StringMap<Converter> &converters);
 /// Adds Resize and Upsample as gathers along each resized axis, weighted
 /// and summed for linear and cubic (ResizeConverter.cpp).
 void addResizeConverters(llvm::StringMap<Converter> &converters);
+/// Adds GatherElements, GatherND, ScatterElements, ScatterND and CumSum as
+/// gathers, scatter-adds and a matmul (IndexingConverters.cpp).
+void addIndexingConverters(llvm::StringMap<Converter> &converters);
+/// Adds DepthToSpace, SpaceToDepth, GlobalMaxPool, Shrink and
+/// ThresholdedRelu as compositions (RearrangeConverters.cpp).
+void addRearrangeConverters(llvm::StringMap<Converter> &converters);
 
 } // namespace mlir::tidal::importer
 

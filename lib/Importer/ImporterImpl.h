@@ -29,6 +29,11 @@ std::string onnxTypeName(int32_t onnxType);
 
 /// Decodes an initializer or Constant tensor into an attribute of the given
 /// static shape. `baseDir` resolves external data. Sets `error` on failure.
+/// Reads the external data of `t` (its location relative to `baseDir`, which
+/// must stay below it) into `bytes`; false with `error` set when it cannot.
+bool readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
+                  std::string &bytes, std::string &error);
+
 DenseElementsAttr decodeTensor(MLIRContext *ctx, const onnx::TensorProto &t,
                                llvm::StringRef baseDir, std::string &error);
 

@@ -388,14 +388,14 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
   // Initializers read at compile time (a Reshape shape, a Dropout ratio...)
   // are constants whatever their type, never parameters.
   static const llvm::StringMap<std::vector<int>> compileTimeOperands = {
-      {"Reshape", {1}},     {"Slice", {1, 2, 3, 4}}, {"Squeeze", {1}},
-      {"Unsqueeze", {1}},   {"ReduceSum", {1}},      {"Split", {1}},
-      {"Dropout", {1, 2}},  {"Clip", {1, 2}},        {"Expand", {1}},
-      {"Pad", {1, 2, 3}},   {"Tile", {1}},           {"Trilu", {1}},
-      {"ReduceL1", {1}},    {"ReduceL2", {1}},       {"ReduceSumSquare", {1}},
-      {"ReduceMean", {1}},  {"ReduceMax", {1}},      {"ReduceMin", {1}},
-      {"ReduceProd", {1}},  {"ReduceLogSum", {1}},   {"ReduceLogSumExp", {1}},
-      {"Resize", {1, 2, 3}}};
+      {"Reshape", {1}},      {"Slice", {1, 2, 3, 4}}, {"Squeeze", {1}},
+      {"Unsqueeze", {1}},    {"ReduceSum", {1}},      {"Split", {1}},
+      {"Dropout", {1, 2}},   {"Clip", {1, 2}},        {"Expand", {1}},
+      {"Pad", {1, 2, 3}},    {"Tile", {1}},           {"Trilu", {1}},
+      {"ReduceL1", {1}},     {"ReduceL2", {1}},       {"ReduceSumSquare", {1}},
+      {"ReduceMean", {1}},   {"ReduceMax", {1}},      {"ReduceMin", {1}},
+      {"ReduceProd", {1}},   {"ReduceLogSum", {1}},   {"ReduceLogSumExp", {1}},
+      {"Resize", {1, 2, 3}}, {"CumSum", {1}}};
   llvm::StringSet<> compileTime;
   for (const auto *graph : graphs)
     for (const auto &node : graph->node())

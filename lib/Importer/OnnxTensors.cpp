@@ -52,9 +52,8 @@ std::string importer::onnxTypeName(int32_t t) {
   return "type " + std::to_string(t);
 }
 
-/// Reads `length` bytes at `offset` of an external data file.
-static bool readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
-                         std::string &bytes, std::string &error) {
+bool importer::readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
+                            std::string &bytes, std::string &error) {
   std::string location;
   uint64_t offset = 0, length = 0;
   bool hasLength = false;

@@ -561,6 +561,8 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addReduceConverters(map);
     addConvTransposeConverter(map);
     addResizeConverters(map);
+    addIndexingConverters(map);
+    addRearrangeConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

@@ -31,6 +31,7 @@ EXPECTED_UNSUPPORTED = {
     "test_min_float16": "float16 arithmetic: tidal's kernels compute float32 and float64",
     "test_einsum_batch_diagonal": "Einsum with a repeated index in one operand (a diagonal): not an attention form",
     "test_resize_tf_crop_and_resize": "Resize with a region of interest (tf_crop_and_resize): PyTorch never exports it",
+    "test_scatternd_multiply": "ScatterND with reduction 'mul' (none and add are supported; PyTorch's index_put_ exports those)",
     "test_lstm_with_peepholes": "LSTM peephole weights (input P): PyTorch's nn.LSTM has none and never exports them",
     "test_cast_FLOAT_to_STRING": "string tensors: tidal handles numeric tensors only",
     "test_cast_STRING_to_FLOAT": "string tensors: tidal handles numeric tensors only",
@@ -66,6 +67,7 @@ COMPILE_TIME_OPERANDS = {
     "ConstantOfShape": (0,),
     "Range": (0, 1, 2),
     "Resize": (1, 2, 3),
+    "CumSum": (1,),
 }
 
 

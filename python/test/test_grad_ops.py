@@ -838,6 +838,105 @@ def resize_cases(rng):
     return cases
 
 
+# --- element indexing and CumSum ----------------------------------------------------
+
+
+def indexing_cases(rng):
+    """GatherElements vs torch.gather, GatherND vs advanced indexing,
+    ScatterElements vs torch.scatter / scatter_add, ScatterND vs index_put,
+    CumSum vs torch.cumsum (exclusive and reverse built from it); run-time
+    indices (graph inputs) with negative entries."""
+    cases = []
+    idx = rng.integers(-4, 4, size=(3, 2)).astype(np.int64)  # into axis 1 of [3, 4]
+    cases.append(Case("gather_elements", [Node("GatherElements", ["x", "i"], ["y"], {"axis": 1})], ["y"],
+                      lambda T: [torch.gather(T["x"], 1, T["i"] % 4)], params={"x": randn(rng, 3, 4)},
+                      inputs={"i": idx}))
+    idx0 = rng.integers(0, 2, size=(2, 3, 4)).astype(np.int64)  # into axis 0 of [2, 3, 5]
+    cases.append(Case("gather_elements_axis0", [Node("GatherElements", ["x", "i"], ["y"], {"axis": 0})], ["y"],
+                      lambda T: [torch.gather(T["x"], 0, T["i"])], params={"x": randn(rng, 2, 3, 5)},
+                      inputs={"i": idx0}))
+    nd = np.array([[[0, 1], [2, -1]], [[1, 0], [-3, 2]]], dtype=np.int64)  # [2, 2, 2] into [3, 4, 5]
+    cases.append(Case("gather_nd", [Node("GatherND", ["x", "i"], ["y"])], ["y"],
+                      lambda T: [T["x"][T["i"][..., 0] % 3, T["i"][..., 1] % 4]], params={"x": randn(rng, 3, 4, 5)},
+                      inputs={"i": nd}))
+    bnd = np.array([[[1], [0]], [[2], [2]]], dtype=np.int64)  # batch_dims 1: [2, 2, 1] into [2, 3, 4]
+    cases.append(Case("gather_nd_batch", [Node("GatherND", ["x", "i"], ["y"], {"batch_dims": 1})], ["y"],
+                      lambda T: [torch.stack([T["x"][b][T["i"][b, :, 0]] for b in range(2)])],
+                      params={"x": randn(rng, 2, 3, 4)}, inputs={"i": bnd}))
+    perm = np.array([[2, 0, 1, 3], [1, 3, 0, 2]], dtype=np.int64)  # unique per row
+    cases.append(Case("scatter_elements", [Node("ScatterElements", ["x", "i", "u"], ["y"], {"axis": 1})], ["y"],
+                      lambda T: [T["x"].scatter(1, T["i"], T["u"])],
+                      params={"x": randn(rng, 2, 5), "u": randn(rng, 2, 4)}, inputs={"i": perm}))
+    dup = np.array([[0, 0, 2], [1, 1, 1]], dtype=np.int64)
+    cases.append(Case("scatter_elements_add", [Node("ScatterElements", ["x", "i", "u"], ["y"],
+                                                    {"axis": 1, "reduction": "add"})], ["y"],
+                      lambda T: [T["x"].scatter_add(1, T["i"], T["u"])],
+                      params={"x": randn(rng, 2, 4), "u": randn(rng, 2, 3)}, inputs={"i": dup}, opset=16))
+    rows = np.array([[2], [0]], dtype=np.int64)
+    def index_put(T):
+        y = T["x"].clone()
+        y[T["i"][:, 0]] = T["u"]
+        return [y]
+    cases.append(Case("scatter_nd_rows", [Node("ScatterND", ["x", "i", "u"], ["y"])], ["y"], index_put,
+                      params={"x": randn(rng, 4, 3), "u": randn(rng, 2, 3)}, inputs={"i": rows}))
+    cells = np.array([[1, 2], [0, 0], [1, -1]], dtype=np.int64)
+    def index_add(T):
+        i = T["i"] % torch.tensor([2, 4])
+        return [T["x"].index_put((i[:, 0], i[:, 1]), T["u"], accumulate=True)]
+    cases.append(Case("scatter_nd_add", [Node("ScatterND", ["x", "i", "u"], ["y"], {"reduction": "add"})], ["y"],
+                      index_add, params={"x": randn(rng, 2, 4), "u": randn(rng, 3)}, inputs={"i": cells}, opset=16))
+    for j, (shape, axis, excl, rev) in enumerate([((3, 7), 1, 0, 0), ((5, 2, 3), 0, 1, 0), ((2, 9), -1, 0, 1),
+                                                  ((4, 6), 1, 1, 1), ((1,), 0, 0, 0)]):
+        def ref(T, axis=axis, excl=excl, rev=rev):
+            x = T["x"]
+            if rev:
+                x = x.flip(axis)
+            y = torch.cumsum(x, axis)
+            if excl:
+                y = y - x
+            return [y.flip(axis) if rev else y]
+        cases.append(Case(f"cumsum_{j}", [Node("CumSum", ["x", "axis"], ["y"], {"exclusive": excl, "reverse": rev})],
+                          ["y"], ref, params={"x": randn(rng, *shape)}, consts={"axis": i64(axis)}))
+    return cases
+
+
+# --- DepthToSpace, SpaceToDepth, GlobalMaxPool, Shrink, ThresholdedRelu -------------
+
+
+def rearrange_cases(rng):
+    """Against nn.PixelShuffle (CRD), ONNX's DCR and SpaceToDepth orders,
+    adaptive_max_pool2d(1), Hardshrink/Softshrink and F.threshold."""
+    cases = []
+    cases.append(Case("pixel_shuffle", [Node("DepthToSpace", ["x"], ["y"], {"blocksize": 2, "mode": "CRD"})], ["y"],
+                      lambda T: [F.pixel_shuffle(T["x"], 2)], params={"x": randn(rng, 2, 8, 3, 4)}))
+
+    def dcr(T):
+        x = T["x"]
+        n, c, h, w = x.shape
+        y = x.reshape(n, 3, 3, c // 9, h, w).permute(0, 3, 4, 1, 5, 2)
+        return [y.reshape(n, c // 9, h * 3, w * 3)]
+    cases.append(Case("depth_to_space_dcr", [Node("DepthToSpace", ["x"], ["y"], {"blocksize": 3})], ["y"], dcr,
+                      params={"x": randn(rng, 1, 18, 2, 3)}))
+    def space_to_depth(T):  # ONNX's order (block offsets outermost), not PixelUnshuffle's
+        x = T["x"]
+        n, c, h, w = x.shape
+        y = x.reshape(n, c, h // 2, 2, w // 2, 2).permute(0, 3, 5, 1, 2, 4)
+        return [y.reshape(n, c * 4, h // 2, w // 2)]
+    cases.append(Case("space_to_depth", [Node("SpaceToDepth", ["x"], ["y"], {"blocksize": 2})], ["y"],
+                      space_to_depth, params={"x": randn(rng, 2, 3, 4, 6)}))
+    cases.append(Case("global_max_pool", [Node("GlobalMaxPool", ["x"], ["y"])], ["y"],
+                      lambda T: [F.adaptive_max_pool2d(T["x"], 1)], params={"x": randn(rng, 2, 3, 5, 4)}))
+    cases.append(Case("global_max_pool_1d", [Node("GlobalMaxPool", ["x"], ["y"])], ["y"],
+                      lambda T: [F.adaptive_max_pool1d(T["x"], 1)], params={"x": randn(rng, 2, 3, 7)}))
+    cases.append(Case("hardshrink", [Node("Shrink", ["x"], ["y"], {"lambd": 0.5})], ["y"],
+                      lambda T: [F.hardshrink(T["x"], 0.5)], params={"x": randn(rng, 4, 5)}))
+    cases.append(Case("softshrink", [Node("Shrink", ["x"], ["y"], {"lambd": 0.3, "bias": 0.3})], ["y"],
+                      lambda T: [F.softshrink(T["x"], 0.3)], params={"x": randn(rng, 4, 5)}))
+    cases.append(Case("thresholded_relu", [Node("ThresholdedRelu", ["x"], ["y"], {"alpha": 0.4})], ["y"],
+                      lambda T: [F.threshold(T["x"], 0.4, 0.0)], params={"x": randn(rng, 4, 5)}))
+    return cases
+
+
 # --- shared weights ----------------------------------------------------------------
 
 
@@ -1239,6 +1338,12 @@ class GradOpsTest(unittest.TestCase):
 
     def test_grad_resize(self):
         self.check("resize", resize_cases(gs.rng_for("resize")))
+
+    def test_grad_indexing(self):
+        self.check("indexing", indexing_cases(gs.rng_for("indexing")))
+
+    def test_grad_rearrange(self):
+        self.check("rearrange", rearrange_cases(gs.rng_for("rearrange")))
 
     def test_grad_shared_weights(self):
         self.check("shared weights", shared_weight_cases(gs.rng_for("shared")))

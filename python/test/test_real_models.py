@@ -4,6 +4,9 @@ Every model is either expected to train or expected to fail with a named
 reason, so that this file fails when a model starts or stops compiling,
 training or matching PyTorch; it cannot pass silently:
 
+Each model runs twice: as exported at opset 13, and converted to opset 21
+(NEWEST_OPSET, python/tidal/opset_upgrade.py); both must behave as listed.
+
 - EXPECTED_TO_TRAIN: export, compile, train 5 steps in tidal with SGD
   (momentum) and with AdamW, and match PyTorch float32 within 10x PyTorch's
   own spread (float32 vs float64, plus float32 channels-last for image
@@ -35,6 +38,7 @@ import support
 from tidal import real_models, real_training
 
 _SKIP = support.skip_reason("tidalc")
+NEWEST_OPSET = 21
 SLOW_ENV = "TIDAL_REAL_MODELS_SLOW"
 
 EXPECTED_TO_TRAIN = [
@@ -115,12 +119,13 @@ class RealModelsTest(unittest.TestCase):
 
     # --- one model --------------------------------------------------------------
 
-    def check(self, name):
-        work = os.path.join(self.tmp, name)
+    def check(self, name, upgrade=None):
+        self.upgrade = upgrade
+        work = os.path.join(self.tmp, name + (f"-opset{upgrade}" if upgrade else ""))
         tidalc = support.tool("tidalc")
         early = EXPECTED_FAILURES.get(name, "").split(":")[0] in ("export", "compile")
         if name in SLOW and not early and not os.environ.get(SLOW_ENV):
-            result, _ = real_training.export_and_compile(name, tidalc, work)
+            result, _ = real_training.export_and_compile(name, tidalc, work, upgrade=upgrade)
             self.assertNotIn(result.stage, ("export", "compile"), f"{name} no longer compiles: {result.failure}"
                              + (f"\n  tidalc: {result.compile_error}" if result.compile_error else ""))
             self.skipTest(f"{name} compiles; training it needs {SLOW_ENV}=1")
@@ -135,7 +140,7 @@ class RealModelsTest(unittest.TestCase):
         expected = EXPECTED_FAILURES[name]
         stage = expected.split(":")[0]
         if stage in ("export", "compile"):
-            result, _ = real_training.export_and_compile(name, tidalc, work)
+            result, _ = real_training.export_and_compile(name, tidalc, work, upgrade=self.upgrade)
         else:
             result = self.evaluate(name, work, tidalc)
         if real_training.STAGES.index(result.stage) > real_training.STAGES.index(stage):
@@ -146,10 +151,11 @@ class RealModelsTest(unittest.TestCase):
                       + (f"\n  tidalc: {result.compile_error}" if result.compile_error else ""))
 
     def evaluate(self, name, work, tidalc):
-        result = real_training.evaluate(name, tidalc, work, threads=THREADS)
+        result = real_training.evaluate(name, tidalc, work, threads=THREADS, upgrade=self.upgrade)
         for r in result.optimizers.values():
             if r.comparison is not None:
-                self.rows.append(r.comparison.row() + f"  [{r.stage}]")
+                self.rows.append(r.comparison.row() + f"  [{r.stage}]" +
+                                 (f" opset {self.upgrade}" if self.upgrade else ""))
         return result
 
 
@@ -159,6 +165,13 @@ def _add_tests():
             self.check(name)
         test.__doc__ = f"real model {name}"
         setattr(RealModelsTest, f"test_{name}", test)
+
+        # The same export converted to the newest opset tidal reads
+        # (Reduce*/Split/Pad/Resize axes and sizes as inputs, ...).
+        def test_newest(self, name=name):
+            self.check(name, upgrade=NEWEST_OPSET)
+        test_newest.__doc__ = f"real model {name} at opset {NEWEST_OPSET}"
+        setattr(RealModelsTest, f"test_{name}_opset{NEWEST_OPSET}", test_newest)
 
 
 _add_tests()

@@ -19,6 +19,8 @@ SUPPORTED_OPS = frozenset(
     Max Min Sum Mean Pad InstanceNormalization GroupNormalization Gelu PRelu
     Trilu Tile ReduceL1 ReduceL2 ReduceSumSquare LSTM GRU
     Einsum Cast CastLike ConvTranspose Resize
+    GatherElements GatherND ScatterElements ScatterND CumSum
+    DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu
     ReduceMax ReduceMin ReduceProd ReduceLogSum ReduceLogSumExp ArgMax ArgMin
     """.split()
 )

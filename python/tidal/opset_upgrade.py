@@ -18,7 +18,7 @@ PyTorch 2.x write them:
 
 Every other operator tidal reads changes at most its element types between
 13 and 21. An operator whose semantics change otherwise (GroupNormalization
-at 21, ScatterElements at 18, ...) raises ValueError rather than being left wrong.
+at 21, LpPool at 18, ...) raises ValueError rather than being left wrong.
 Subgraphs (If, Loop, Scan) are not rewritten and raise ValueError too.
 """
 
@@ -35,8 +35,8 @@ REDUCE_AXES_INPUT_AT_18 = frozenset(
 )
 # Operators whose meaning changes between 13 and 21 in a way not rewritten
 # here, with the opset of the change.
-UNHANDLED = {"GroupNormalization": 21, "LpPool": 18, "Col2Im": 18, "ScatterElements": 18,
-             "ScatterND": 18, "CenterCropPad": 18, "DFT": 20, "GridSample": 20}
+UNHANDLED = {"GroupNormalization": 21, "LpPool": 18, "Col2Im": 18,
+             "CenterCropPad": 18, "DFT": 20, "GridSample": 20}
 # The IR version ONNX pairs with each opset (onnx.helper.VERSION_TABLE).
 IR_VERSION = {18: 8, 19: 9, 20: 9, 21: 10}
 

@@ -36,7 +36,7 @@ import torch
 from onnx import numpy_helper
 
 from tidal import ops as tidal_ops
-from tidal import real_models, training
+from tidal import opset_upgrade, real_models, training
 
 STEPS = 5
 THREADS = 2
@@ -261,14 +261,20 @@ def _fail(result, stage, reason):
 
 
 def export_and_compile(name: str, tidalc: str, workdir: str, opset: int = 13, size: str = "small",
-                       optimizer: str = "sgd", steps: int = STEPS) -> Tuple[Result, Optional[onnx.ModelProto]]:
-    """The export and compile stages alone (the --coverage mode)."""
+                       optimizer: str = "sgd", steps: int = STEPS,
+                       upgrade: Optional[int] = None) -> Tuple[Result, Optional[onnx.ModelProto]]:
+    """The export and compile stages alone (the --coverage mode). With
+    `upgrade`, the export is converted to that opset (tidal.opset_upgrade,
+    as onnx's version converter would) before it is compiled."""
     result = Result(name)
     os.makedirs(workdir, exist_ok=True)
     path = os.path.join(workdir, "model.onnx")
     t0 = time.perf_counter()
     try:
         proto = real_models.export(name, path, opset=opset, size=size)
+        if upgrade:
+            proto = opset_upgrade.upgrade(proto, upgrade)
+            onnx.save(proto, path)
     except Exception as err:  # the exporter raises many kinds
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
         return _fail(result, "export", f"{type(err).__name__}: {first}"[:300]), None
@@ -318,8 +324,10 @@ def compile_case(tidalc: str, model: str, exe: str, c: training.Case, freeze: Se
 
 def evaluate(name: str, tidalc: str, workdir: str, optimizers: Sequence[str] = tuple(OPTIMIZERS),
              steps: int = STEPS, threads: int = THREADS, opset: int = 13, size: str = "small",
-             runner: Runner = plain_runner, first_step: Sequence[str] = ("sgd",)) -> Result:
+             runner: Runner = plain_runner, first_step: Sequence[str] = ("sgd",),
+             upgrade: Optional[int] = None) -> Result:
     """Every stage for `name` with each optimizer; see the module doc.
+    With `upgrade`, tidal trains the export converted to that opset.
 
     For the optimizers in `first_step`, also runs one step alone and
     compares it by the same rule: there PyTorch's spread is the forward and
@@ -332,7 +340,7 @@ def evaluate(name: str, tidalc: str, workdir: str, optimizers: Sequence[str] = t
     not bound that. Its moments, the gradient and its square, are
     checked through SGD's.)
     """
-    result, proto = export_and_compile(name, tidalc, workdir, opset, size, optimizers[0], steps)
+    result, proto = export_and_compile(name, tidalc, workdir, opset, size, optimizers[0], steps, upgrade)
     if result.stage in ("export", "compile"):
         return result
     name_map = result.name_map

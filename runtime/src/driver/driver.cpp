@@ -21,9 +21,15 @@ loaded_program load_program(const session &s, trace_recorder &trace) {
   const manifest &m = s.info;
   loaded_program loaded;
   double start = trace.now_us();
-  loaded.model =
-      onnx_model::parse(s.program.blob + m.model_blob.offset, m.model_blob.size,
-                        m.model + " (compiled in)", EXIT_RUNTIME_FAULT);
+  // tidalc moves a model's external data into the program blob.
+  external_source compiled;
+  if (const blob_range *external = m.find_embedded(external_data_blob)) {
+    compiled.blob = s.program.blob + external->offset;
+    compiled.blob_size = external->size;
+  }
+  loaded.model = onnx_model::parse(
+      s.program.blob + m.model_blob.offset, m.model_blob.size,
+      m.model + " (compiled in)", EXIT_RUNTIME_FAULT, std::move(compiled));
   std::unique_ptr<onnx_model> init;
   if (!s.opts.init.empty()) {
     init = onnx_model::read(s.opts.init);

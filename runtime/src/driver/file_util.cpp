@@ -38,8 +38,6 @@ std::string read_file(const std::string &path) {
   return bytes;
 }
 
-namespace {
-
 std::string directory_of(const std::string &path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos)
@@ -47,7 +45,28 @@ std::string directory_of(const std::string &path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-} // namespace
+void read_file_range(const std::string &path, uint64_t offset, void *dst,
+                     size_t size) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    fail_input(path + ": cannot read: " + errno_message(errno));
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = pread(fd, static_cast<char *>(dst) + done, size - done,
+                      static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int error = n < 0 ? errno : 0;
+      close(fd);
+      fail_input(path + ": cannot read " + std::to_string(size) +
+                 " bytes at offset " + std::to_string(offset) + ": " +
+                 (error ? errno_message(error) : "the file is shorter"));
+    }
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+}
 
 void write_file_atomically(const std::string &path, const std::string &bytes) {
   std::string temp = path + ".tmp." + std::to_string(getpid());

@@ -2,6 +2,8 @@
 #ifndef TIDALRT_DRIVER_FILE_UTIL_H
 #define TIDALRT_DRIVER_FILE_UTIL_H
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace tidalrt_driver {
@@ -9,6 +11,14 @@ namespace tidalrt_driver {
 // The contents of `path`. Throws a driver_error (exit 1)
 // "<path>: cannot read: <reason>".
 std::string read_file(const std::string &path);
+
+// The directory part of `path` ("." when it has none).
+std::string directory_of(const std::string &path);
+
+// Reads `size` bytes at `offset` of the file `path` into `dst`. Throws a
+// driver_error (exit 1) naming the file when it cannot, or is shorter.
+void read_file_range(const std::string &path, uint64_t offset, void *dst,
+                     size_t size);
 
 // Writes `bytes` to "<path>.tmp.<pid>" in the same directory, fsyncs it and
 // renames it over `path`. On failure removes the temporary file, leaves

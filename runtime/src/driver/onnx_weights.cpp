@@ -9,22 +9,86 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 namespace tidalrt_driver {
 
 const char *const steps_done_key = "tidal.steps_done";
+const char *const external_data_blob = "tidal.external_data";
 
 struct onnx_model::impl {
   onnx::ModelProto proto;
   std::string what;
   int exit_status = EXIT_BAD_INPUT;
   std::unordered_map<std::string, const onnx::TensorProto *> initializers;
+  external_source source;
+  bool has_external = false;
 
   [[noreturn]] void fail(const std::string &message) const {
     throw driver_error(exit_status, what + ": " + message);
   }
+
+  // Copies the external data of `tensor` (which must be `size` bytes) to
+  // `dst`.
+  void read_external(const onnx::TensorProto &tensor, void *dst,
+                     size_t size) const;
 };
+
+namespace {
+
+const char *const embedded_location = "tidal:embedded";
+
+bool is_external(const onnx::TensorProto &tensor) {
+  return tensor.data_location() == onnx::TensorProto::EXTERNAL ||
+         tensor.external_data_size() > 0;
+}
+
+} // namespace
+
+void onnx_model::impl::read_external(const onnx::TensorProto &tensor, void *dst,
+                                     size_t size) const {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const auto &entry : tensor.external_data()) {
+    const std::string &v = entry.value();
+    bool number = !v.empty() && v.size() <= 19 &&
+                  v.find_first_not_of("0123456789") == std::string::npos;
+    if (entry.key() == "location")
+      location = v;
+    else if ((entry.key() == "offset" || entry.key() == "length") && !number)
+      fail("initializer '" + tensor.name() + "': external data " + entry.key() +
+           " '" + v + "' is not a number");
+    else if (entry.key() == "offset")
+      offset = std::stoull(v);
+    else if (entry.key() == "length")
+      length = std::stoull(v);
+  }
+  if (length && *length != size)
+    fail("initializer '" + tensor.name() + "' has " + std::to_string(*length) +
+         " bytes of external data, it needs " + std::to_string(size));
+  if (location == embedded_location) {
+    if (!source.blob || offset > source.blob_size ||
+        size > source.blob_size - offset)
+      fail("initializer '" + tensor.name() +
+           "': its compiled-in external data is missing or short");
+    if (size)
+      std::memcpy(dst, source.blob + offset, size);
+    return;
+  }
+  // As onnx's checker: a relative path that stays below the model.
+  if (location.empty() || location[0] == '/' ||
+      location.find("..") != std::string::npos)
+    fail("initializer '" + tensor.name() +
+         "' has an invalid external data location '" + location + "'");
+  std::string path = source.base_dir + "/" + location;
+  try {
+    read_file_range(path, offset, dst, size);
+  } catch (const driver_error &e) {
+    fail("initializer '" + tensor.name() + "': " + e.what());
+  }
+}
 
 namespace {
 
@@ -76,10 +140,12 @@ onnx_model::~onnx_model() = default;
 
 std::unique_ptr<onnx_model> onnx_model::parse(const void *data, size_t size,
                                               const std::string &what,
-                                              int exit_status) {
+                                              int exit_status,
+                                              external_source source) {
   auto state = std::make_unique<impl>();
   state->what = what;
   state->exit_status = exit_status;
+  state->source = std::move(source);
   if (size > static_cast<size_t>(INT32_MAX) ||
       !state->proto.ParseFromArray(data, static_cast<int>(size)))
     state->fail("not a valid ONNX model (the ModelProto does not parse)");
@@ -87,13 +153,17 @@ std::unique_ptr<onnx_model> onnx_model::parse(const void *data, size_t size,
     state->fail("not a valid ONNX model (it has no graph)");
   for_each_initializer(state->proto, [&](const onnx::TensorProto &tensor) {
     state->initializers.emplace(tensor.name(), &tensor);
+    state->has_external = state->has_external || is_external(tensor);
   });
   return std::unique_ptr<onnx_model>(new onnx_model(std::move(state)));
 }
 
 std::unique_ptr<onnx_model> onnx_model::read(const std::string &path) {
   std::string bytes = read_file(path);
-  return parse(bytes.data(), bytes.size(), path, EXIT_BAD_INPUT);
+  external_source source;
+  source.base_dir = directory_of(path);
+  return parse(bytes.data(), bytes.size(), path, EXIT_BAD_INPUT,
+               std::move(source));
 }
 
 const std::string &onnx_model::name() const { return p->what; }
@@ -114,10 +184,10 @@ bool onnx_model::load(const tensor_slot &slot, void *dst) const {
   if (tensor.data_type() != static_cast<int>(slot.type) || !same_shape)
     p->fail("initializer '" + slot.name + "' is " + describe_tensor(tensor) +
             ", the compiled model expects " + describe_slot(slot));
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL ||
-      tensor.external_data_size() > 0)
-    p->fail("initializer '" + slot.name +
-            "' is stored as external data, which is not supported");
+  if (is_external(tensor)) {
+    p->read_external(tensor, dst, slot.bytes);
+    return true;
+  }
   size_t count = slot.element_count();
   if (tensor.has_raw_data()) {
     if (tensor.raw_data().size() != slot.bytes)
@@ -190,7 +260,7 @@ std::optional<uint64_t> onnx_model::steps_done() const {
 
 void onnx_model::save(
     const std::vector<std::pair<const tensor_slot *, const void *>> &values,
-    uint64_t steps_done, const std::string &path) const {
+    uint64_t steps_done, const std::string &path, bool external_data) const {
   onnx::ModelProto model = p->proto;
   std::unordered_map<std::string, onnx::TensorProto *> index;
   for_each_initializer(model, [&](onnx::TensorProto &tensor) {
@@ -225,6 +295,29 @@ void onnx_model::save(
       tensor->add_dims(dim);
     tensor->set_raw_data(value.second, slot.bytes);
   }
+  // Initializers left external (not trained) are read in: the output's
+  // external data is a file of its own.
+  for_each_initializer(model, [&](onnx::TensorProto &tensor) {
+    if (!is_external(tensor))
+      return;
+    size_t count = 1;
+    for (int64_t dim : tensor.dims())
+      count *= static_cast<size_t>(dim);
+    int type = tensor.data_type();
+    size_t width = type > 0 && type < 64
+                       ? tidalrt_element_type_size(
+                             static_cast<tidalrt_element_type_t>(type))
+                       : 0;
+    if (!width)
+      p->fail("initializer '" + tensor.name() + "' is " +
+              describe_tensor(tensor) +
+              ", whose external data tidal cannot copy");
+    std::string bytes(count * width, '\0');
+    p->read_external(tensor, bytes.data(), bytes.size());
+    tensor.clear_external_data();
+    tensor.clear_data_location();
+    tensor.set_raw_data(std::move(bytes));
+  });
   onnx::StringStringEntryProto *entry = nullptr;
   for (auto &prop : *model.mutable_metadata_props())
     if (prop.key() == steps_done_key)
@@ -234,11 +327,37 @@ void onnx_model::save(
     entry->set_key(steps_done_key);
   }
   entry->set_value(std::to_string(steps_done));
+  // Past protobuf's limit (with room for the graph), or asked for.
+  const size_t inline_limit = static_cast<size_t>(INT32_MAX) - (64u << 20);
+  if (external_data || p->has_external || model.ByteSizeLong() > inline_limit) {
+    size_t slash = path.rfind('/');
+    std::string location =
+        (slash == std::string::npos ? path : path.substr(slash + 1)) + ".data";
+    std::string data;
+    for_each_initializer(model, [&](onnx::TensorProto &tensor) {
+      if (!tensor.has_raw_data() || tensor.raw_data().size() < 1024)
+        return;
+      size_t offset = (data.size() + 63) / 64 * 64; // aligned, as onnx does
+      data.resize(offset);
+      data += tensor.raw_data();
+      tensor.clear_raw_data();
+      tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+      auto add = [&](const char *key, const std::string &value) {
+        auto *kv = tensor.add_external_data();
+        kv->set_key(key);
+        kv->set_value(value);
+      };
+      add("location", location);
+      add("offset", std::to_string(offset));
+      add("length", std::to_string(data.size() - offset));
+    });
+    write_file_atomically(directory_of(path) + "/" + location, data);
+  }
   std::string bytes;
   if (model.ByteSizeLong() > static_cast<size_t>(INT32_MAX) ||
       !model.SerializeToString(&bytes))
     fail_input(path + ": cannot write: the model exceeds protobuf's 2 GiB "
-                      "limit");
+                      "limit even with its initializers as external data");
   write_file_atomically(path, bytes);
 }
 

@@ -53,7 +53,8 @@ options parse_options(int argc, char **argv) {
       name = arg.substr(0, equals);
       value = arg.substr(equals + 1);
     }
-    static const std::set<std::string> flags = {"--shuffle", "--quiet"};
+    static const std::set<std::string> flags = {"--shuffle", "--quiet",
+                                                "--save-external-data"};
     static const std::set<std::string> valued = {
         "--input", "--eval-input", "--steps",     "--epochs",
         "--seed",  "--init",       "--save",      "--log",
@@ -78,6 +79,8 @@ options parse_options(int argc, char **argv) {
       result.shuffle = true;
     } else if (name == "--quiet") {
       result.quiet = true;
+    } else if (name == "--save-external-data") {
+      result.save_external_data = true;
     } else if (name == "--input" || name == "--eval-input") {
       auto binding = parse_binding(name, *value);
       auto &list = name == "--input" ? result.inputs : result.eval_inputs;
@@ -114,6 +117,8 @@ options parse_options(int argc, char **argv) {
   }
   if (result.steps && result.epochs)
     fail_input("--steps and --epochs cannot be combined");
+  if (result.save_external_data && result.save.empty())
+    fail_input("--save-external-data needs --save FILE.onnx");
   return result;
 }
 
@@ -184,7 +189,11 @@ void print_usage(std::FILE *stream, const std::string &program_name,
     std::fprintf(
         stream,
         "  --save FILE.onnx        write the trained model (and optimizer "
-        "state) to FILE.onnx\n");
+        "state) to FILE.onnx\n"
+        "  --save-external-data    its initializers in FILE.onnx.data (ONNX "
+        "external data;\n"
+        "                          automatic over 2 GiB or for a model given "
+        "so)\n");
   std::fprintf(stream,
                "  --log FILE.jsonl        one JSON object per %s\n"
                "  --trace FILE.json       the measured timeline as a Chrome "

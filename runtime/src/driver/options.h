@@ -23,6 +23,8 @@ struct options {
   uint64_t seed = 0;
   std::string init;
   std::string save;
+  // --save-external-data: the saved initializers in FILE.onnx.data.
+  bool save_external_data = false;
   std::string log;
   std::string trace;
   std::optional<int> threads;

@@ -340,7 +340,7 @@ int run_training(const session &s) {
       }
       values.emplace_back(&slot, data);
     }
-    loaded.model->save(values, steps_done, o.save);
+    loaded.model->save(values, steps_done, o.save, o.save_external_data);
     trace.complete("save", "save", start, trace.now_us() - start);
   }
   if (trace.enabled())

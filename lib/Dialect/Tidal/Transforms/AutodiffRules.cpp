@@ -500,6 +500,10 @@ LogicalResult tidal::buildOperandGradients(OpBuilder &b, Operation *op,
     buildConvGradients(b, op, resultGrads[0], wanted, out);
     return success();
   }
+  if (isIndexingOp(op)) {
+    buildIndexingGradients(b, op, resultGrads[0], wanted, out);
+    return success();
+  }
   if (isReduceFamilyOp(op)) {
     buildReduceGradients(b, op, resultGrads[0], wanted, out);
     return success();

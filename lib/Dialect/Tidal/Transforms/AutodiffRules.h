@@ -47,6 +47,15 @@ void buildConvGradients(OpBuilder &b, Operation *op, Value grad,
                         ArrayRef<bool> wanted,
                         SmallVectorImpl<Value> &operandGrads);
 
+/// Whether `op` is tidal.gather_backward, the scatter-add ScatterElements
+/// and ScatterND import through (IndexingRules.cpp).
+bool isIndexingOp(Operation *op);
+
+/// Sets `operandGrads[0]` for such an op given its result's gradient `grad`.
+void buildIndexingGradients(OpBuilder &b, Operation *op, Value grad,
+                            ArrayRef<bool> wanted,
+                            SmallVectorImpl<Value> &operandGrads);
+
 /// Whether `op` is a reduction over axes: tidal.reduce_sum, reduce_mean,
 /// reduce_max, reduce_min or reduce_prod (ReduceRules.cpp).
 bool isReduceFamilyOp(Operation *op);

@@ -1,0 +1,339 @@
+//===- IndexingConverters.cpp - element indexing and CumSum as tidal ops --===//
+//
+// ONNX's element-wise indexing ops, built from gather and gather_backward
+// (a scatter-add into zeros) on the data viewed as one flat axis, with the
+// flat positions computed by int64 arithmetic on the indices (run-time
+// values as much as constants):
+//   GatherElements   gather(flat data, base + idx * stride)
+//   GatherND         gather(data viewed [prod(indexed dims), rest...],
+//                          sum_k idx[..., k] * stride_k (+ batch offsets))
+//   ScatterElements, ScatterND
+//                    reduction "add": data + scatter_add(updates);
+//                    "none": where(hit, scatter_add(updates), data), hit =
+//                    scatter_add(ones) > 0 (ONNX leaves repeated indices
+//                    undefined; here they add up)
+//   CumSum           float: log2(n) steps of y += y shifted by 1, 2, 4...
+//                    along the axis (slice + pad; exclusive shifts by one
+//                    first, reverse shifts the other way)
+// Negative indices count from the end, as ONNX says. The gradients are
+// gather's and gather_backward's (IndexingRules.cpp), where's, slice's and
+// pad's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterSupport.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+using namespace mlir::tidal::importer;
+
+namespace {
+
+llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> s(shape.size(), 1);
+  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+    s[d] = s[d + 1] * shape[d + 1];
+  return s;
+}
+
+struct Indexer : Composer {
+  Value i64Const(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> v) {
+    auto type = RankedTensorType::get(shape, n.b().getI64Type());
+    return op(ConstantOp::getOperationName(), {},
+              {n.named("value", DenseElementsAttr::get(type, v))});
+  }
+  Value scalar(int64_t v) { return i64Const({}, {v}); }
+  /// idx with negative entries counted from the end of an axis of `dim`.
+  Value normalize(Value idx, int64_t dim) {
+    Value neg = binary(LessOp::getOperationName(), idx, scalar(0));
+    Value wrapped = binary(AddOp::getOperationName(), idx, scalar(dim));
+    return op(WhereOp::getOperationName(), {neg, wrapped, idx});
+  }
+  Value gather(Value data, Value idx, int64_t axis) {
+    return op(GatherOp::getOperationName(), {data, idx},
+              {n.named("axis", n.b().getI64IntegerAttr(axis))});
+  }
+  /// Scatter-adds `updates` (shaped data[:0] + idx + data[1:]) into zeros
+  /// shaped `dataShape` along axis 0.
+  Value scatterAdd(Value updates, Value idx, llvm::ArrayRef<int64_t> dataShape,
+                   Type elt) {
+    if (!ok)
+      return {};
+    auto type = RankedTensorType::get(dataShape, elt);
+    Operation *o = n.g.create(
+        GatherBackwardOp::getOperationName(), {updates, idx},
+        {n.named("axis", n.b().getI64IntegerAttr(0))}, 1, n.error, {type});
+    if (!o) {
+      ok = false;
+      return {};
+    }
+    return o->getResult(0);
+  }
+  Value slice(Value v, llvm::ArrayRef<int64_t> shape, int64_t axis,
+              int64_t at) {
+    llvm::SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
+        steps(shape.size(), 1);
+    starts[axis] = at;
+    ends[axis] = at + 1;
+    return op(
+        SliceOp::getOperationName(), {v},
+        {n.arr("starts", starts), n.arr("ends", ends), n.arr("steps", steps)});
+  }
+};
+
+/// The flat positions in data (shaped `data`) of ElementsOp indices `idx`
+/// (shaped `ishape`) along `axis`.
+Value elementsFlatIndex(Indexer &c, Value idx, llvm::ArrayRef<int64_t> data,
+                        llvm::ArrayRef<int64_t> ishape, int64_t axis) {
+  llvm::SmallVector<int64_t> ds = stridesOf(data);
+  // The flat position of every index with its axis coordinate zeroed.
+  llvm::SmallVector<int64_t> base;
+  int64_t count = 1;
+  for (int64_t s : ishape)
+    count *= s;
+  llvm::SmallVector<int64_t> is = stridesOf(ishape);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < ishape.size(); ++d)
+      if ((int64_t)d != axis)
+        flat += (i / is[d]) % ishape[d] * ds[d];
+    base.push_back(flat);
+  }
+  Value scaled = c.binary(MulOp::getOperationName(),
+                          c.normalize(idx, data[axis]), c.scalar(ds[axis]));
+  return c.binary(AddOp::getOperationName(), scaled, c.i64Const(ishape, base));
+}
+
+/// Checks `idx` is an int64 tensor of data's rank, no larger on other axes.
+LogicalResult checkElementsIndices(Node &n, RankedTensorType data,
+                                   RankedTensorType idx, int64_t axis,
+                                   llvm::StringRef what) {
+  if (!idx.getElementType().isInteger(64) &&
+      !idx.getElementType().isInteger(32))
+    return n.fail("indices must be int32 or int64, got " + typeToString(idx));
+  if (idx.getRank() != data.getRank())
+    return n.fail("indices " + typeToString(idx) + " must have the rank of " +
+                  what + " " + typeToString(data));
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && idx.getDimSize(d) > data.getDimSize(d))
+      return n.fail("indices " + typeToString(idx) + " are larger than " +
+                    what + " " + typeToString(data) + " on axis " +
+                    llvm::Twine(d));
+  return success();
+}
+
+Value asI64(Indexer &c, Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getElementType().isInteger(64) || !c.ok)
+    return v;
+  auto op = c.n.b().create<CastOp>(
+      c.n.g.loc, RankedTensorType::get(t.getShape(), c.n.b().getI64Type()), v);
+  return op.getResult();
+}
+
+LogicalResult convertGatherElements(Node &n) {
+  auto ops = inputs(n, 2);
+  if (failed(ops))
+    return failure();
+  auto data = n.type(0), idx = n.type(1);
+  auto axis = n.axis(n.i("axis", 0), data.getRank());
+  if (failed(axis) || failed(checkElementsIndices(n, data, idx, *axis, "data")))
+    return failure();
+  Indexer c{{n}};
+  Value flat = elementsFlatIndex(c, asI64(c, (*ops)[1]), data.getShape(),
+                                 idx.getShape(), *axis);
+  Value flatData = c.reshape((*ops)[0], {data.getNumElements()});
+  return c.bind(c.gather(flatData, flat, 0));
+}
+
+/// data with `updates` scattered to flat positions `flat` of the data
+/// viewed as `view` (axis 0 indexed), by `reduction`.
+LogicalResult scatter(Node &n, Indexer &c, Value data, Value updates,
+                      Value flat, llvm::ArrayRef<int64_t> view,
+                      RankedTensorType dataType) {
+  std::string reduction = n.s("reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    return n.fail("reduction '" + reduction +
+                  "' is not supported (none and add are)");
+  Type elt = dataType.getElementType();
+  if (!isa<FloatType>(elt))
+    return n.fail("needs float data, got " + typeToString(dataType));
+  Value viewed = c.reshape(data, view);
+  Value added = c.scatterAdd(updates, flat, view, elt);
+  Value out;
+  if (reduction == "add") {
+    out = c.binary(AddOp::getOperationName(), viewed, added);
+  } else {
+    auto ut = cast<RankedTensorType>(updates.getType());
+    Value hits =
+        c.scatterAdd(c.splat(elt, ut.getShape(), 1.0), flat, view, elt);
+    Value hit =
+        c.binary(GreaterOp::getOperationName(), hits, c.splat(elt, {}, 0.0));
+    out = c.op(WhereOp::getOperationName(), {hit, added, viewed});
+  }
+  return c.bind(c.reshape(out, dataType.getShape()));
+}
+
+LogicalResult convertScatterElements(Node &n) {
+  auto ops = inputs(n, 3);
+  if (failed(ops))
+    return failure();
+  auto data = n.type(0), idx = n.type(1), upd = n.type(2);
+  auto axis = n.axis(n.i("axis", 0), data.getRank());
+  if (failed(axis) || failed(checkElementsIndices(n, data, idx, *axis, "data")))
+    return failure();
+  if (upd.getShape() != idx.getShape())
+    return n.fail("updates " + typeToString(upd) +
+                  " must have the indices' shape " + typeToString(idx));
+  Indexer c{{n}};
+  Value flat = elementsFlatIndex(c, asI64(c, (*ops)[1]), data.getShape(),
+                                 idx.getShape(), *axis);
+  return scatter(n, c, (*ops)[0], (*ops)[2], flat, {data.getNumElements()},
+                 data);
+}
+
+/// The flat position over data's first b + K dims of ND indices `idx`
+/// ([..., K], the first b dims batch dims); `view` gets data's shape with
+/// those dims merged.
+FailureOr<Value> ndFlatIndex(Node &n, Indexer &c, Value idx,
+                             RankedTensorType data, RankedTensorType it,
+                             int64_t b, llvm::SmallVectorImpl<int64_t> &view) {
+  if (!it.getElementType().isInteger(64) && !it.getElementType().isInteger(32))
+    return n.fail("indices must be int32 or int64, got " + typeToString(it));
+  idx = asI64(c, idx);
+  const int64_t q = it.getRank(), r = data.getRank();
+  if (q < 1 || b < 0 || b >= q || b >= r)
+    return n.fail("batch_dims " + llvm::Twine(b) + " does not fit indices " +
+                  typeToString(it) + " and data " + typeToString(data));
+  const int64_t k = it.getDimSize(q - 1);
+  if (k < 1 || b + k > r)
+    return n.fail("indices " + typeToString(it) + " index " + llvm::Twine(k) +
+                  " dims of data " + typeToString(data) + " after " +
+                  llvm::Twine(b) + " batch dims");
+  for (int64_t d = 0; d < b; ++d)
+    if (it.getDimSize(d) != data.getDimSize(d))
+      return n.fail("batch dim " + llvm::Twine(d) + " differs between " +
+                    typeToString(it) + " and " + typeToString(data));
+  llvm::ArrayRef<int64_t> ds = data.getShape();
+  llvm::SmallVector<int64_t> indexed(ds.begin(), ds.begin() + b + k);
+  llvm::SmallVector<int64_t> st = stridesOf(indexed);
+  llvm::SmallVector<int64_t> outer(it.getShape().drop_back());
+  Value flat;
+  for (int64_t j = 0; j < k; ++j) {
+    Value part = c.reshape(c.slice(idx, it.getShape(), q - 1, j), outer);
+    part = c.binary(MulOp::getOperationName(), c.normalize(part, ds[b + j]),
+                    c.scalar(st[b + j]));
+    flat = flat ? c.binary(AddOp::getOperationName(), flat, part) : part;
+  }
+  if (b > 0) { // the batch position of every index tuple
+    llvm::SmallVector<int64_t> os = stridesOf(outer), base;
+    int64_t count = 1;
+    for (int64_t s : outer)
+      count *= s;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t f = 0;
+      for (int64_t d = 0; d < b; ++d)
+        f += (i / os[d]) % outer[d] * st[d];
+      base.push_back(f);
+    }
+    flat = c.binary(AddOp::getOperationName(), flat, c.i64Const(outer, base));
+  }
+  int64_t merged = 1;
+  for (int64_t s : indexed)
+    merged *= s;
+  view.assign({merged});
+  view.append(ds.begin() + b + k, ds.end());
+  return flat;
+}
+
+LogicalResult convertGatherND(Node &n) {
+  auto ops = inputs(n, 2);
+  if (failed(ops))
+    return failure();
+  Indexer c{{n}};
+  llvm::SmallVector<int64_t> view;
+  auto flat = ndFlatIndex(n, c, (*ops)[1], n.type(0), n.type(1),
+                          n.i("batch_dims", 0), view);
+  if (failed(flat))
+    return failure();
+  return c.bind(c.gather(c.reshape((*ops)[0], view), *flat, 0));
+}
+
+LogicalResult convertScatterND(Node &n) {
+  auto ops = inputs(n, 3);
+  if (failed(ops))
+    return failure();
+  auto data = n.type(0), it = n.type(1), upd = n.type(2);
+  Indexer c{{n}};
+  llvm::SmallVector<int64_t> view;
+  auto flat = ndFlatIndex(n, c, (*ops)[1], data, it, 0, view);
+  if (failed(flat))
+    return failure();
+  llvm::SmallVector<int64_t> want(it.getShape().drop_back());
+  want.append(view.begin() + 1, view.end());
+  if (upd.getShape() != llvm::ArrayRef<int64_t>(want))
+    return n.fail("updates " + typeToString(upd) + " must be [" +
+                  shapeToString(want) + "]");
+  return scatter(n, c, (*ops)[0], (*ops)[2], *flat, view, data);
+}
+
+LogicalResult convertCumSum(Node &n) {
+  auto x = n.in(0);
+  if (failed(x))
+    return failure();
+  auto t = n.type(0);
+  if (!isa<FloatType>(t.getElementType()))
+    return n.fail("CumSum of " + typeToString(t) +
+                  ": tidal sums float tensors (an integer CumSum is not "
+                  "supported)");
+  auto axisVals = n.constInts(1, "axis");
+  if (failed(axisVals))
+    return failure();
+  if (axisVals->size() != 1)
+    return n.fail("axis must hold one value");
+  auto axis = n.axis((*axisVals)[0], t.getRank());
+  if (failed(axis))
+    return failure();
+  const bool exclusive = n.i("exclusive", 0), reverse = n.i("reverse", 0);
+  const int64_t len = t.getDimSize(*axis), rank = t.getRank();
+  Composer c{n};
+  // v shifted by s positions along the axis (toward the end, or toward the
+  // start for a reverse sum), zeros shifted in.
+  auto shift = [&](Value v, int64_t s) {
+    llvm::SmallVector<int64_t> starts(rank, 0), ends(t.getShape()),
+        steps(rank, 1), pads(2 * rank, 0);
+    if (reverse) {
+      starts[*axis] = s;
+      pads[rank + *axis] = s;
+    } else {
+      ends[*axis] = len - s;
+      pads[*axis] = s;
+    }
+    Value kept = c.op(
+        SliceOp::getOperationName(), {v},
+        {n.arr("starts", starts), n.arr("ends", ends), n.arr("steps", steps)});
+    return c.op(PadOp::getOperationName(), {kept},
+                {n.arr("pads", pads),
+                 n.named("mode", PadModeAttr::get(n.g.ctx, PadMode::constant)),
+                 n.named("value", n.b().getF64FloatAttr(0.0))});
+  };
+  Value y = *x;
+  if (exclusive && len > 0)
+    y = len > 1 ? shift(y, 1) : c.splat(t.getElementType(), t.getShape(), 0);
+  // Hillis-Steele: after the step of s, y[i] sums the 2s positions up to i.
+  for (int64_t s = 1; s < len; s *= 2)
+    y = c.binary(AddOp::getOperationName(), y, shift(y, s));
+  if (y == *x)
+    y = c.op(IdentityOp::getOperationName(), {y});
+  return c.bind(y);
+}
+
+} // namespace
+
+void importer::addIndexingConverters(llvm::StringMap<Converter> &map) {
+  map["GatherElements"] = convertGatherElements;
+  map["GatherND"] = convertGatherND;
+  map["ScatterElements"] = convertScatterElements;
+  map["ScatterND"] = convertScatterND;
+  map["CumSum"] = convertCumSum;
+}
