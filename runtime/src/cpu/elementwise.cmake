@@ -9,6 +9,7 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/cast.cpp
   src/cpu/dropout.cpp
   src/cpu/reduce.cpp
+  src/cpu/reduce_extreme.cpp
   src/cpu/simd.cpp
   src/cpu/broadcast.cpp
 )

@@ -79,6 +79,30 @@ struct KeptSplit {
 };
 KeptSplit keptSplit(const ReducePlan &p);
 
+// An odometer over a Nest: the input offset of its current flat index.
+struct Odometer {
+  const Nest &nest;
+  int64_t idx[TIDALRT_MAX_RANK];
+  int64_t off = 0;
+
+  Odometer(const Nest &nest, int64_t flat) : nest(nest) {
+    for (int d = nest.n - 1; d >= 0; --d) {
+      idx[d] = flat % nest.ext[d];
+      flat /= nest.ext[d];
+      off += idx[d] * nest.stride[d];
+    }
+  }
+  void next() {
+    for (int d = nest.n - 1; d >= 0; --d) {
+      off += nest.stride[d];
+      if (++idx[d] < nest.ext[d])
+        return;
+      off -= nest.ext[d] * nest.stride[d];
+      idx[d] = 0;
+    }
+  }
+};
+
 } // namespace ew
 } // namespace tidalrt
 
