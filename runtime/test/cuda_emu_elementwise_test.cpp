@@ -319,8 +319,9 @@ protected:
   }
 };
 
-// The CPU's vector math is within 1e-6 relative (simd.cpp); tanh_backward's
-// FMA differs from the scalar product by an ulp of 1 times |grad|.
+// The CPU's vector math is within 1e-6 relative (simd_avx2.cpp);
+// tanh_backward's FMA differs from the scalar product by an ulp of 1 times
+// |grad|.
 constexpr Tol kVectorMath = {4e-6, 1e-6};
 
 //===----------------------------------------------------------------------===//

@@ -1,5 +1,6 @@
 # Element-wise, activation-backward, dropout and reduction kernels: AVX2
-# (simd.cpp, per-function target attributes) with a scalar fallback.
+# (simd_avx2.cpp, per-function target attributes) with a scalar fallback
+# (simd_scalar.cpp), picked at run time (simd_dispatch.cpp).
 list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/elementwise_binary.cpp
   src/cpu/elementwise_unary.cpp
@@ -9,7 +10,9 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/cast.cpp
   src/cpu/dropout.cpp
   src/cpu/reduce.cpp
-  src/cpu/simd.cpp
+  src/cpu/simd_dispatch.cpp
+  src/cpu/simd_scalar.cpp
+  src/cpu/simd_avx2.cpp
   src/cpu/broadcast.cpp
 )
 # The activation family's AVX2 loops must round as its scalar formulas do
