@@ -173,7 +173,9 @@ struct TanhV {
     p = _mm256_fmadd_ps(p, s, set1(-5.37397155531e-2f));
     p = _mm256_fmadd_ps(p, s, set1(1.33314422036e-1f));
     p = _mm256_fmadd_ps(p, s, set1(-3.33332819422e-1f));
-    __m256 ys = _mm256_fmadd_ps(_mm256_mul_ps(p, s), x, x);
+    // The sign of x on the result: x^3 P + x rounds -0 to +0.
+    __m256 ys = _mm256_or_ps(_mm256_fmadd_ps(_mm256_mul_ps(p, s), x, x),
+                             _mm256_and_ps(set1(-0.0f), x));
     if (allTrue(small))
       return ys;
     // Else 1 - 2 / (exp(2|x|) + 1), which rounds to 1 beyond 9.1.
