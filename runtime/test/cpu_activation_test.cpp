@@ -5,6 +5,7 @@
 // definitions on both ISAs, the AVX2 loops bitwise against the scalar path
 // (vector bodies and scalar tails alike), float64, integers, special values
 // and rejected calls.
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +29,10 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 class Activation : public ::testing::TestWithParam<const char *> {
 protected:
-  void SetUp() override { setenv("TIDAL_CPU_ISA", GetParam(), 1); }
+  void SetUp() override {
+    TIDALRT_SKIP_UNLESS_ISA(GetParam());
+    setenv("TIDAL_CPU_ISA", GetParam(), 1);
+  }
   void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
 };
 
@@ -437,7 +441,7 @@ TEST_P(Activation, Errors) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, Activation, ::testing::Values("scalar", "avx2"),
+INSTANTIATE_TEST_SUITE_P(Cpu, Activation, TIDALRT_TEST_ISAS,
                          [](const ::testing::TestParamInfo<const char *> &i) {
                            return std::string(i.param);
                          });

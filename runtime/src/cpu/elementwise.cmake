@@ -1,6 +1,7 @@
-# Element-wise, activation-backward, dropout and reduction kernels: AVX2
-# (simd_avx2.cpp, per-function target attributes) with a scalar fallback
-# (simd_scalar.cpp), picked at run time (simd_dispatch.cpp).
+# Element-wise, activation-backward, dropout and reduction kernels: AVX-512
+# (simd_avx512.cpp) and AVX2 (simd_avx2.cpp), per-function target
+# attributes, with a scalar fallback (simd_scalar.cpp), picked at run time
+# (simd_dispatch.cpp).
 list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/elementwise_binary.cpp
   src/cpu/elementwise_unary.cpp
@@ -13,6 +14,7 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/simd_dispatch.cpp
   src/cpu/simd_scalar.cpp
   src/cpu/simd_avx2.cpp
+  src/cpu/simd_avx512.cpp
   src/cpu/broadcast.cpp
 )
 # The activation family's AVX2 loops must round as its scalar formulas do
@@ -27,4 +29,5 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_cast_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_dropout_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_reduce_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_simd_isa_test.cpp
 )

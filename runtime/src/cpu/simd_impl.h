@@ -17,9 +17,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #define TIDALRT_HAVE_X86 1
 #define TIDALRT_AVX2 __attribute__((target("avx2,fma")))
+#define TIDALRT_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #else
 #define TIDALRT_HAVE_X86 0
 #define TIDALRT_AVX2
+#define TIDALRT_AVX512
 #endif
 
 namespace tidalrt {
@@ -62,6 +64,11 @@ TIDALRT_SIMD_DECLARE_LOOPS()
 namespace avx2 {
 TIDALRT_SIMD_DECLARE_LOOPS(TIDALRT_AVX2)
 } // namespace avx2
+
+// simd_avx512.cpp
+namespace avx512 {
+TIDALRT_SIMD_DECLARE_LOOPS(TIDALRT_AVX512)
+} // namespace avx512
 #endif
 
 #undef TIDALRT_SIMD_DECLARE_LOOPS
