@@ -29,7 +29,12 @@
 
 #if TIDALRT_OTHER_CPU_ONLY && (defined(__x86_64__) || defined(__i386__))
 #define TIDALRT_OTHER_X86 1
+// GCC 12 flags the deliberately undefined vectors inside avx512fintrin.h's
+// intrinsics (_mm512_undefined_ps and friends) as maybe-uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 #else
 #define TIDALRT_OTHER_X86 0
 #endif
@@ -43,9 +48,10 @@ constexpr int64_t kParallelMin = 32768;
 #if TIDALRT_OTHER_CPU_ONLY
 // Whether the AVX2+FMA code paths may run: simd::activeIsa() (the same
 // selection as the element-wise kernels, TIDAL_CPU_ISA included) is AVX2 or
-// AVX-512. These kernels have no AVX-512 code of their own yet and run their
-// AVX2 loops under either. The variable is read on every call so that tests
-// can compare the paths.
+// AVX-512. Softmax, the losses, layer norm and transposes have no AVX-512
+// code yet and run their AVX2 loops under either; the optimizer updates
+// dispatch on simd::activeIsa() themselves. The variable is read on every
+// call so that tests can compare the paths.
 inline bool useAvx2() {
 #if TIDALRT_OTHER_X86
   return simd::activeIsa() != simd::Isa::Scalar;
