@@ -5,6 +5,7 @@
 // definitions on both ISAs, the AVX2 loops bitwise against the scalar path
 // (vector bodies and scalar tails alike), float64, integers, special values
 // and rejected calls.
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +29,10 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 class Activation : public ::testing::TestWithParam<const char *> {
 protected:
-  void SetUp() override { setenv("TIDAL_CPU_ISA", GetParam(), 1); }
+  void SetUp() override {
+    TIDALRT_SKIP_UNLESS_ISA(GetParam());
+    setenv("TIDAL_CPU_ISA", GetParam(), 1);
+  }
   void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
 };
 
@@ -303,38 +307,57 @@ TEST_P(Activation, BackwardIsTheDerivative) {
   }
 }
 
-// Every ISA gives the scalar path's bits (the AVX2 loops are its IEEE
-// operations in its order); NaN matches NaN.
-TEST(ActivationIsa, Avx2EqualsScalarBitwise) {
-  std::vector<float> x = randomFloats(517, -8, 8, 11);
-  x[3] = 0.0f;
-  x[4] = -0.0f;
-  x[5] = 3.0f;
-  x[6] = -3.0f;
-  x[7] = 6.0f;
-  x[8] = kInf;
-  x[9] = -kInf;
-  x[10] = kNaN;
-  x[11] = -kNaN;
-  std::vector<float> g = randomFloats(517, -2, 2, 12);
-  for (const Case &c : cases()) {
-    setenv("TIDAL_CPU_ISA", "scalar", 1);
-    std::vector<float> ys = runForward(c, x);
-    std::vector<float> ds = c.bwd ? runBackward(c, g, x) : ys;
-    unsetenv("TIDAL_CPU_ISA");
-    std::vector<float> yv = runForward(c, x);
-    std::vector<float> dv = c.bwd ? runBackward(c, g, x) : yv;
-    for (size_t i = 0; i < x.size(); ++i) {
-      if (std::isnan(ys[i]))
-        EXPECT_TRUE(std::isnan(yv[i])) << c.name << "(" << x[i] << ")";
-      else
-        EXPECT_EQ(std::memcmp(&ys[i], &yv[i], 4), 0)
-            << c.name << "(" << x[i] << "): " << ys[i] << " vs " << yv[i];
-      if (std::isnan(ds[i]))
-        EXPECT_TRUE(std::isnan(dv[i])) << c.name << "'(" << x[i] << ")";
-      else
-        EXPECT_EQ(std::memcmp(&ds[i], &dv[i], 4), 0)
-            << c.name << "'(" << x[i] << "): " << ds[i] << " vs " << dv[i];
+// Every ISA gives the scalar path's bits (the vector loops are its IEEE
+// operations in its order), at lengths that cover the 8- and 16-lane tails;
+// NaN matches NaN.
+TEST(ActivationIsa, VectorIsasEqualScalarBitwise) {
+  std::vector<float> x0 = randomFloats(517, -8, 8, 11);
+  x0[3] = 0.0f;
+  x0[4] = -0.0f;
+  x0[5] = 3.0f;
+  x0[6] = -3.0f;
+  x0[7] = 6.0f;
+  x0[8] = kInf;
+  x0[9] = -kInf;
+  x0[10] = kNaN;
+  x0[11] = -kNaN;
+  std::vector<float> g0 = randomFloats(517, -2, 2, 12);
+  for (const char *isa : {"avx2", "avx512"}) {
+    tidalrt::simd::Isa parsed;
+    tidalrt::simd::parseIsa(isa, parsed);
+    if (!tidalrt::simd::isaAvailable(parsed))
+      continue;
+    for (size_t n : {1, 7, 15, 16, 17, 31, 33, 100, 517}) {
+      // Short lengths start at the special values (all in the tail).
+      const ptrdiff_t start = n < 12 ? 3 : 0;
+      std::vector<float> x(x0.begin() + start,
+                           x0.begin() + start + (ptrdiff_t)n);
+      std::vector<float> g(g0.begin(), g0.begin() + (ptrdiff_t)n);
+      for (const Case &c : cases()) {
+        setenv("TIDAL_CPU_ISA", "scalar", 1);
+        std::vector<float> ys = runForward(c, x);
+        std::vector<float> ds = c.bwd ? runBackward(c, g, x) : ys;
+        setenv("TIDAL_CPU_ISA", isa, 1);
+        std::vector<float> yv = runForward(c, x);
+        std::vector<float> dv = c.bwd ? runBackward(c, g, x) : yv;
+        unsetenv("TIDAL_CPU_ISA");
+        for (size_t i = 0; i < x.size(); ++i) {
+          if (std::isnan(ys[i]))
+            EXPECT_TRUE(std::isnan(yv[i]))
+                << isa << " n=" << n << " " << c.name << "(" << x[i] << ")";
+          else
+            EXPECT_EQ(std::memcmp(&ys[i], &yv[i], 4), 0)
+                << isa << " n=" << n << " " << c.name << "(" << x[i]
+                << "): " << ys[i] << " vs " << yv[i];
+          if (std::isnan(ds[i]))
+            EXPECT_TRUE(std::isnan(dv[i]))
+                << isa << " n=" << n << " " << c.name << "'(" << x[i] << ")";
+          else
+            EXPECT_EQ(std::memcmp(&ds[i], &dv[i], 4), 0)
+                << isa << " n=" << n << " " << c.name << "'(" << x[i]
+                << "): " << ds[i] << " vs " << dv[i];
+        }
+      }
     }
   }
 }
@@ -437,7 +460,7 @@ TEST_P(Activation, Errors) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, Activation, ::testing::Values("scalar", "avx2"),
+INSTANTIATE_TEST_SUITE_P(Cpu, Activation, TIDALRT_TEST_ISAS,
                          [](const ::testing::TestParamInfo<const char *> &i) {
                            return std::string(i.param);
                          });

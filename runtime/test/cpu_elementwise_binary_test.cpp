@@ -1,5 +1,6 @@
 // Tests of the broadcasting binary kernels (add, sub, mul, div, pow) against
 // naive double-precision references, on both the AVX2 and the scalar path.
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include "../src/cpu/simd.h"
@@ -67,7 +68,10 @@ std::vector<float> randomFloats(int64_t n, float lo, float hi, uint32_t seed) {
 // Runs every test on the scalar and on the AVX2 path.
 class ElementwiseBinary : public ::testing::TestWithParam<const char *> {
 protected:
-  void SetUp() override { setenv("TIDAL_CPU_ISA", GetParam(), 1); }
+  void SetUp() override {
+    TIDALRT_SKIP_UNLESS_ISA(GetParam());
+    setenv("TIDAL_CPU_ISA", GetParam(), 1);
+  }
   void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
 };
 
@@ -352,21 +356,44 @@ TEST_P(ElementwiseBinary, PowErrors) {
   EXPECT_NE(err.find("INVALID_ARGUMENT"), std::string::npos) << err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseBinary,
-                         ::testing::Values("scalar", "avx2"),
+INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseBinary, TIDALRT_TEST_ISAS,
                          [](const ::testing::TestParamInfo<const char *> &i) {
                            return std::string(i.param);
                          });
 
 TEST(ElementwiseIsa, EnvironmentSelectsThePath) {
-  setenv("TIDAL_CPU_ISA", "scalar", 1);
-  EXPECT_EQ(tidalrt::simd::activeIsa(), tidalrt::simd::Isa::Scalar);
+  namespace simd = tidalrt::simd;
   unsetenv("TIDAL_CPU_ISA");
-  EXPECT_EQ(tidalrt::simd::activeIsa(), tidalrt::simd::cpuHasAvx2Fma()
-                                            ? tidalrt::simd::Isa::Avx2
-                                            : tidalrt::simd::Isa::Scalar);
-  if (!tidalrt::simd::cpuHasAvx2Fma())
-    GTEST_SKIP() << "this CPU has no AVX2+FMA: only the scalar path ran";
+  const simd::Isa best = simd::bestIsa();
+  EXPECT_EQ(simd::activeIsa(), best);
+  EXPECT_EQ(best, simd::cpuHasAvx512()    ? simd::Isa::Avx512
+                  : simd::cpuHasAvx2Fma() ? simd::Isa::Avx2
+                                          : simd::Isa::Scalar);
+  setenv("TIDAL_CPU_ISA", "", 1);
+  EXPECT_EQ(simd::activeIsa(), best);
+  // Any case; an ISA the CPU lacks falls back to the best one below it.
+  setenv("TIDAL_CPU_ISA", "Scalar", 1);
+  EXPECT_EQ(simd::activeIsa(), simd::Isa::Scalar);
+  setenv("TIDAL_CPU_ISA", "avx2", 1);
+  EXPECT_EQ(simd::activeIsa(),
+            simd::cpuHasAvx2Fma() ? simd::Isa::Avx2 : simd::Isa::Scalar);
+  setenv("TIDAL_CPU_ISA", "AVX512", 1);
+  EXPECT_EQ(simd::activeIsa(), simd::cpuHasAvx512()    ? simd::Isa::Avx512
+                               : simd::cpuHasAvx2Fma() ? simd::Isa::Avx2
+                                                       : simd::Isa::Scalar);
+  // An unknown name is ignored (with a warning on stderr).
+  setenv("TIDAL_CPU_ISA", "sse9", 1);
+  EXPECT_EQ(simd::activeIsa(), best);
+  unsetenv("TIDAL_CPU_ISA");
+  for (simd::Isa isa :
+       {simd::Isa::Scalar, simd::Isa::Avx2, simd::Isa::Avx512}) {
+    simd::Isa parsed = simd::Isa::Scalar;
+    EXPECT_TRUE(simd::parseIsa(simd::isaName(isa), parsed));
+    EXPECT_EQ(parsed, isa);
+  }
+  if (!simd::cpuHasAvx512())
+    GTEST_SKIP() << "this CPU has no AVX-512: the fallbacks ran, not every "
+                    "ISA";
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 // Tests of the dropout and dropout_backward kernels: identity modes, the
 // drop rate, scaling, determinism (seed, step, op, thread count) and errors.
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +18,10 @@ namespace {
 
 class ElementwiseDropout : public ::testing::TestWithParam<const char *> {
 protected:
-  void SetUp() override { setenv("TIDAL_CPU_ISA", GetParam(), 1); }
+  void SetUp() override {
+    TIDALRT_SKIP_UNLESS_ISA(GetParam());
+    setenv("TIDAL_CPU_ISA", GetParam(), 1);
+  }
   void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
 };
 
@@ -208,8 +212,7 @@ TEST_P(ElementwiseDropout, Errors) {
   EXPECT_NE(err.find("INVALID_ARGUMENT"), std::string::npos) << err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseDropout,
-                         ::testing::Values("scalar", "avx2"),
+INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseDropout, TIDALRT_TEST_ISAS,
                          [](const ::testing::TestParamInfo<const char *> &i) {
                            return std::string(i.param);
                          });

@@ -2,6 +2,7 @@
 // references: every axis subset of a 4-D shape, the split paths of large
 // reductions, determinism across thread counts, other element types and
 // errors.
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include <gtest/gtest.h>
@@ -29,7 +30,10 @@ int64_t numel(const Shape &s) {
 
 class ElementwiseReduce : public ::testing::TestWithParam<const char *> {
 protected:
-  void SetUp() override { setenv("TIDAL_CPU_ISA", GetParam(), 1); }
+  void SetUp() override {
+    TIDALRT_SKIP_UNLESS_ISA(GetParam());
+    setenv("TIDAL_CPU_ISA", GetParam(), 1);
+  }
   void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
 };
 
@@ -352,8 +356,7 @@ TEST_P(ElementwiseReduce, BroadcastToErrors) {
   EXPECT_NE(err.find("INVALID_ARGUMENT"), std::string::npos) << err;
 }
 
-INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseReduce,
-                         ::testing::Values("scalar", "avx2"),
+INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseReduce, TIDALRT_TEST_ISAS,
                          [](const ::testing::TestParamInfo<const char *> &i) {
                            return std::string(i.param);
                          });

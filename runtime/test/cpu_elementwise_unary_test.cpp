@@ -1,6 +1,7 @@
 // Tests of the unary element-wise kernels and the activation backward ops
 // against double-precision references, on both the AVX2 and the scalar
 // path, plus dense accuracy sweeps of the vector math functions.
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include "../src/cpu/simd.h"
@@ -26,7 +27,10 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 class ElementwiseUnary : public ::testing::TestWithParam<const char *> {
 protected:
-  void SetUp() override { setenv("TIDAL_CPU_ISA", GetParam(), 1); }
+  void SetUp() override {
+    TIDALRT_SKIP_UNLESS_ISA(GetParam());
+    setenv("TIDAL_CPU_ISA", GetParam(), 1);
+  }
   void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
 };
 
@@ -550,8 +554,7 @@ TEST_P(ElementwiseUnary, GeluBackwardFloat64AndErrors) {
   EXPECT_EQ(empty.run(tidalrt_k_gelu_backward), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseUnary,
-                         ::testing::Values("scalar", "avx2"),
+INSTANTIATE_TEST_SUITE_P(Elementwise, ElementwiseUnary, TIDALRT_TEST_ISAS,
                          [](const ::testing::TestParamInfo<const char *> &i) {
                            return std::string(i.param);
                          });
@@ -610,8 +613,9 @@ TEST(ElementwiseAccuracy, VectorMathWithinOneMillionth) {
       {simd::Unary::Sqrt, "sqrt", [](double x) { return std::sqrt(x); }, 0,
        1e6},
   };
-  for (simd::Isa isa : {simd::Isa::Scalar, simd::Isa::Avx2}) {
-    if (isa == simd::Isa::Avx2 && !simd::cpuHasAvx2Fma())
+  for (simd::Isa isa :
+       {simd::Isa::Scalar, simd::Isa::Avx2, simd::Isa::Avx512}) {
+    if (!simd::isaAvailable(isa))
       continue;
     for (const Sweep &s : sweeps) {
       float worst = 0.0f;
@@ -633,8 +637,9 @@ TEST(ElementwiseAccuracy, VectorMathWithinOneMillionth) {
 TEST(ElementwiseAccuracy, GeluWithinFewUlp) {
   const std::pair<float, float> ranges[] = {
       {-12.5f, 12.5f}, {-1.2f, 1.2f}, {-14.5f, -11.0f}, {-0.8f, -0.7f}};
-  for (simd::Isa isa : {simd::Isa::Scalar, simd::Isa::Avx2}) {
-    if (isa == simd::Isa::Avx2 && !simd::cpuHasAvx2Fma())
+  for (simd::Isa isa :
+       {simd::Isa::Scalar, simd::Isa::Avx2, simd::Isa::Avx512}) {
+    if (!simd::isaAvailable(isa))
       continue;
     for (const auto &range : ranges) {
       const int64_t n = 400000;
@@ -689,8 +694,9 @@ TEST(ElementwiseAccuracy, LogOfTinyAndHugeValues) {
     for (float m : {1.0f, 1.37f, 1.5f, 1.99f})
       x.push_back(std::ldexp(m, e));
   std::vector<float> y(x.size());
-  for (simd::Isa isa : {simd::Isa::Scalar, simd::Isa::Avx2}) {
-    if (isa == simd::Isa::Avx2 && !simd::cpuHasAvx2Fma())
+  for (simd::Isa isa :
+       {simd::Isa::Scalar, simd::Isa::Avx2, simd::Isa::Avx512}) {
+    if (!simd::isaAvailable(isa))
       continue;
     simd::unaryF32(isa, simd::Unary::Log, x.data(), y.data(), (int64_t)x.size(),
                    0.0f);

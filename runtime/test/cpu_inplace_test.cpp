@@ -9,6 +9,7 @@
 // are not multiples of the vector width, the larger cases cross the OpenMP
 // threshold, and the suite runs on the AVX2 and the scalar path with 1 and
 // with 4 threads.
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include "../src/cpu/simd.h"
@@ -323,7 +324,7 @@ const Shape kShapes[] = {{1},    {7},     {33},      {1000},
 //===----------------------------------------------------------------------===//
 
 struct Config {
-  const char *isa; // "avx2" or "scalar" (TIDAL_CPU_ISA)
+  const char *isa; // "avx512", "avx2" or "scalar" (TIDAL_CPU_ISA)
   int threads;
 };
 
@@ -334,8 +335,7 @@ void PrintTo(const Config &c, std::ostream *os) {
 class InPlaceKernels : public ::testing::TestWithParam<Config> {
 protected:
   void SetUp() override {
-    if (strcmp(GetParam().isa, "avx2") == 0 && !tidalrt::simd::cpuHasAvx2Fma())
-      GTEST_SKIP() << "the CPU has no AVX2/FMA";
+    TIDALRT_SKIP_UNLESS_ISA(GetParam().isa);
     setenv("TIDAL_CPU_ISA", GetParam().isa, 1);
     savedThreads = omp_get_max_threads();
     omp_set_num_threads(GetParam().threads);
@@ -867,16 +867,16 @@ TEST_P(InPlaceKernels, OnnxAdam) {
                  subsets({{0, 2}, {1, 4}, {2, 5}})});
 }
 
-INSTANTIATE_TEST_SUITE_P(InPlace, InPlaceKernels,
-                         ::testing::Values(Config{"avx2", 1}, Config{"avx2", 4},
-                                           Config{"scalar", 1},
-                                           Config{"scalar", 4}),
-                         [](const ::testing::TestParamInfo<Config> &info) {
-                           return std::string(info.param.isa) + "_" +
-                                  std::to_string(info.param.threads) +
-                                  (info.param.threads == 1 ? "thread"
-                                                           : "threads");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    InPlace, InPlaceKernels,
+    ::testing::Values(Config{"avx512", 1}, Config{"avx512", 4},
+                      Config{"avx2", 1}, Config{"avx2", 4}, Config{"scalar", 1},
+                      Config{"scalar", 4}),
+    [](const ::testing::TestParamInfo<Config> &info) {
+      return std::string(info.param.isa) + "_" +
+             std::to_string(info.param.threads) +
+             (info.param.threads == 1 ? "thread" : "threads");
+    });
 
 //===----------------------------------------------------------------------===//
 // The harness itself catches a kernel that is wrong in place

@@ -1,6 +1,7 @@
 // Unit tests of layer_norm and layer_norm_backward (layer_norm.cpp) against
 // naive double references of the evaluator's formulas
 // (lib/Evaluator/NormOps.cpp).
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,8 @@
 using tidalrt_test::KernelCall;
 
 namespace {
+
+using tidalrt_test::forEachIsa;
 
 using Shape = std::vector<int64_t>;
 
@@ -48,18 +51,6 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
                     << want[i];
       ++bad;
     }
-}
-
-void forEachIsa(const std::function<void()> &body) {
-  for (int scalar = 0; scalar < 2; ++scalar) {
-    SCOPED_TRACE(scalar ? "TIDAL_CPU_ISA=scalar" : "default ISA");
-    if (scalar)
-      setenv("TIDAL_CPU_ISA", "scalar", 1);
-    else
-      unsetenv("TIDAL_CPU_ISA");
-    body();
-  }
-  unsetenv("TIDAL_CPU_ISA");
 }
 
 // The flat index into a (right-aligned, broadcasting) parameter of shape

@@ -5,6 +5,7 @@
 // a float32 CPU tensor, AVX2 kernels) and against the reference evaluator's
 // double formulas to 1e-4; the ONNX kernels against the evaluator's double
 // formulas.
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,8 @@
 using tidalrt_test::KernelCall;
 
 namespace {
+
+using tidalrt_test::forEachIsa;
 
 constexpr int kN = 19;
 constexpr int kSteps = 20;
@@ -170,20 +173,6 @@ void expectNear(const std::vector<float> &got, const std::vector<double> &want,
   for (size_t i = 0; i < got.size(); ++i)
     EXPECT_NEAR(got[i], want[i], rel * std::max(1.0, std::fabs(want[i])))
         << what << "[" << i << "]";
-}
-
-// Runs `body` with the AVX2 paths (where the CPU has them), then with the
-// scalar ones forced.
-void forEachIsa(const std::function<void()> &body) {
-  for (int scalar = 0; scalar < 2; ++scalar) {
-    SCOPED_TRACE(scalar ? "TIDAL_CPU_ISA=scalar" : "default ISA");
-    if (scalar)
-      setenv("TIDAL_CPU_ISA", "scalar", 1);
-    else
-      unsetenv("TIDAL_CPU_ISA");
-    body();
-  }
-  unsetenv("TIDAL_CPU_ISA");
 }
 
 struct SgdOptions {

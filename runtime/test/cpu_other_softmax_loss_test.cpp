@@ -1,6 +1,7 @@
 // Unit tests of softmax, log_softmax, their backwards (softmax.cpp) and the
 // cross-entropy / NLL losses with backwards (loss.cpp), against naive double
 // references of the evaluator's formulas (lib/Evaluator/LossOps.cpp).
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,8 @@
 using tidalrt_test::KernelCall;
 
 namespace {
+
+using tidalrt_test::forEachIsa;
 
 using Shape = std::vector<int64_t>;
 
@@ -56,18 +59,6 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
 
 bool contains(const std::string &s, const std::string &part) {
   return s.find(part) != std::string::npos;
-}
-
-void forEachIsa(const std::function<void()> &body) {
-  for (int scalar = 0; scalar < 2; ++scalar) {
-    SCOPED_TRACE(scalar ? "TIDAL_CPU_ISA=scalar" : "default ISA");
-    if (scalar)
-      setenv("TIDAL_CPU_ISA", "scalar", 1);
-    else
-      unsetenv("TIDAL_CPU_ISA");
-    body();
-  }
-  unsetenv("TIDAL_CPU_ISA");
 }
 
 struct Axis {

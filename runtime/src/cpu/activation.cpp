@@ -8,9 +8,10 @@
 // backward: (grad, saved = forward input, grad_input)
 // (checkActivationBackward). Every element is computed by activation_math.h's
 // formula, in parallel chunks. The ops MobileNets run at every layer (clip,
-// hard_sigmoid, hard_swish, abs) and their backward ops also have AVX2 loops,
-// written with the scalar formula's IEEE operations in its order (and no
-// contraction into FMAs: -ffp-contract=off), so both ISAs give the same bits.
+// hard_sigmoid, hard_swish, abs) and their backward ops also have AVX2 and
+// AVX-512 (AVX512F) loops, written with the scalar formula's IEEE operations
+// in its order (and no contraction into FMAs: -ffp-contract=off), so every
+// ISA gives the same bits.
 // The transcendental ones run the C library's functions per element.
 #include "activation_checks.h"
 #include "broadcast.h"
@@ -25,6 +26,10 @@
 #include <immintrin.h>
 #define TIDALRT_ACT_X86 1
 #define TIDALRT_AVX2 __attribute__((target("avx2,fma")))
+#define TIDALRT_AVX512 __attribute__((target("avx512f,avx2,fma")))
+// GCC 12 flags the deliberately undefined vectors inside avx512fintrin.h's
+// intrinsics as maybe-uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #else
 #define TIDALRT_ACT_X86 0
 #endif
@@ -109,6 +114,87 @@ TIDALRT_AVX2 void backwardAvx2(const float *g, const float *x, float *y,
   for (; i < n; ++i)
     y[i] = act::backward<K, float>(g[i], x[i], p);
 }
+//===----------------------------------------------------------------------===//
+// AVX-512 loops (float32): the AVX2 ones with mask registers, masked tails
+//===----------------------------------------------------------------------===//
+
+TIDALRT_AVX512 inline __m512 set1x16(float v) { return _mm512_set1_ps(v); }
+
+template <Kind K> struct Forward512 {
+  __m512 a, b;
+  TIDALRT_AVX512 __m512 operator()(__m512 x) const {
+    if constexpr (K == Kind::Clip) {
+      return _mm512_min_ps(b, _mm512_max_ps(a, x));
+    } else if constexpr (K == Kind::HardSigmoid) {
+      __m512 v = _mm512_add_ps(_mm512_mul_ps(a, x), b);
+      return _mm512_max_ps(_mm512_setzero_ps(),
+                           _mm512_min_ps(set1x16(1.0f), v));
+    } else if constexpr (K == Kind::HardSwish) {
+      __m512 v =
+          _mm512_max_ps(_mm512_setzero_ps(), _mm512_add_ps(x, set1x16(3.0f)));
+      v = _mm512_min_ps(set1x16(6.0f), v);
+      return _mm512_div_ps(_mm512_mul_ps(x, v), set1x16(6.0f));
+    } else {
+      static_assert(K == Kind::Abs, "kinds with an AVX-512 forward loop");
+      // and_ps on zmm is AVX512DQ: the integer and.
+      return _mm512_castsi512_ps(_mm512_and_si512(
+          _mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
+    }
+  }
+};
+
+template <Kind K> struct Backward512 {
+  __m512 a, b;
+  TIDALRT_AVX512 __m512 operator()(__m512 g, __m512 x) const {
+    if constexpr (K == Kind::Clip) {
+      __mmask16 in = _mm512_cmp_ps_mask(a, x, _CMP_LT_OQ) &
+                     _mm512_cmp_ps_mask(x, b, _CMP_LT_OQ);
+      return _mm512_maskz_mov_ps(in, g);
+    } else if constexpr (K == Kind::HardSigmoid) {
+      __m512 v = _mm512_add_ps(_mm512_mul_ps(a, x), b);
+      __mmask16 in = _mm512_cmp_ps_mask(_mm512_setzero_ps(), v, _CMP_LT_OQ) &
+                     _mm512_cmp_ps_mask(v, set1x16(1.0f), _CMP_LT_OQ);
+      return _mm512_maskz_mov_ps(in, _mm512_mul_ps(a, g));
+    } else {
+      static_assert(K == Kind::HardSwish,
+                    "kinds with an AVX-512 backward loop");
+      __m512 mid = _mm512_mul_ps(
+          g, _mm512_add_ps(_mm512_div_ps(x, set1x16(3.0f)), set1x16(0.5f)));
+      __m512 r = _mm512_mask_blend_ps(
+          _mm512_cmp_ps_mask(x, set1x16(3.0f), _CMP_LE_OQ), g, mid);
+      return _mm512_maskz_mov_ps(
+          (__mmask16)~_mm512_cmp_ps_mask(x, set1x16(-3.0f), _CMP_LT_OQ), r);
+    }
+  }
+};
+
+template <Kind K>
+TIDALRT_AVX512 void forwardAvx512(const float *x, float *y, int64_t n,
+                                  act::Params<float> p) {
+  const Forward512<K> f{set1x16(p.a), set1x16(p.b)};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(y + i, f(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    __mmask16 m = (__mmask16)((1u << (unsigned)(n - i)) - 1u);
+    _mm512_mask_storeu_ps(y + i, m, f(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+template <Kind K>
+TIDALRT_AVX512 void backwardAvx512(const float *g, const float *x, float *y,
+                                   int64_t n, act::Params<float> p) {
+  const Backward512<K> f{set1x16(p.a), set1x16(p.b)};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(y + i, f(_mm512_loadu_ps(g + i), _mm512_loadu_ps(x + i)));
+  if (i < n) {
+    __mmask16 m = (__mmask16)((1u << (unsigned)(n - i)) - 1u);
+    _mm512_mask_storeu_ps(
+        y + i, m,
+        f(_mm512_maskz_loadu_ps(m, g + i), _mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
 #endif
 
 constexpr bool hasAvx2Forward(Kind k) {
@@ -127,9 +213,12 @@ template <Kind K, typename T>
 void forwardRange(const T *x, T *y, int64_t n, act::Params<T> p,
                   simd::Isa isa) {
 #if TIDALRT_ACT_X86
-  if constexpr (std::is_same_v<T, float> && hasAvx2Forward(K))
+  if constexpr (std::is_same_v<T, float> && hasAvx2Forward(K)) {
+    if (isa == simd::Isa::Avx512)
+      return forwardAvx512<K>(x, y, n, p);
     if (isa == simd::Isa::Avx2)
       return forwardAvx2<K>(x, y, n, p);
+  }
 #endif
   (void)isa;
   for (int64_t i = 0; i < n; ++i)
@@ -175,9 +264,12 @@ template <Kind K, typename T>
 void backwardRange(const T *g, const T *x, T *y, int64_t n, act::Params<T> p,
                    simd::Isa isa) {
 #if TIDALRT_ACT_X86
-  if constexpr (std::is_same_v<T, float> && hasAvx2Backward(K))
+  if constexpr (std::is_same_v<T, float> && hasAvx2Backward(K)) {
+    if (isa == simd::Isa::Avx512)
+      return backwardAvx512<K>(g, x, y, n, p);
     if (isa == simd::Isa::Avx2)
       return backwardAvx2<K>(g, x, y, n, p);
+  }
 #endif
   (void)isa;
   for (int64_t i = 0; i < n; ++i)

@@ -1,5 +1,7 @@
-# Element-wise, activation-backward, dropout and reduction kernels: AVX2
-# (simd.cpp, per-function target attributes) with a scalar fallback.
+# Element-wise, activation-backward, dropout and reduction kernels: AVX-512
+# (simd_avx512.cpp) and AVX2 (simd_avx2.cpp), per-function target
+# attributes, with a scalar fallback (simd_scalar.cpp), picked at run time
+# (simd_dispatch.cpp).
 list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/elementwise_binary.cpp
   src/cpu/elementwise_unary.cpp
@@ -10,7 +12,10 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/dropout.cpp
   src/cpu/reduce.cpp
   src/cpu/reduce_extreme.cpp
-  src/cpu/simd.cpp
+  src/cpu/simd_dispatch.cpp
+  src/cpu/simd_scalar.cpp
+  src/cpu/simd_avx2.cpp
+  src/cpu/simd_avx512.cpp
   src/cpu/broadcast.cpp
 )
 # The activation family's AVX2 loops must round as its scalar formulas do
@@ -26,4 +31,5 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_dropout_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_reduce_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_reduce_extreme_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_simd_isa_test.cpp
 )

@@ -9,7 +9,7 @@
 // (NaN -> 0), leaky_relu(x) = x >= 0 ? x : alpha * x, gelu(x) = 0.5 * x *
 // (1 + erf(x / sqrt(2))) (PyTorch's exact GELU; float64 uses this form, with
 // gelu(-inf) = -0 where it would give NaN; float32 computes x * Phi(x)
-// without the cancellation of 1 + erf for x < 0, see simd.cpp).
+// without the cancellation of 1 + erf for x < 0, see simd_avx2.cpp).
 #include "broadcast.h"
 #include "elementwise_checks.h"
 #include "kernel.h"

@@ -16,8 +16,9 @@
 // `addcdiv_(t1, t2, value=v)` is `self + ((float)v * t1) / t2`; `mul_(s)`,
 // `/ s`, `.sqrt()` and `.add_(s)` are single IEEE operations. This file is
 // compiled with -ffp-contract=off (other.cmake) so that the compiler adds no
-// other contraction; the AVX2 path uses the same operations as the scalar
-// one (fmaf / _mm256_fmadd_ps), so both give the same bits.
+// other contraction; the AVX2 and AVX-512 paths use the same operations as
+// the scalar one (fmaf / _mm256_fmadd_ps / _mm512_fmadd_ps), so all three
+// give the same bits.
 //
 // ai.onnx.preview.training family (onnx_*): computed per element in double
 // exactly as the reference evaluator (lib/Evaluator/OptimizerOps.cpp) and
@@ -88,8 +89,10 @@ double scalarFloat(const OpCall &op, int i, const char *name) {
 
 #if TIDALRT_OTHER_X86
 #define TIDALRT_AVX2 __attribute__((target("avx2,fma")))
+#define TIDALRT_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #else
 #define TIDALRT_AVX2
+#define TIDALRT_AVX512
 #endif
 
 //===----------------------------------------------------------------------===//
@@ -126,6 +129,19 @@ TIDALRT_AVX2 void sgdAvx2(const SgdArgs &a, int64_t b, int64_t e) {
   }
   sgdScalar(a, i, e);
 }
+
+// The AVX2 loop on 16 lanes (the same operations: the same bits).
+TIDALRT_AVX512 void sgdAvx512(const SgdArgs &a, int64_t b, int64_t e) {
+  __m512 wd = _mm512_set1_ps(a.wd), nlr = _mm512_set1_ps(a.negLr);
+  int64_t i = b;
+  for (; i + 16 <= e; i += 16) {
+    __m512 p = _mm512_loadu_ps(a.p + i), d = _mm512_loadu_ps(a.g + i);
+    if (a.decay)
+      d = _mm512_fmadd_ps(p, wd, d);
+    _mm512_storeu_ps(a.out + i, _mm512_fmadd_ps(d, nlr, p));
+  }
+  sgdScalar(a, i, e);
+}
 #endif
 
 tidalrt_status_t sgd(OpCall &op) {
@@ -138,15 +154,17 @@ tidalrt_status_t sgd(OpCall &op) {
     return ok();
   SgdArgs a{op[0].f32(), op[1].f32(), op[2].f32(),
             wd != 0.0,   (float)wd,   (float)-lr};
-  bool avx2 = useAvx2();
+  const simd::Isa isa = simd::activeIsa();
   forChunks(n, [&](int64_t b, int64_t e) {
 #if TIDALRT_OTHER_X86
-    if (avx2)
+    if (isa == simd::Isa::Avx512)
+      return sgdAvx512(a, b, e);
+    if (isa == simd::Isa::Avx2)
       return sgdAvx2(a, b, e);
 #endif
     sgdScalar(a, b, e);
   });
-  (void)avx2;
+  (void)isa;
   return ok();
 }
 
@@ -198,6 +216,25 @@ TIDALRT_AVX2 void momentumAvx2(const MomentumArgs &a, int64_t b, int64_t e) {
   }
   momentumScalar(a, i, e);
 }
+
+// The AVX2 loop on 16 lanes (the same operations: the same bits).
+TIDALRT_AVX512 void momentumAvx512(const MomentumArgs &a, int64_t b,
+                                   int64_t e) {
+  __m512 wd = _mm512_set1_ps(a.wd), mom = _mm512_set1_ps(a.mom),
+         omd = _mm512_set1_ps(a.oneMinusDamp), nlr = _mm512_set1_ps(a.negLr);
+  int64_t i = b;
+  for (; i + 16 <= e; i += 16) {
+    __m512 p = _mm512_loadu_ps(a.p + i), d = _mm512_loadu_ps(a.g + i);
+    if (a.decay)
+      d = _mm512_fmadd_ps(p, wd, d);
+    __m512 buf =
+        _mm512_fmadd_ps(d, omd, _mm512_mul_ps(_mm512_loadu_ps(a.buf + i), mom));
+    d = a.nesterov ? _mm512_fmadd_ps(buf, mom, d) : buf;
+    _mm512_storeu_ps(a.outP + i, _mm512_fmadd_ps(d, nlr, p));
+    _mm512_storeu_ps(a.outBuf + i, buf);
+  }
+  momentumScalar(a, i, e);
+}
 #endif
 
 tidalrt_status_t sgdMomentum(OpCall &op) {
@@ -214,15 +251,17 @@ tidalrt_status_t sgdMomentum(OpCall &op) {
   MomentumArgs a{op[0].f32(), op[1].f32(),         op[2].f32(), op[3].f32(),
                  op[4].f32(), wd != 0.0,           nesterov,    (float)wd,
                  (float)mom,  (float)(1.0 - damp), (float)-lr};
-  bool avx2 = useAvx2();
+  const simd::Isa isa = simd::activeIsa();
   forChunks(n, [&](int64_t b, int64_t e) {
 #if TIDALRT_OTHER_X86
-    if (avx2)
+    if (isa == simd::Isa::Avx512)
+      return momentumAvx512(a, b, e);
+    if (isa == simd::Isa::Avx2)
       return momentumAvx2(a, b, e);
 #endif
     momentumScalar(a, b, e);
   });
-  (void)avx2;
+  (void)isa;
   return ok();
 }
 
@@ -299,6 +338,34 @@ TIDALRT_AVX2 void adamAvx2(const AdamArgs &a, int64_t b, int64_t e) {
   }
   adamScalar(a, i, e);
 }
+
+// The AVX2 loop on 16 lanes (the same operations: the same bits).
+TIDALRT_AVX512 void adamAvx512(const AdamArgs &a, int64_t b, int64_t e) {
+  __m512 ps = _mm512_set1_ps(a.paramScale), wd = _mm512_set1_ps(a.wd),
+         b1 = _mm512_set1_ps(a.beta1), omb1 = _mm512_set1_ps(a.oneMinusBeta1),
+         b2 = _mm512_set1_ps(a.beta2), omb2 = _mm512_set1_ps(a.oneMinusBeta2),
+         bc2 = _mm512_set1_ps(a.bc2Sqrt), eps = _mm512_set1_ps(a.eps),
+         nss = _mm512_set1_ps(a.negStepSize);
+  int64_t i = b;
+  for (; i + 16 <= e; i += 16) {
+    __m512 p = _mm512_loadu_ps(a.p + i), g = _mm512_loadu_ps(a.g + i);
+    if (a.decoupled)
+      p = _mm512_mul_ps(p, ps);
+    else if (a.decay)
+      g = _mm512_fmadd_ps(p, wd, g);
+    __m512 m =
+        _mm512_fmadd_ps(g, omb1, _mm512_mul_ps(_mm512_loadu_ps(a.m + i), b1));
+    __m512 v = _mm512_fmadd_ps(_mm512_mul_ps(omb2, g), g,
+                               _mm512_mul_ps(_mm512_loadu_ps(a.v + i), b2));
+    __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(v), bc2), eps);
+    _mm512_storeu_ps(
+        a.outP + i,
+        _mm512_add_ps(p, _mm512_div_ps(_mm512_mul_ps(nss, m), denom)));
+    _mm512_storeu_ps(a.outM + i, m);
+    _mm512_storeu_ps(a.outV + i, v);
+  }
+  adamScalar(a, i, e);
+}
 #endif
 
 tidalrt_status_t adam(OpCall &op) {
@@ -342,15 +409,17 @@ tidalrt_status_t adam(OpCall &op) {
              (float)std::sqrt(bc2),
              (float)eps,
              (float)-stepSize};
-  bool avx2 = useAvx2();
+  const simd::Isa isa = simd::activeIsa();
   forChunks(n, [&](int64_t b, int64_t e) {
 #if TIDALRT_OTHER_X86
-    if (avx2)
+    if (isa == simd::Isa::Avx512)
+      return adamAvx512(a, b, e);
+    if (isa == simd::Isa::Avx2)
       return adamAvx2(a, b, e);
 #endif
     adamScalar(a, b, e);
   });
-  (void)avx2;
+  (void)isa;
   return ok();
 }
 
@@ -457,6 +526,7 @@ tidalrt_status_t onnxAdam(OpCall &op) {
 }
 
 #undef TIDALRT_AVX2
+#undef TIDALRT_AVX512
 
 } // namespace
 } // namespace other

@@ -22,12 +22,19 @@
 #define TIDALRT_OTHER_CPU_ONLY 0
 #else
 #define TIDALRT_OTHER_CPU_ONLY 1
+#include "simd.h"
+
 #include <omp.h>
 #endif
 
 #if TIDALRT_OTHER_CPU_ONLY && (defined(__x86_64__) || defined(__i386__))
 #define TIDALRT_OTHER_X86 1
+// GCC 12 flags the deliberately undefined vectors inside avx512fintrin.h's
+// intrinsics (_mm512_undefined_ps and friends) as maybe-uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 #else
 #define TIDALRT_OTHER_X86 0
 #endif
@@ -39,17 +46,15 @@ namespace other {
 constexpr int64_t kParallelMin = 32768;
 
 #if TIDALRT_OTHER_CPU_ONLY
-// Whether the AVX2+FMA code paths may run: the CPU has them and the
-// environment does not force the scalar ones (TIDAL_CPU_ISA=scalar). The
-// variable is read on every call so that tests can compare both paths.
+// Whether the AVX2+FMA code paths may run: simd::activeIsa() (the same
+// selection as the element-wise kernels, TIDAL_CPU_ISA included) is AVX2 or
+// AVX-512. Softmax, the losses, layer norm and transposes have no AVX-512
+// code yet and run their AVX2 loops under either; the optimizer updates
+// dispatch on simd::activeIsa() themselves. The variable is read on every
+// call so that tests can compare the paths.
 inline bool useAvx2() {
 #if TIDALRT_OTHER_X86
-  static const bool hardware =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (!hardware)
-    return false;
-  const char *isa = getenv("TIDAL_CPU_ISA");
-  return !(isa && strcmp(isa, "scalar") == 0);
+  return simd::activeIsa() != simd::Isa::Scalar;
 #else
   return false;
 #endif

@@ -1,13 +1,18 @@
 // simd.h - run-time ISA dispatch and the float32 inner loops of the
 // element-wise, dropout and reduction kernels.
 //
-// Every loop has two variants: AVX2 with FMA (our own vector code, compiled
-// with __attribute__((target("avx2,fma"))) so the rest of the runtime stays
-// baseline x86-64) and a scalar one. activeIsa() picks AVX2 when the CPU has
-// it; TIDAL_CPU_ISA=scalar in the environment forces the scalar loops (tests
-// run both). The vector exp/log/tanh/sigmoid/erf/gelu are accurate to a few
-// ulp (relative error below 1e-6); lanes outside a function's fast range
-// (NaN, overflow, denormals) are computed with the scalar libm function.
+// Every loop has three variants: AVX-512 (simd_avx512.cpp, AVX512F only),
+// AVX2 with FMA (simd_avx2.cpp) and scalar (simd_scalar.cpp). The vector
+// code is our own, compiled with per-function target attributes so the rest
+// of the runtime stays baseline x86-64. activeIsa() (simd_dispatch.cpp)
+// picks the best ISA the CPU has; TIDAL_CPU_ISA=scalar, avx2 or avx512 in
+// the environment forces one (tests run all three). A forced ISA that the
+// CPU lacks falls back to the best one below it, with a warning on stderr
+// (once per process); an unknown value is ignored with a warning. The vector
+// exp/log/tanh/sigmoid/erf/gelu are accurate to a few ulp (relative error
+// below 1e-6), the same operations lane for lane in both vector ISAs; lanes
+// outside a function's fast range (NaN, overflow, denormals) are computed
+// with the scalar libm function.
 //
 // The loops take contiguous arrays; the kernels split the work into chunks
 // and rows (broadcast.h) and run those in parallel.
@@ -21,18 +26,34 @@
 namespace tidalrt {
 namespace simd {
 
-enum class Isa { Scalar, Avx2 };
+// In increasing order of width.
+enum class Isa { Scalar, Avx2, Avx512 };
 
 // True when the CPU supports AVX2 and FMA (checked once).
 bool cpuHasAvx2Fma();
 
-// The ISA the kernels use now: AVX2 when the CPU has AVX2 and FMA, unless
-// the environment variable TIDAL_CPU_ISA is "scalar". The variable is read at
-// every call (kernels call this once per call), so tests can switch.
+// True when the CPU and the OS support AVX512F, and AVX2 and FMA (checked
+// once). The AVX-512 code uses no other AVX-512 subset.
+bool cpuHasAvx512();
+
+// Whether the CPU can run `isa`'s code (Scalar always).
+bool isaAvailable(Isa isa);
+
+// The widest ISA the CPU has.
+Isa bestIsa();
+
+// The ISA the kernels use now: bestIsa(), unless the environment variable
+// TIDAL_CPU_ISA names one ("scalar", "avx2", "avx512", any case). A named ISA
+// the CPU lacks gives the best one below it, an unknown name bestIsa(); both
+// warn on stderr, once per process. The variable is read at every call
+// (kernels call this once per call), so tests can switch.
 Isa activeIsa();
 
-// "scalar" or "avx2".
+// "scalar", "avx2" or "avx512".
 const char *isaName(Isa isa);
+
+// The ISA named `name` (as isaName spells it, any case); false if none.
+bool parseIsa(const char *name, Isa &out);
 
 enum class Unary {
   Neg,
@@ -85,7 +106,7 @@ void accumulate4F32(Isa isa, const float *const *rows, double *acc, int64_t n);
 // lowbias32(lowbias32(i + k1) ^ k2) (Wellons' lowbias32 integer hash) and is
 // kept when the draw is >= threshold = ceil(ratio * 2^32) (so the drop
 // probability is ratio to within 2^-32; threshold 2^32 drops everything).
-// Integer arithmetic only: both ISAs draw the same masks.
+// Integer arithmetic only: every ISA draws the same masks.
 struct DropoutStream {
   uint32_t k1 = 0, k2 = 0;
   uint64_t threshold = 0;

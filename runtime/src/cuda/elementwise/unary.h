@@ -3,11 +3,11 @@
 // (launch.h), one thread per element.
 //
 // Each element is computed with the formula of the CPU kernel's scalar path
-// (cpu/simd.cpp's scalar functions for float32, cpu/elementwise_unary.cpp
-// and cpu/activation_backward.cpp for float64 and integers), with the C
-// math library for the transcendental functions, not the CPU's AVX2
-// polynomials: those are a vector code path (a few ulp from libm, and
-// whole 8-lane groups fall back to libm), not a portable definition. So the
+// (cpu/simd_scalar.cpp's scalar functions for float32,
+// cpu/elementwise_unary.cpp and cpu/activation_backward.cpp for float64 and
+// integers), with the C math library for the transcendental functions, not the
+// CPU's AVX2 polynomials: those are a vector code path (a few ulp from libm,
+// and whole 8-lane groups fall back to libm), not a portable definition. So the
 // host emulation matches the CPU kernel run with TIDAL_CPU_ISA=scalar bit
 // for bit, and its AVX2 path within its few ulp; on a GPU expf, logf,
 // tanhf, erff, erfc, exp, erf... are CUDA's (within a few ulp, see the

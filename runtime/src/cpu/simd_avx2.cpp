@@ -1,8 +1,8 @@
-// simd.cpp - the AVX2 and scalar float32 loops behind simd.h.
+// simd_avx2.cpp - the AVX2 + FMA float32 loops behind simd.h.
 //
-// The AVX2 functions carry __attribute__((target("avx2,fma"))); nothing else
-// in this file does, so the library runs on any x86-64 CPU and only calls
-// them after activeIsa() has checked the CPU.
+// Every function here carries __attribute__((target("avx2,fma"))) and
+// nothing else in the runtime does, so the library runs on any x86-64 CPU
+// and only calls these after activeIsa() has checked the CPU.
 //
 // Vector math (accuracy measured against double precision over dense sweeps
 // in the unit tests, relative error below 1e-6 everywhere):
@@ -32,204 +32,14 @@
 // Lanes outside a fast range (NaN, |x| > 87 for exp, non-normal or
 // non-positive input for log, ...) make the whole vector take the scalar
 // libm path.
-#include "simd.h"
+#include "simd_impl.h"
 
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <strings.h>
-
-#if defined(__x86_64__) || defined(__i386__)
+#if TIDALRT_HAVE_X86
 #include <immintrin.h>
-#define TIDALRT_HAVE_X86 1
-#define TIDALRT_AVX2 __attribute__((target("avx2,fma")))
-#else
-#define TIDALRT_HAVE_X86 0
-#endif
 
 namespace tidalrt {
 namespace simd {
-
-//===----------------------------------------------------------------------===//
-// ISA selection
-//===----------------------------------------------------------------------===//
-
-bool cpuHasAvx2Fma() {
-#if TIDALRT_HAVE_X86
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return has;
-#else
-  return false;
-#endif
-}
-
-Isa activeIsa() {
-  if (!cpuHasAvx2Fma())
-    return Isa::Scalar;
-  const char *v = getenv("TIDAL_CPU_ISA");
-  if (v && strcasecmp(v, "scalar") == 0)
-    return Isa::Scalar;
-  return Isa::Avx2;
-}
-
-const char *isaName(Isa isa) { return isa == Isa::Avx2 ? "avx2" : "scalar"; }
-
-//===----------------------------------------------------------------------===//
-// Scalar functions
-//===----------------------------------------------------------------------===//
-
-static constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
-static constexpr double kSqrtHalf = 0.70710678118654752440;
-static constexpr double kInvSqrt2Pi = 0.39894228040143267794;
-
-float sigmoidScalar(float x) {
-  if (x >= 0.0f)
-    return 1.0f / (1.0f + std::exp(-x));
-  float e = std::exp(x);
-  return e / (1.0f + e);
-}
-
-float erfBackwardScalar(float g, float x) {
-  double xd = x;
-  return (float)((double)g * kTwoOverSqrtPi * std::exp(-xd * xd));
-}
-
-float geluScalar(float x) {
-  if (std::isinf(x)) // -inf * Phi(-inf) is -inf * 0
-    return x > 0.0f ? x : -0.0f;
-  double xd = x;
-  return (float)(0.5 * xd * std::erfc(-xd * kSqrtHalf));
-}
-
-float geluBackwardScalar(float g, float x) {
-  double xd = x, d;
-  if (std::isinf(xd))
-    d = xd > 0.0 ? 1.0 : 0.0;
-  else // x^2 is exact in double
-    d = 0.5 * std::erfc(-xd * kSqrtHalf) +
-        xd * kInvSqrt2Pi * std::exp(-0.5 * (xd * xd));
-  return (float)((double)g * d);
-}
-
-static float negS(float x) { return -x; }
-static float reluS(float x) { return x > 0.0f ? x : 0.0f; }
-static float sqrtS(float x) { return std::sqrt(x); }
-static float expS(float x) { return std::exp(x); }
-static float logS(float x) { return std::log(x); }
-static float tanhS(float x) { return std::tanh(x); }
-static float erfS(float x) { return std::erf(x); }
-
-template <typename F>
-static void mapScalar(const float *x, float *y, int64_t n, F f) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = f(x[i]);
-}
-
-static void unaryScalar(Unary op, const float *x, float *y, int64_t n,
-                        float alpha) {
-  switch (op) {
-  case Unary::Neg:
-    return mapScalar(x, y, n, negS);
-  case Unary::Relu:
-    return mapScalar(x, y, n, reluS);
-  case Unary::Sigmoid:
-    return mapScalar(x, y, n, sigmoidScalar);
-  case Unary::Tanh:
-    return mapScalar(x, y, n, tanhS);
-  case Unary::Sqrt:
-    return mapScalar(x, y, n, sqrtS);
-  case Unary::Erf:
-    return mapScalar(x, y, n, erfS);
-  case Unary::Exp:
-    return mapScalar(x, y, n, expS);
-  case Unary::Log:
-    return mapScalar(x, y, n, logS);
-  case Unary::LeakyRelu:
-    return mapScalar(x, y, n,
-                     [alpha](float v) { return v >= 0.0f ? v : alpha * v; });
-  case Unary::Gelu:
-    return mapScalar(x, y, n, geluScalar);
-  }
-}
-
-template <typename F>
-static void zipScalar(const float *a, int64_t as, const float *b, int64_t bs,
-                      float *y, int64_t n, F f) {
-  if (as == 1 && bs == 1) {
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = f(a[i], b[i]);
-  } else if (as == 1) {
-    float bv = b[0];
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = f(a[i], bv);
-  } else if (bs == 1) {
-    float av = a[0];
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = f(av, b[i]);
-  } else {
-    float v = f(a[0], b[0]);
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = v;
-  }
-}
-
-static void binaryScalar(Binary op, const float *a, int64_t as, const float *b,
-                         int64_t bs, float *y, int64_t n) {
-  switch (op) {
-  case Binary::Add:
-    return zipScalar(a, as, b, bs, y, n,
-                     [](float u, float v) { return u + v; });
-  case Binary::Sub:
-    return zipScalar(a, as, b, bs, y, n,
-                     [](float u, float v) { return u - v; });
-  case Binary::Mul:
-    return zipScalar(a, as, b, bs, y, n,
-                     [](float u, float v) { return u * v; });
-  case Binary::Div:
-    return zipScalar(a, as, b, bs, y, n,
-                     [](float u, float v) { return u / v; });
-  }
-}
-
-static void gradScalar(Grad op, const float *g, const float *s, float *y,
-                       int64_t n, float alpha) {
-  switch (op) {
-  case Grad::Relu:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = s[i] > 0.0f ? g[i] : 0.0f;
-    return;
-  case Grad::LeakyRelu:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = s[i] > 0.0f ? g[i] : alpha * g[i];
-    return;
-  case Grad::Sigmoid:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = g[i] * s[i] * (1.0f - s[i]);
-    return;
-  case Grad::Tanh:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = g[i] * (1.0f - s[i] * s[i]);
-    return;
-  case Grad::Erf:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = erfBackwardScalar(g[i], s[i]);
-    return;
-  case Grad::Gelu:
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = geluBackwardScalar(g[i], s[i]);
-    return;
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// AVX2 + FMA
-//===----------------------------------------------------------------------===//
-
-#if TIDALRT_HAVE_X86
-namespace {
+namespace avx2 {
 
 TIDALRT_AVX2 inline __m256 set1(float v) { return _mm256_set1_ps(v); }
 
@@ -363,7 +173,9 @@ struct TanhV {
     p = _mm256_fmadd_ps(p, s, set1(-5.37397155531e-2f));
     p = _mm256_fmadd_ps(p, s, set1(1.33314422036e-1f));
     p = _mm256_fmadd_ps(p, s, set1(-3.33332819422e-1f));
-    __m256 ys = _mm256_fmadd_ps(_mm256_mul_ps(p, s), x, x);
+    // The sign of x on the result: x^3 P + x rounds -0 to +0.
+    __m256 ys = _mm256_or_ps(_mm256_fmadd_ps(_mm256_mul_ps(p, s), x, x),
+                             _mm256_and_ps(set1(-0.0f), x));
     if (allTrue(small))
       return ys;
     // Else 1 - 2 / (exp(2|x|) + 1), which rounds to 1 beyond 9.1.
@@ -493,8 +305,8 @@ TIDALRT_AVX2 void mapAvx2(const float *x, float *y, int64_t n, const Op &op) {
   }
 }
 
-TIDALRT_AVX2 void unaryAvx2(Unary op, const float *x, float *y, int64_t n,
-                            float alpha) {
+TIDALRT_AVX2 void unaryF32(Unary op, const float *x, float *y, int64_t n,
+                           float alpha) {
   switch (op) {
   case Unary::Neg:
     return mapAvx2(x, y, n, NegV());
@@ -599,8 +411,8 @@ TIDALRT_AVX2 void zipAvx2(const float *a, int64_t as, const float *b,
     zipTail(a + i * as, as, b + i * bs, bs, y + i, n - i, op);
 }
 
-TIDALRT_AVX2 void binaryAvx2(Binary op, const float *a, int64_t as,
-                             const float *b, int64_t bs, float *y, int64_t n) {
+TIDALRT_AVX2 void binaryF32(Binary op, const float *a, int64_t as,
+                            const float *b, int64_t bs, float *y, int64_t n) {
   switch (op) {
   case Binary::Add:
     return zipAvx2(a, as, b, bs, y, n, AddV());
@@ -670,8 +482,8 @@ struct GeluGradV {
   }
 };
 
-TIDALRT_AVX2 void gradAvx2(Grad op, const float *g, const float *s, float *y,
-                           int64_t n, float alpha) {
+TIDALRT_AVX2 void gradF32(Grad op, const float *g, const float *s, float *y,
+                          int64_t n, float alpha) {
   switch (op) {
   case Grad::Relu:
     return zipAvx2(g, 1, s, 1, y, n, ReluGradV());
@@ -688,8 +500,8 @@ TIDALRT_AVX2 void gradAvx2(Grad op, const float *g, const float *s, float *y,
   }
 }
 
-TIDALRT_AVX2 void maskScaleAvx2(const float *x, const uint8_t *mask,
-                                float scale, float *y, int64_t n) {
+TIDALRT_AVX2 void maskScaleF32(const float *x, const uint8_t *mask, float scale,
+                               float *y, int64_t n) {
   __m256 sv = set1(scale);
   __m256i zero = _mm256_setzero_si256();
   int64_t i = 0;
@@ -704,7 +516,7 @@ TIDALRT_AVX2 void maskScaleAvx2(const float *x, const uint8_t *mask,
     y[i] = mask[i] ? x[i] * scale : 0.0f;
 }
 
-TIDALRT_AVX2 double sumAvx2(const float *x, int64_t n) {
+TIDALRT_AVX2 double sumF32(const float *x, int64_t n) {
   __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -724,7 +536,7 @@ TIDALRT_AVX2 double sumAvx2(const float *x, int64_t n) {
   return sum;
 }
 
-TIDALRT_AVX2 void accumulateAvx2(const float *x, double *acc, int64_t n) {
+TIDALRT_AVX2 void accumulateF32(const float *x, double *acc, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_loadu_ps(x + i);
@@ -740,8 +552,8 @@ TIDALRT_AVX2 void accumulateAvx2(const float *x, double *acc, int64_t n) {
     acc[i] += x[i];
 }
 
-TIDALRT_AVX2 void accumulate4Avx2(const float *const *rows, double *acc,
-                                  int64_t n) {
+TIDALRT_AVX2 void accumulate4F32(const float *const *rows, double *acc,
+                                 int64_t n) {
   const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -764,9 +576,9 @@ TIDALRT_AVX2 inline __m256i lowbias32V(__m256i x) {
   return _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
 }
 
-TIDALRT_AVX2 void dropoutAvx2(const DropoutStream &s, uint32_t first,
-                              const float *x, float *y, uint8_t *mask,
-                              int64_t n, float scale) {
+TIDALRT_AVX2 void dropoutF32(const DropoutStream &s, uint32_t first,
+                             const float *x, float *y, uint8_t *mask, int64_t n,
+                             float scale) {
   int64_t i = 0;
   if (s.threshold <= 0xffffffffu) {
     const __m256i k1 = _mm256_set1_epi32((int)s.k1);
@@ -799,109 +611,7 @@ TIDALRT_AVX2 void dropoutAvx2(const DropoutStream &s, uint32_t first,
   }
 }
 
-} // namespace
-#endif // TIDALRT_HAVE_X86
-
-//===----------------------------------------------------------------------===//
-// Dispatch
-//===----------------------------------------------------------------------===//
-
-void unaryF32(Isa isa, Unary op, const float *x, float *y, int64_t n,
-              float alpha) {
-#if TIDALRT_HAVE_X86
-  if (isa == Isa::Avx2)
-    return unaryAvx2(op, x, y, n, alpha);
-#endif
-  (void)isa;
-  unaryScalar(op, x, y, n, alpha);
-}
-
-void binaryF32(Isa isa, Binary op, const float *a, int64_t aStride,
-               const float *b, int64_t bStride, float *y, int64_t n) {
-#if TIDALRT_HAVE_X86
-  if (isa == Isa::Avx2)
-    return binaryAvx2(op, a, aStride, b, bStride, y, n);
-#endif
-  (void)isa;
-  binaryScalar(op, a, aStride, b, bStride, y, n);
-}
-
-void gradF32(Isa isa, Grad op, const float *grad, const float *saved, float *y,
-             int64_t n, float alpha) {
-#if TIDALRT_HAVE_X86
-  if (isa == Isa::Avx2)
-    return gradAvx2(op, grad, saved, y, n, alpha);
-#endif
-  (void)isa;
-  gradScalar(op, grad, saved, y, n, alpha);
-}
-
-void maskScaleF32(Isa isa, const float *x, const uint8_t *mask, float scale,
-                  float *y, int64_t n) {
-#if TIDALRT_HAVE_X86
-  if (isa == Isa::Avx2)
-    return maskScaleAvx2(x, mask, scale, y, n);
-#endif
-  (void)isa;
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = mask[i] ? x[i] * scale : 0.0f;
-}
-
-double sumF32(Isa isa, const float *x, int64_t n) {
-#if TIDALRT_HAVE_X86
-  if (isa == Isa::Avx2)
-    return sumAvx2(x, n);
-#endif
-  (void)isa;
-  // Four interleaved accumulators, as the vector code has lanes.
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += x[i];
-    s1 += x[i + 1];
-    s2 += x[i + 2];
-    s3 += x[i + 3];
-  }
-  double sum = (s0 + s1) + (s2 + s3);
-  for (; i < n; ++i)
-    sum += x[i];
-  return sum;
-}
-
-void accumulateF32(Isa isa, const float *x, double *acc, int64_t n) {
-#if TIDALRT_HAVE_X86
-  if (isa == Isa::Avx2)
-    return accumulateAvx2(x, acc, n);
-#endif
-  (void)isa;
-  for (int64_t i = 0; i < n; ++i)
-    acc[i] += x[i];
-}
-
-void accumulate4F32(Isa isa, const float *const *rows, double *acc, int64_t n) {
-#if TIDALRT_HAVE_X86
-  if (isa == Isa::Avx2)
-    return accumulate4Avx2(rows, acc, n);
-#endif
-  (void)isa;
-  const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
-  for (int64_t i = 0; i < n; ++i)
-    acc[i] += ((double)r0[i] + (double)r1[i]) + ((double)r2[i] + (double)r3[i]);
-}
-
-void dropoutF32(Isa isa, const DropoutStream &s, uint32_t first, const float *x,
-                float *y, uint8_t *mask, int64_t n, float scale) {
-#if TIDALRT_HAVE_X86
-  if (isa == Isa::Avx2)
-    return dropoutAvx2(s, first, x, y, mask, n, scale);
-#endif
-  (void)isa;
-  for (int64_t i = 0; i < n; ++i) {
-    bool keep = dropoutKeep(s, first + (uint32_t)i);
-    mask[i] = keep;
-    y[i] = keep ? x[i] * scale : 0.0f;
-  }
-}
-
+} // namespace avx2
 } // namespace simd
 } // namespace tidalrt
+#endif // TIDALRT_HAVE_X86
