@@ -9,6 +9,8 @@
 
 #include <new>
 #include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace tidalrt_driver {
 
@@ -16,6 +18,20 @@ void session::warn(const std::string &message) const {
   std::fprintf(err, "%s: warning: %s\n", program_name.c_str(), message.c_str());
   std::fflush(err);
 }
+
+namespace {
+
+// Tells the kernel that the read-only pages inside [p, p + size) are not
+// needed now (they are the executable's, re-read on a later access).
+void release_pages(const void *p, size_t size) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  uintptr_t end = (reinterpret_cast<uintptr_t>(p) + size) / page * page;
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
+} // namespace
 
 loaded_program load_program(const session &s, trace_recorder &trace) {
   const manifest &m = s.info;
@@ -38,6 +54,18 @@ loaded_program load_program(const session &s, trace_recorder &trace) {
   loaded.runner = std::make_unique<program_runner>(m, s.program, s.opts.seed,
                                                    !s.opts.eval_inputs.empty());
   loaded.runner->load_initial_values(*loaded.model, init.get());
+  // The run holds the step's values from here on: the parsed model keeps
+  // only what --save needs besides them, and the blob's pages (the model's
+  // bytes and external data, read again from the executable if needed)
+  // leave memory.
+  std::vector<std::string> held;
+  for (const tensor_slot &slot : m.step.args)
+    if (slot.is_persistent())
+      held.push_back(slot.name);
+  loaded.model->release_data(held);
+  release_pages(s.program.blob + m.model_blob.offset, m.model_blob.size);
+  if (const blob_range *external = m.find_embedded(external_data_blob))
+    release_pages(s.program.blob + external->offset, external->size);
   trace.complete("load", "load", start, trace.now_us() - start);
   start = trace.now_us();
   loaded.runner->prepare();

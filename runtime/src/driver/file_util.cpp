@@ -69,6 +69,22 @@ void read_file_range(const std::string &path, uint64_t offset, void *dst,
 }
 
 void write_file_atomically(const std::string &path, const std::string &bytes) {
+  write_file_atomically(path, [&](int fd) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return errno;
+      done += static_cast<size_t>(n);
+    }
+    return 0;
+  });
+}
+
+void write_file_atomically(const std::string &path,
+                           const std::function<int(int fd)> &writer) {
   std::string temp = path + ".tmp." + std::to_string(getpid());
   int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0 && errno == EEXIST) {
@@ -78,18 +94,7 @@ void write_file_atomically(const std::string &path, const std::string &bytes) {
   }
   if (fd < 0)
     fail_input(path + ": cannot write: " + errno_message(errno));
-  int error = 0;
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      error = errno;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
+  int error = writer(fd);
   if (!error && fsync(fd) != 0)
     error = errno;
   if (close(fd) != 0 && !error)

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace tidalrt_driver {
@@ -25,6 +26,11 @@ void read_file_range(const std::string &path, uint64_t offset, void *dst,
 // `path` as it was and throws a driver_error (exit 1)
 // "<path>: cannot write: <reason>".
 void write_file_atomically(const std::string &path, const std::string &bytes);
+
+// The same with the contents written by `writer` to the temporary file's
+// descriptor; it returns 0 or an errno value.
+void write_file_atomically(const std::string &path,
+                           const std::function<int(int fd)> &writer);
 
 // Checks, before any work is done, that `path` can be created: its
 // directory exists and `path` is not a directory. Throws a driver_error

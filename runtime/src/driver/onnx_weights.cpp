@@ -6,7 +6,10 @@
 #include "file_util.h"
 #include "manifest.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
+
+#include <cerrno>
 
 #include <cstring>
 #include <optional>
@@ -244,6 +247,27 @@ bool onnx_model::load(const tensor_slot &slot, void *dst) const {
   return true;
 }
 
+void onnx_model::release_data(const std::vector<std::string> &names) {
+  for (const std::string &name : names) {
+    auto it = p->initializers.find(name);
+    if (it == p->initializers.end())
+      continue;
+    // The map holds const pointers into p->proto, which this object owns.
+    auto *tensor = const_cast<onnx::TensorProto *>(it->second);
+    tensor->clear_raw_data();
+    tensor->clear_float_data();
+    tensor->clear_double_data();
+    tensor->clear_int32_data();
+    tensor->clear_int64_data();
+    tensor->clear_uint64_data();
+    tensor->clear_external_data();
+    tensor->clear_data_location();
+    // The strings' buffers go too, not only their lengths.
+    std::string().swap(*tensor->mutable_raw_data());
+    tensor->clear_raw_data();
+  }
+}
+
 std::optional<uint64_t> onnx_model::steps_done() const {
   for (const auto &prop : p->proto.metadata_props()) {
     if (prop.key() != steps_done_key)
@@ -353,12 +377,15 @@ void onnx_model::save(
     });
     write_file_atomically(directory_of(path) + "/" + location, data);
   }
-  std::string bytes;
-  if (model.ByteSizeLong() > static_cast<size_t>(INT32_MAX) ||
-      !model.SerializeToString(&bytes))
+  if (model.ByteSizeLong() > static_cast<size_t>(INT32_MAX))
     fail_input(path + ": cannot write: the model exceeds protobuf's 2 GiB "
                       "limit even with its initializers as external data");
-  write_file_atomically(path, bytes);
+  // Serialized straight into the file: no second copy of the weights.
+  write_file_atomically(path, [&](int fd) {
+    google::protobuf::io::FileOutputStream out(fd);
+    bool ok = model.SerializeToZeroCopyStream(&out) && out.Flush();
+    return ok ? 0 : (out.GetErrno() ? out.GetErrno() : EIO);
+  });
 }
 
 } // namespace tidalrt_driver

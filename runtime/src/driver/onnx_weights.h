@@ -53,6 +53,11 @@ public:
   // from the slot's or its data is malformed or cannot be read.
   bool load(const tensor_slot &slot, void *dst) const;
 
+  // Drops the values of the initializers named in `names` (their values are
+  // loaded; --save replaces them from the run's own), so that the parsed
+  // model does not hold a second copy of the weights while training.
+  void release_data(const std::vector<std::string> &names);
+
   // The metadata value tidal.steps_done, if present (throws if it is not a
   // number).
   std::optional<uint64_t> steps_done() const;
