@@ -171,8 +171,9 @@ def _vision_models() -> List[RealModel]:
     tv = _tv
     i32, i64, i75 = _image(32), _image(64), _image(75)
     return [
-        RealModel("resnet18", "torchvision", lambda: _resnet([1, 1, 1, 1]), i32,
-                  note="one BasicBlock per stage (resnet18: 2)",
+        RealModel("resnet18", "torchvision", lambda: _resnet([1, 1, 1, 1]), i64,
+                  note="one BasicBlock per stage (resnet18: 2); 64x64 (at 32x32 layer4's maps are 1x1 and"
+                       " BatchNorm normalizes 4 values, where PyTorch's own runs drift apart)",
                   full=lambda: tv().resnet18(num_classes=CLASSES)),
         RealModel("resnext50_32x4d", "torchvision", lambda: _resnet([1, 1, 1, 1], "bottleneck", groups=32,
                                                                     width_per_group=4), i32,
@@ -203,7 +204,8 @@ def _vision_models() -> List[RealModel]:
         RealModel("inception_v3", "torchvision",
                   lambda: tv().inception_v3(num_classes=CLASSES, aux_logits=False, init_weights=True), i75,
                   note="aux_logits=False; 75x75, its smallest input"),
-        RealModel("mnasnet0_5", "torchvision", lambda: tv().mnasnet0_5(num_classes=CLASSES), i32),
+        RealModel("mnasnet0_5", "torchvision", lambda: tv().mnasnet0_5(num_classes=CLASSES), i64,
+                  note="64x64 (at 32x32 its last stages' maps are 1x1: BatchNorm over 4 values)"),
         RealModel("vgg11_bn", "torchvision", _vgg_small, i32,
                   note="1/8 width; 1x1 pool and a 128-wide classifier at 32x32 (the 7x7 pool needs 224x224)",
                   full=lambda: tv().vgg11_bn(num_classes=CLASSES), full_inputs=_image(224)),
