@@ -66,14 +66,11 @@ EXPECTED_TO_TRAIN = [
     "unet",
     "resnet18",
     "mnasnet0_5",
+    "inception_v3",
 ]
 
 # model -> "<first failing stage>: <substring of the reason>"
 EXPECTED_FAILURES = {
-    # PyTorch's float32, float64 and channels-last runs drift apart within 5
-    # steps (BatchNorm inputs with variance near 1e-11 in the last stages at
-    # 75x75, its smallest input); trained only with TIDAL_REAL_MODELS_SLOW=1.
-    "inception_v3": "numerics: adamw: final",  # 4x the bound on Mixed_7b's exp_avg_sq
 }
 
 # The executables run on one thread: tidal's --threads 2 step slows down
