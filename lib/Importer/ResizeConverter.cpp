@@ -136,10 +136,7 @@ FailureOr<llvm::SmallVector<double>> constFloats(Node &n, int idx,
                   "') must be known at compile time");
   if (!isa<FloatType>(c.getElementType()))
     return n.fail("input '" + what + "' must be float");
-  llvm::SmallVector<double> out;
-  for (const APFloat &v : c.getValues<APFloat>())
-    out.push_back(v.convertToDouble());
-  return out;
+  return importer::floatValues(c);
 }
 
 LogicalResult convertResize(Node &n) {
@@ -176,8 +173,9 @@ LogicalResult convertResize(Node &n) {
   // The resized axes (opset 18), then scales or sizes for them.
   llvm::SmallVector<int64_t> axes;
   if (auto given = n.ints("axes")) {
-    auto norm = n.axes(*given, rank);
-    if (failed(norm))
+    // n.axes validates (range, repeats) but sorts; scales and sizes follow
+    // the given order.
+    if (failed(n.axes(*given, rank)))
       return failure();
     axes.assign(given->begin(), given->end());
     for (int64_t &a : axes)

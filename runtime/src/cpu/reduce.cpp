@@ -104,6 +104,25 @@ void buildReducePlan(const TensorRef &x, const int64_t *axes, int64_t numAxes,
 
 } // namespace
 
+namespace {
+
+// The element types the reductions compute.
+void expectReducibleType(const TensorRef &x) {
+  switch (x.type) {
+  case TIDALRT_ELEMENT_TYPE_F32:
+  case TIDALRT_ELEMENT_TYPE_F64:
+  case TIDALRT_ELEMENT_TYPE_I64:
+  case TIDALRT_ELEMENT_TYPE_I32:
+    break;
+  default:
+    fail(TIDALRT_UNSUPPORTED,
+         "element type %s is not supported (float32, float64, int64, int32)",
+         typeName(x.type));
+  }
+}
+
+} // namespace
+
 void tidalrt::ew::checkReduce(const OpCall &op, ReducePlan &plan) {
   expectInputAndResult(op);
   const TensorRef &x = op[0], &y = op[1];
@@ -120,17 +139,7 @@ void tidalrt::ew::checkReduce(const OpCall &op, ReducePlan &plan) {
          shapeString(y, b1, sizeof b1), shapeString(x, b2, sizeof b2),
          (long long)numAxes);
   }
-  switch (x.type) {
-  case TIDALRT_ELEMENT_TYPE_F32:
-  case TIDALRT_ELEMENT_TYPE_F64:
-  case TIDALRT_ELEMENT_TYPE_I64:
-  case TIDALRT_ELEMENT_TYPE_I32:
-    break;
-  default:
-    fail(TIDALRT_UNSUPPORTED,
-         "element type %s is not supported (float32, float64, int64, int32)",
-         typeName(x.type));
-  }
+  expectReducibleType(x);
 }
 
 bool tidalrt::ew::checkArgReduce(const OpCall &op, ReducePlan &plan) {
@@ -155,17 +164,7 @@ bool tidalrt::ew::checkArgReduce(const OpCall &op, ReducePlan &plan) {
   if (plan.count == 0 && plan.numOut > 0)
     fail(TIDALRT_INVALID_ARGUMENT, "axis %lld has extent 0: no index to take",
          (long long)axis);
-  switch (x.type) {
-  case TIDALRT_ELEMENT_TYPE_F32:
-  case TIDALRT_ELEMENT_TYPE_F64:
-  case TIDALRT_ELEMENT_TYPE_I64:
-  case TIDALRT_ELEMENT_TYPE_I32:
-    break;
-  default:
-    fail(TIDALRT_UNSUPPORTED,
-         "element type %s is not supported (float32, float64, int64, int32)",
-         typeName(x.type));
-  }
+  expectReducibleType(x);
   return last;
 }
 

@@ -254,17 +254,14 @@ void onnx_model::release_data(const std::vector<std::string> &names) {
       continue;
     // The map holds const pointers into p->proto, which this object owns.
     auto *tensor = const_cast<onnx::TensorProto *>(it->second);
-    tensor->clear_raw_data();
-    tensor->clear_float_data();
-    tensor->clear_double_data();
-    tensor->clear_int32_data();
-    tensor->clear_int64_data();
-    tensor->clear_uint64_data();
-    tensor->clear_external_data();
-    tensor->clear_data_location();
-    // The strings' buffers go too, not only their lengths.
-    std::string().swap(*tensor->mutable_raw_data());
-    tensor->clear_raw_data();
+    // A fresh tensor with the same header: the move frees the old values'
+    // buffers (Clear() would keep their capacity).
+    onnx::TensorProto header;
+    header.set_name(tensor->name());
+    header.set_doc_string(tensor->doc_string());
+    header.set_data_type(tensor->data_type());
+    *header.mutable_dims() = tensor->dims();
+    *tensor = std::move(header);
   }
 }
 
