@@ -95,10 +95,12 @@ LogicalResult convertConvTranspose(Node &n) {
         extra = -pads[k + d];
         pads[k + d] = 0;
       }
-      if (outPad[d] + extra >= std::max(strides[d], dilations[d]))
+      if (pads[d] < 0 ||
+          outPad[d] + extra >= std::max(strides[d], dilations[d]))
         return n.fail("output size " + llvm::Twine(want) + " on spatial dim " +
                       llvm::Twine(d) +
-                      " is larger than the transposed convolution reaches (" +
+                      " is more than a stride past what the transposed "
+                      "convolution reaches (" +
                       llvm::Twine(full) + ")");
     } else if (autoPad == "VALID") {
       pads[d] = pads[k + d] = 0;

@@ -104,8 +104,8 @@ LogicalResult convertCast(Node &n, bool like) {
       return n.fail("attribute 'to' is required");
     elt = elementTypeFor(n.g.ctx, to->i());
     if (!elt)
-      return n.fail("cast to ONNX type " + llvm::Twine(to->i()) +
-                    " is not supported");
+      return n.fail("cast to " + onnxTypeName(to->i()) +
+                    " is not supported (tidal handles numeric tensors)");
   }
   auto type = n.type(0);
   if (elt == type.getElementType()) {
