@@ -1,0 +1,193 @@
+//===- FitBudgetMilp.cpp - the budget fitter's optimal mode ---------------===//
+//
+// Fitter::solveExact: every tensor's swap and recomputation options over its
+// longest idle gap above the budget, chosen at once by the MILP of
+// BudgetMilp.h (FitBudget.h, `milp`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fitter.h"
+
+#include "tidal/Dialect/Tidal/Analysis/BudgetMilp.h"
+#include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+using namespace mlir::tidal::fit;
+
+LogicalResult Fitter::solveExact() {
+  BufferLiveness liveness(func);
+  SmallVector<int64_t> live = liveness.liveBytes(options.alignment);
+  const int64_t budget = options.budget;
+  const int64_t n = live.size();
+  SmallVector<int64_t> over(n + 1, 0); // positions over the budget before p
+  for (int64_t p = 0; p < n; ++p)
+    over[p + 1] = over[p] + (live[p] > budget);
+  if (over[n] == 0)
+    return success();
+  ArrayRef<Operation *> ops = liveness.getOps();
+
+  MilpProblem problem;
+  problem.live.assign(live.begin(), live.end());
+  problem.budget = budget;
+  problem.timeLimitS = options.milpTimeLimitS;
+  SmallVector<SmallVector<Choice, 2>, 0> choices; // per candidate, option
+  DenseMap<Value, SmallVector<int, 2>> candidatesOf;
+  struct Roots {
+    int candidate;
+    int64_t at;
+    SmallVector<Value, 4> operands;
+  };
+  SmallVector<Roots, 0> roots;
+  auto add = [&](Value v, MilpCandidate candidate, SmallVector<Choice, 2> c) {
+    int index = problem.candidates.size();
+    problem.candidates.push_back(std::move(candidate));
+    choices.push_back(std::move(c));
+    candidatesOf[v].push_back(index);
+    return index;
+  };
+
+  // Each tensor's idle gap over the most positions above the budget.
+  auto consider = [&](Value v) {
+    const Buffer *buffer = liveness.getBuffer(v);
+    if (!buffer || buffer->host || buffer->persistent || buffer->returned)
+      return;
+    SmallVector<int64_t> uses{liveness.getDefinition(v)};
+    for (Operation *user : v.getUsers()) {
+      if (isViewOp(user) || isCopyOp(user) || isa<func::ReturnOp>(user))
+        return;
+      uses.push_back(liveness.getPosition(user));
+    }
+    llvm::sort(uses);
+    Choice c;
+    int64_t most = 0;
+    for (size_t i = 0; i + 1 < uses.size(); ++i)
+      if (int64_t a = uses[i], b = uses[i + 1];
+          b - a >= 2 && over[b] - over[a + 1] > most) {
+        most = over[b] - over[a + 1];
+        c.before = a;
+        c.after = b;
+      }
+    if (most == 0)
+      return;
+    c.value = v;
+    c.bytes = buffer->bytes;
+    const int64_t bytes = alignBytes(buffer->bytes, options.alignment);
+    const double copy = copyUs(c.bytes);
+    int swapIndex = -1;
+    if (options.swap) {
+      // Each copy waited for at once (exposed), or after the kernels that
+      // hide it: four options.
+      MilpCandidate candidate;
+      SmallVector<Choice, 2> swaps;
+      double off = 0, on = 0;
+      int64_t w = c.before + 1, p = c.after;
+      for (; w < c.after && off < copy; ++w)
+        off += opUs(ops[w - 1]);
+      while (p - 1 >= w && on < copy)
+        on += opUs(ops[--p - 1]);
+      const double offStall = std::max(0.0, copy - off);
+      const double onStall = std::max(0.0, copy - on);
+      for (bool hideOff : {false, true})
+        for (bool hideOn : {false, true}) {
+          Choice swap = c;
+          swap.swap.waitAt = hideOff ? w : c.before + 1;
+          swap.swap.prefetchAt = hideOn ? p : c.after;
+          if ((hideOff && w == c.before + 1) || (hideOn && p == c.after) ||
+              swap.swap.waitAt >= swap.swap.prefetchAt)
+            continue;
+          swap.costUs = (hideOff ? offStall : copy) +
+                        (hideOn ? onStall : copy) + kSwapOverheadUs;
+          candidate.options.push_back(
+              {{ByteInterval{swap.swap.waitAt, swap.swap.prefetchAt, bytes}},
+               {},
+               swap.costUs});
+          swaps.push_back(swap);
+        }
+      swapIndex = add(v, std::move(candidate), std::move(swaps));
+    }
+    RecomputePlan plan;
+    DenseSet<Operation *> inChain;
+    if (options.recompute && chainFor(liveness, v, c.after, plan, inChain)) {
+      int64_t extra = 0;
+      Roots r{0, c.after, {}};
+      for (Operation *op : plan.chain) {
+        for (Value result : op->getResults())
+          if (result != v)
+            extra +=
+                alignBytes(tensorByteSize(cast<ShapedType>(result.getType())),
+                           options.alignment);
+        for (Value operand : op->getOperands())
+          if (!inChain.contains(operand.getDefiningOp()))
+            r.operands.push_back(operand);
+      }
+      MilpOption option{
+          {ByteInterval{c.before + 1, c.after, bytes}}, {}, plan.us};
+      if (extra > 0)
+        option.adds.push_back(ByteInterval{c.after, c.after + 1, extra});
+      Choice clone = c;
+      clone.kind = Choice::Recompute;
+      clone.clone = std::move(plan);
+      clone.costUs = clone.clone.us;
+      MilpCandidate candidate;
+      candidate.options.push_back(std::move(option));
+      r.candidate = add(v, std::move(candidate), {std::move(clone)});
+      if (swapIndex >= 0)
+        problem.exclusive.push_back({swapIndex, r.candidate});
+      roots.push_back(std::move(r));
+    }
+  };
+  for (BlockArgument arg : func.getArguments())
+    consider(arg);
+  for (Operation *op : ops)
+    if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op))
+      for (Value result : op->getResults())
+        consider(result);
+  // A recomputation reads its operands at its position: not while they
+  // are off the device.
+  for (const Roots &r : roots)
+    for (Value operand : r.operands)
+      for (int k : candidatesOf.lookup(operand)) {
+        const Choice &other = choices[k].front();
+        if (other.before < r.at && r.at < other.after)
+          problem.exclusive.push_back({r.candidate, k});
+      }
+
+  std::string error;
+  FailureOr<MilpSolution> solution = solveBudgetMilp(problem, &error);
+  if (failed(solution))
+    return func.emitError(options.passName) << ": " << error;
+  stats.milpCandidates += problem.candidates.size();
+  stats.milpOptimal = solution->optimal;
+  stats.milpCostUs += solution->costUs;
+  // Out of reach: go as low as the MILP can; the greedy loop then states
+  // the smallest budget.
+  ArrayRef<int> choice = solution->feasible ? ArrayRef<int>(solution->choice)
+                                            : solution->smallestPeakChoice;
+  // Swaps first, then clones, which may read the swapped copies.
+  for (bool clones : {false, true})
+    for (auto [k, option] : llvm::enumerate(choice)) {
+      if (option < 0)
+        continue;
+      const Choice &c = choices[k][option];
+      if ((c.kind == Choice::Recompute) != clones)
+        continue;
+      if (clones)
+        applyRecompute(liveness, c);
+      else
+        applySwap(liveness, c);
+    }
+  Builder b(func.getContext());
+  func->setAttr(
+      kMilpAttr,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("candidates",
+                          b.getI64IntegerAttr(problem.candidates.size())),
+           b.getNamedAttr("cost_us", b.getF64FloatAttr(solution->costUs)),
+           b.getNamedAttr("feasible", b.getBoolAttr(solution->feasible)),
+           b.getNamedAttr("optimal", b.getBoolAttr(solution->optimal))}));
+  return success();
+}
