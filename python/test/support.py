@@ -202,3 +202,15 @@ def log_lines(path):
     import json
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def planned_copy_bytes(plan):
+    """Bytes a step of `plan` (a plan file) copies to the host and to the
+    device: its offloads' and prefetches' operands, as the sim device's log
+    counts them (`bytes_to_host`, `bytes_to_device`)."""
+    size = {t["id"]: t["bytes"] for t in plan["tensors"]}
+    moved = {"tidal.offload": 0, "tidal.prefetch": 0}
+    for op in plan["schedule"]:
+        if op["op"] in moved:
+            moved[op["op"]] += sum(size[t] for t in op["reads"])
+    return moved["tidal.offload"], moved["tidal.prefetch"]

@@ -113,10 +113,17 @@ class SimDeviceTest(unittest.TestCase):
                     self.assertEqual(sorted(sim_saved), sorted(cpu_saved), what)
                     for key, value in cpu_saved.items():
                         self.assertEqual(sim_saved[key], value, f"{what}: '{key}' differs from the cpu run")
+                    # Every copy the plan states happens, and no other.
+                    plan_at = os.path.join(work, f"plan_{tag}.json")
+                    proc = self.tidalc([model, "-o", plan_at, "--emit", "plan", "--target", "sim", "--device-memory",
+                                        str(budget)] + extra + flags)
+                    self.assertEqual(proc.returncode, 0, support.describe(proc))
+                    with open(plan_at) as f:
+                        to_host, to_device = support.planned_copy_bytes(json.load(f))
                     for line in sim_log:
                         self.assertLessEqual(line["device_peak_bytes"], budget, what)
                         self.assertGreater(line["device_peak_bytes"], 0, what)
-                        self.assertEqual(line["bytes_to_host"], line["bytes_to_device"], what)
+                        self.assertEqual((line["bytes_to_host"], line["bytes_to_device"]), (to_host, to_device), what)
                         if moves:
                             self.assertGreater(line["bytes_to_host"], 0, what)
                         else:

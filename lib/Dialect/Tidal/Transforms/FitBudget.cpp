@@ -37,6 +37,18 @@ DeviceProfile tidal::profileFromOptions(double gflops, double gbytesPerS,
 
 using namespace mlir::tidal::fit;
 
+static bool hostIntactAt(const BufferLiveness &liveness, Value v, int64_t at);
+
+/// The value that `v` is a view of (through any views), or `v`.
+static Value viewSource(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isViewOp(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
 double Fitter::opUs(Operation *op) {
   auto [it, inserted] = kernelUs.try_emplace(op, 0.0);
   if (inserted)
@@ -93,8 +105,11 @@ LogicalResult Fitter::run() {
                << budget << " bytes is too small for @" << func.getSymName()
                << ": the smallest budget its plan reaches is " << smallest
                << " bytes (" << stats.swapped << " tensors swapped, "
-               << stats.recomputed << " recomputed; the peak is at op "
-               << position << ")";
+               << stats.recomputed << " recomputed"
+               << (stats.refetched
+                       ? ", " + std::to_string(stats.refetched) + " refetched"
+                       : std::string())
+               << "; the peak is at op " << position << ")";
       }
       if (!best || (step > 0 && (best->kind == Choice::DelayPrefetch ||
                                  best->kind == Choice::AdvanceWait)))
@@ -105,6 +120,12 @@ LogicalResult Fitter::run() {
         applySwap(liveness, *best);
         for (int64_t p = best->swap.waitAt; p < best->swap.prefetchAt; ++p)
           live[p] -= bytes;
+        break;
+      case Choice::Refetch:
+        applyRefetch(liveness, *best);
+        for (const Choice::Gap &gap : best->gaps)
+          for (int64_t p = gap.swap.waitAt; p < gap.swap.prefetchAt; ++p)
+            live[p] -= bytes;
         break;
       case Choice::Recompute:
         applyRecompute(liveness, *best);
@@ -127,7 +148,8 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
   std::optional<Choice> best;
   double bestScore = 0;
   auto offer = [&](Choice c) { offerTo(best, bestScore, std::move(c)); };
-  auto consider = [&](Value v) {
+  // `source`: the host value that `v`, a waited prefetch, copies.
+  auto consider = [&](Value v, Value source) {
     const Buffer *buffer = liveness.getBuffer(v);
     if (!buffer || buffer->host || buffer->persistent || buffer->returned)
       return;
@@ -156,6 +178,40 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
     // Room for offload and wait before the peak, prefetch and wait after.
     if (c.after == INT64_MAX || peak - c.before < 1 || c.after - peak < 1)
       return;
+    if (source) {
+      // The host still holds the bytes: prefetching them again is all.
+      if (!hostIntactAt(liveness, source, c.after))
+        return;
+      c.kind = Choice::Refetch;
+      c.source = source;
+      // Every idle gap of the copy where the bytes live come within its
+      // own bytes of the peak's level (the positions that would be the
+      // next peaks), the one around the peak among them.
+      SmallVector<int64_t> uses{liveness.getDefinition(v)};
+      for (Operation *user : v.getUsers())
+        uses.push_back(liveness.getPosition(user));
+      llvm::sort(uses);
+      const int64_t level =
+          live[peak] - alignBytes(c.bytes, options.alignment) + 1;
+      for (size_t i = 0; i + 1 < uses.size(); ++i) {
+        int64_t a = uses[i], b = uses[i + 1], top = -1;
+        for (int64_t p = a + 1; p < b; ++p)
+          if (live[p] >= level)
+            top = p;
+        if (top < 0 || !hostIntactAt(liveness, source, b))
+          continue;
+        Choice::Gap gap{a, b, {}};
+        gap.swap.waitAt = a + 1;
+        Choice span = c;
+        span.before = a, span.after = b;
+        planPrefetch(liveness, live, span, top, gap.swap);
+        c.costUs += gap.swap.stallUs + kRefetchOverheadUs;
+        c.gaps.push_back(gap);
+      }
+      if (c.gaps.empty())
+        return;
+      return offer(std::move(c));
+    }
     bool priced = false;
     if (options.swap) {
       c.swap = planSwap(liveness, live, c, peak);
@@ -175,12 +231,22 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
       offer(std::move(c));
   };
   for (BlockArgument arg : func.getArguments())
-    consider(arg);
+    consider(arg, Value());
   ArrayRef<Operation *> ops = liveness.getOps();
-  for (Operation *op : ops)
-    if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op))
+  for (Operation *op : ops) {
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      // Copies of host-resident arguments (streamed parameters). A swapped
+      // tensor's copy is not refetched: its uses are typically a few ops
+      // apart, and dropping it between them frees a position or two per
+      // step (an unrolled LSTM's backward took thousands of steps).
+      if (auto prefetch = wait.getInput().getDefiningOp<PrefetchOp>())
+        if (isa<BlockArgument>(viewSource(prefetch.getInput())))
+          consider(wait.getResult(), prefetch.getInput());
+    } else if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op)) {
       for (Value result : op->getResults())
-        consider(result);
+        consider(result, Value());
+    }
+  }
   // Earlier swaps whose copies are in flight at the peak.
   for (Operation *op : ops) {
     auto wait = dyn_cast<WaitOp>(op);
@@ -267,17 +333,45 @@ SwapPlan Fitter::planSwap(const BufferLiveness &liveness,
        ++plan.waitAt)
     hidden += spare(toHostUsed, ops[plan.waitAt - 1]);
   plan.stallUs = std::max(0.0, copy - hidden);
+  planPrefetch(liveness, live, c, peak, plan);
+  return plan;
+}
+
+void Fitter::planPrefetch(const BufferLiveness &liveness,
+                          ArrayRef<int64_t> live, const Choice &c, int64_t peak,
+                          SwapPlan &plan) {
+  ArrayRef<Operation *> ops = liveness.getOps();
+  const double copy = copyUs(c.bytes);
+  const int64_t level = live[peak];
   // Prefetch after the peak, early enough to hide the copy before the next
   // use, but not where the copy would be live at the peak's level.
   plan.prefetchAt = c.after;
-  hidden = 0;
+  double hidden = 0;
   while (hidden < copy && plan.prefetchAt - 1 > peak &&
          live[plan.prefetchAt - 1] < level) {
     --plan.prefetchAt;
     hidden += spare(toDeviceUsed, ops[plan.prefetchAt - 1]);
   }
   plan.stallUs += std::max(0.0, copy - hidden);
-  return plan;
+}
+
+/// A host value whose bytes still hold it at position `at`: no other value
+/// of its buffer (an in-place update, such as a host-placed optimizer's
+/// new parameter) is written before `at`.
+static bool hostIntactAt(const BufferLiveness &liveness, Value v, int64_t at) {
+  const Buffer *buffer = liveness.getBuffer(v);
+  if (!buffer || !buffer->host)
+    return false;
+  int64_t defined = liveness.getDefinition(v);
+  for (Value other : buffer->values) {
+    Operation *def = other.getDefiningOp();
+    if (other == v || !def || isViewOp(def) || isa<WaitOp>(def))
+      continue;
+    int64_t p = liveness.getPosition(def);
+    if (p > defined && p < at)
+      return false;
+  }
+  return true;
 }
 
 /// An operand that a clone placed before position `at` may read: its bytes
@@ -355,21 +449,43 @@ void Fitter::replaceFrom(Value from, Value to, Operation *next) {
   });
 }
 
+void Fitter::claimLink(const BufferLiveness &liveness,
+                       DenseMap<Operation *, double> &used, int64_t bytes,
+                       int64_t from, int64_t to) {
+  ArrayRef<Operation *> ops = liveness.getOps();
+  double left = copyUs(bytes);
+  for (int64_t p = from; p < to && left > 0; ++p) {
+    double take = std::min(left, spare(used, ops[p - 1]));
+    used[ops[p - 1]] += take;
+    left -= take;
+  }
+}
+
+void Fitter::applyRefetch(const BufferLiveness &liveness, const Choice &c) {
+  ArrayRef<Operation *> ops = liveness.getOps();
+  Location loc = c.value.getLoc();
+  touched.insert(c.source);
+  // Gap by gap: each new copy replaces the one before from its use on.
+  Value current = c.value;
+  for (const Choice::Gap &gap : c.gaps) {
+    claimLink(liveness, toDeviceUsed, c.bytes, gap.swap.prefetchAt, gap.after);
+    OpBuilder b(ops[gap.swap.prefetchAt - 1]);
+    Value prefetch = b.create<PrefetchOp>(loc, c.source);
+    Operation *next = ops[gap.after - 1];
+    b.setInsertionPoint(next);
+    Value back = b.create<WaitOp>(loc, prefetch);
+    replaceFrom(current, back, next);
+    current = back;
+    ++stats.refetched;
+    stats.refetchedBytes += c.bytes;
+  }
+}
+
 void Fitter::applySwap(const BufferLiveness &liveness, const Choice &c) {
   ArrayRef<Operation *> ops = liveness.getOps();
-  const double copy = copyUs(c.bytes);
   // The link time the copies take under the kernels that hide them.
-  auto claim = [&](DenseMap<Operation *, double> &used, int64_t from,
-                   int64_t to) {
-    double left = copy;
-    for (int64_t p = from; p < to && left > 0; ++p) {
-      double take = std::min(left, spare(used, ops[p - 1]));
-      used[ops[p - 1]] += take;
-      left -= take;
-    }
-  };
-  claim(toHostUsed, c.before + 1, c.swap.waitAt);
-  claim(toDeviceUsed, c.swap.prefetchAt, c.after);
+  claimLink(liveness, toHostUsed, c.bytes, c.before + 1, c.swap.waitAt);
+  claimLink(liveness, toDeviceUsed, c.bytes, c.swap.prefetchAt, c.after);
 
   Location loc = c.value.getLoc();
   OpBuilder b(func.getContext());

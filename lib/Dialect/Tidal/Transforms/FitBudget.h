@@ -16,6 +16,12 @@
 //    operands still live there. Its cost is the clones' predicted time;
 //    their results replace the uses from w on. Clones are bitwise the same
 //    computation, so the values do not change.
+//  * refetch (a device copy of a host-resident argument, a parameter that
+//    tidal-place streams in): drop it after u and prefetch the host value
+//    again before w, while the host bytes still hold it, and the same in
+//    its other idle gaps near the peak's level. Its cost is the
+//    prefetches' stalls. Allowed whenever the placement put the value on
+//    the host, swaps or not.
 //
 // It applies the cheapest option per byte freed (ties: the larger tensor),
 // and repeats. Placement depends on the peak's level, never on the budget,
@@ -58,6 +64,8 @@ struct FitBudgetOptions {
 struct FitBudgetStats {
   int64_t swapped = 0, swappedBytes = 0;
   int64_t recomputed = 0, recomputedBytes = 0, recomputedOps = 0;
+  /// Device copies of host values dropped and prefetched again.
+  int64_t refetched = 0, refetchedBytes = 0;
   /// Earlier swaps' prefetches delayed or offload waits advanced.
   int64_t copiesMoved = 0;
   /// The optimal mode: the MILP's candidates, whether its choice was

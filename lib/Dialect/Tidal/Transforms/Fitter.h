@@ -25,6 +25,8 @@ namespace mlir::tidal::fit {
 /// to issue and two waits. It keeps the planner from freeing a peak 64
 /// bytes at a time.
 inline constexpr double kSwapOverheadUs = 1.0;
+/// A refetch's two ops.
+inline constexpr double kRefetchOverheadUs = 0.5;
 
 /// Where a swap's copies go (positions: insert before the op there).
 struct SwapPlan {
@@ -49,8 +51,23 @@ struct Choice {
     /// kernels, but its bytes are not live at the peak.
     DelayPrefetch,
     AdvanceWait,
+    /// Drop the device copy of a host-resident argument (a streamed
+    /// parameter) after its use before the peak, and prefetch the host
+    /// value again before its next use: half a swap, as the host still
+    /// holds the bytes.
+    Refetch,
   } kind = Swap;
   Value value;
+  Value source; ///< Refetch: the host value the copy was prefetched from
+  /// Refetch: every idle gap of the copy that reaches the peak's level,
+  /// in order (the one around the peak among them), each with its
+  /// prefetch: a copy used at every step of an unrolled loop is dropped
+  /// across the whole plateau at once, and priced for all of it.
+  struct Gap {
+    int64_t before = 0, after = 0;
+    SwapPlan swap;
+  };
+  SmallVector<Gap, 1> gaps;
   int64_t bytes = 0;
   int64_t before = 0, after = 0; // the uses around the peak
   SwapPlan swap;
@@ -88,6 +105,10 @@ private:
   void offerTo(std::optional<Choice> &best, double &bestScore, Choice c);
   SwapPlan planSwap(const BufferLiveness &liveness, ArrayRef<int64_t> live,
                     const Choice &c, int64_t peak);
+  /// Where a prefetch after `peak` hides its copy before `c.after`, and the
+  /// stall left: part of planSwap, and all of a refetch.
+  void planPrefetch(const BufferLiveness &liveness, ArrayRef<int64_t> live,
+                    const Choice &c, int64_t peak, SwapPlan &plan);
   std::optional<RecomputePlan> planRecompute(const BufferLiveness &liveness,
                                              ArrayRef<int64_t> live,
                                              const Choice &c, int64_t peak);
@@ -95,6 +116,12 @@ private:
                 RecomputePlan &plan, DenseSet<Operation *> &inChain);
   void applySwap(const BufferLiveness &liveness, const Choice &c);
   void applyRecompute(const BufferLiveness &liveness, const Choice &c);
+  void applyRefetch(const BufferLiveness &liveness, const Choice &c);
+  /// The link time a copy of `bytes` takes under the kernels at positions
+  /// [from, to), claimed in `used`.
+  void claimLink(const BufferLiveness &liveness,
+                 DenseMap<Operation *, double> &used, int64_t bytes,
+                 int64_t from, int64_t to);
   /// Uses of `from` at `next` or later (copies of it excepted) read `to`.
   void replaceFrom(Value from, Value to, Operation *next);
 

@@ -59,16 +59,20 @@ struct PlaceStats {
 
 class Placer {
 public:
+  /// `stream`: persistent arguments that a host op reads (a parameter
+  /// updated on the host) live in host memory, and device ops read copies
+  /// prefetched before them.
   Placer(func::FuncOp func, const FitBudgetOptions &options,
-         DenseSet<Operation *> hostOps)
+         DenseSet<Operation *> hostOps, bool stream)
       : func(func), options(options), hostOps(std::move(hostOps)),
-        link(simulatedLinkProfile(options.linkGbps)) {}
+        link(simulatedLinkProfile(options.linkGbps)), stream(stream) {}
 
   void run(PlaceStats &stats);
 
 private:
   bool onHost(Value v) const;
   bool usedOnlyOnHost(Value v) const;
+  bool readOnHost(Value v) const;
   void sinkHostOps();
   /// The waited copy of `v` on the other side, for `user` (created before
   /// the first user asks; `anchor` is where an argument's copy starts).
@@ -80,6 +84,7 @@ private:
   DenseSet<Value> hostArgs;
   DenseMap<Value, Value> copies;
   LinkProfile link;
+  bool stream;
   int64_t numCopies = 0;
 };
 
@@ -108,6 +113,13 @@ bool Placer::usedOnlyOnHost(Value v) const {
     any = true;
   }
   return any;
+}
+
+bool Placer::readOnHost(Value v) const {
+  return llvm::any_of(v.getUsers(), [&](Operation *user) {
+    return isViewOp(user) ? readOnHost(user->getResult(0))
+                          : hostOps.contains(user);
+  });
 }
 
 /// Moves each host op that reads device tensors later, past device kernels
@@ -161,9 +173,30 @@ Value Placer::copyFor(Value v, Operation *user, Operation *anchor) {
   bool toHost = !onHost(v);
   OpBuilder b(func.getContext());
   Block &body = func.getBody().front();
-  if (Operation *def = v.getDefiningOp())
+  Operation *def = v.getDefiningOp();
+  if (def && isViewOp(def) && !def->getOperand(0).getDefiningOp() && !toHost)
+    def = nullptr; // a view of an argument: hoisted like the argument
+  if (def) {
     b.setInsertionPointAfter(def);
-  else if (anchor)
+  } else if (!toHost) {
+    // A host argument that a device op reads (a streamed parameter): the
+    // prefetch goes back over device kernels until their predicted time
+    // hides the copy.
+    const double copyUs = copyMicroseconds(link, bytesOf(v));
+    Operation *at = user;
+    double hiddenUs = 0;
+    while (hiddenUs < copyUs && at->getPrevNode()) {
+      at = at->getPrevNode();
+      if (Operation *vdef = v.getDefiningOp(); vdef == at)
+        break; // not before the view it reads
+      if (isPlaceable(at) && !hostOps.contains(at))
+        hiddenUs += estimateCost(at, options.device).us;
+    }
+    if (Operation *vdef = v.getDefiningOp(); vdef == at)
+      b.setInsertionPointAfter(at);
+    else
+      b.setInsertionPoint(at);
+  } else if (anchor)
     b.setInsertionPointAfter(anchor);
   else
     b.setInsertionPointToStart(&body);
@@ -184,7 +217,9 @@ void Placer::run(PlaceStats &stats) {
   sinkHostOps();
 
   for (BlockArgument arg : func.getArguments())
-    if (usedOnlyOnHost(arg))
+    if (usedOnlyOnHost(arg) ||
+        (stream && isPersistentArgument(func, arg.getArgNumber()) &&
+         readOnHost(arg)))
       hostArgs.insert(arg);
 
   SmallVector<Operation *> ops;
@@ -279,8 +314,11 @@ DenseSet<Operation *> hostOpsFor(func::FuncOp func, StringRef mode) {
       continue;
     // An update without state (plain SGD) frees no device memory on the
     // host: it stays.
-    if (mode == "host" || (mode == "optimizer" && isOptimizerUpdate(&op) &&
-                           !isa<SgdUpdateOp>(op)))
+    // Streamed parameters are updated on the host, plain SGD too.
+    if (mode == "host" ||
+        (mode == "optimizer" && isOptimizerUpdate(&op) &&
+         !isa<SgdUpdateOp>(op)) ||
+        (mode == "stream" && isOptimizerUpdate(&op)))
       hostOps.insert(&op);
   }
   return hostOps;
@@ -294,7 +332,8 @@ OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
                                       bool &moved, int64_t &smallest) {
   OwningOpRef<func::FuncOp> trial(func.clone());
   PlaceStats placed;
-  Placer(*trial, options, hostOpsFor(*trial, mode)).run(placed);
+  Placer(*trial, options, hostOpsFor(*trial, mode), mode == "stream")
+      .run(placed);
   ScopedDiagnosticHandler quiet(func.getContext(),
                                 [](Diagnostic &) { return success(); });
   FitBudgetStats stats;
@@ -330,48 +369,69 @@ constexpr double kHostMargin = 0.95;
 
 /// Auto: everything on the device if that fits the budget without moving
 /// anything (or at all, on a graph of more than `largeGraphOps` ops).
-/// Otherwise the host optimizer's plan if only it fits, or if both fit and it
-/// is predicted at least 5% faster; if neither fits, the one whose steps reach
-/// the smaller budget (tidal-schedule-swaps then states it). The chosen
+/// Otherwise the fitted trials compete: the host optimizer (`optimizer`),
+/// and, when that does not fit without moving tensors, the host optimizer
+/// with streamed parameters (`stream`). A host plan replaces a fitted
+/// all-device plan only if predicted at least 5% faster; between the host
+/// plans the faster wins. If none fits, the one whose steps reach the
+/// smallest budget (tidal-schedule-swaps then states it). The chosen
 /// fitted trial, if any, replaces `func` (`kept`). Returns the mode chosen.
 StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
                      int64_t largeGraphOps, bool &kept) {
   kept = false;
-  bool deviceMoved = false, hostMoved = false;
-  int64_t deviceSmallest = std::numeric_limits<int64_t>::max(),
-          hostSmallest = std::numeric_limits<int64_t>::max();
-  OwningOpRef<func::FuncOp> device;
+  struct Trial {
+    StringRef mode;
+    OwningOpRef<func::FuncOp> fitted;
+    bool moved = false;
+    int64_t smallest = std::numeric_limits<int64_t>::max();
+    bool tried = false;
+  };
+  Trial device{"device"}, host{"optimizer"}, stream{"stream"};
+  auto attempt = [&](Trial &t) {
+    t.tried = true;
+    t.fitted = fittedTrial(func, t.mode, options, t.moved, t.smallest);
+  };
   // With the persistent arguments alone over the budget, no all-device plan
-  // fits; its trial runs only if the other does not fit either, for the
-  // smallest budget it reaches.
+  // fits; its trial runs only if no other fits either, for the smallest
+  // budget it reaches.
   bool deviceHopeless =
       persistentBytes(func, options.alignment) > options.budget;
   if (!deviceHopeless)
-    device = fittedTrial(func, "device", options, deviceMoved, deviceSmallest);
+    attempt(device);
   // On a large graph a fitted all-device plan is taken as is: a second
   // trial would double the compile time and memory for a small expected
   // gain (ResNet-3563 in 12 GiB already takes 30 min and 20 GiB).
   int64_t numOps = func.getBody().front().getOperations().size();
-  if (device && (!deviceMoved || numOps > largeGraphOps)) {
-    adopt(func, *device), kept = true;
+  if (device.fitted && (!device.moved || numOps > largeGraphOps)) {
+    adopt(func, *device.fitted), kept = true;
     return "device";
   }
-  OwningOpRef<func::FuncOp> host =
-      fittedTrial(func, "optimizer", options, hostMoved, hostSmallest);
-  if (!host && deviceHopeless)
-    fittedTrial(func, "device", options, deviceMoved, deviceSmallest);
-  bool onDevice;
-  if (device && host)
-    onDevice = predictedStepUs(*host, options) >=
-               kHostMargin * predictedStepUs(*device, options);
-  else if (device || host)
-    onDevice = static_cast<bool>(device);
-  else
-    onDevice = deviceSmallest <= hostSmallest;
-  OwningOpRef<func::FuncOp> &chosen = onDevice ? device : host;
-  if (chosen)
-    adopt(func, *chosen), kept = true;
-  return onDevice ? "device" : "optimizer";
+  attempt(host);
+  if (!host.fitted || (host.moved && numOps <= largeGraphOps))
+    attempt(stream);
+  if (!host.fitted && !stream.fitted && !device.tried)
+    attempt(device);
+
+  Trial *chosen = nullptr;
+  double chosenUs = 0;
+  for (Trial *t : {&host, &stream})
+    if (t->fitted)
+      if (double us = predictedStepUs(*t->fitted, options);
+          !chosen || us < chosenUs)
+        chosen = t, chosenUs = us;
+  if (device.fitted &&
+      (!chosen ||
+       chosenUs >= kHostMargin * predictedStepUs(*device.fitted, options)))
+    chosen = &device;
+  if (!chosen) {
+    chosen = &device;
+    for (Trial *t : {&host, &stream})
+      if (t->tried && t->smallest < chosen->smallest)
+        chosen = t;
+  }
+  if (chosen->fitted)
+    adopt(func, *chosen->fitted), kept = true;
+  return chosen->mode;
 }
 
 struct Place : tidal::impl::TidalPlacePassBase<Place> {
@@ -379,9 +439,9 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
 
   void runOnOperation() override {
     if (mode != "auto" && mode != "device" && mode != "host" &&
-        mode != "optimizer") {
+        mode != "optimizer" && mode != "stream") {
       getOperation().emitError("tidal-place: unknown mode '")
-          << mode << "' (expected auto, device, host or optimizer)";
+          << mode << "' (expected auto, device, host, optimizer or stream)";
       return signalPassFailure();
     }
     if (budget < 0 || linkGbps <= 0) {
@@ -425,7 +485,8 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
           continue;
         }
       }
-      Placer(func, options, hostOpsFor(func, chosen)).run(stats);
+      Placer(func, options, hostOpsFor(func, chosen), chosen == "stream")
+          .run(stats);
     }
     numHostOps += stats.hostOps;
     numHostArgs += stats.hostArgs;

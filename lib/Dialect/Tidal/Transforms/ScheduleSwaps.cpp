@@ -70,6 +70,7 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
     numMilpCandidates += stats.milpCandidates;
     numSwapped += stats.swapped;
     bytesSwapped += stats.swappedBytes;
+    numRefetched += stats.refetched;
     numRecomputed += stats.recomputed;
     numClones += stats.recomputedOps;
   }

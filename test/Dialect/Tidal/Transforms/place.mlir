@@ -5,6 +5,9 @@
 // RUN: tidal-opt %s -tidal-place=mode=device | FileCheck %s --check-prefix=DEV
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=3000" -tidal-schedule-swaps=budget=3000 | FileCheck %s --check-prefix=DEV
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=1500" -tidal-schedule-swaps=budget=1500 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=OPT
+// RUN: tidal-opt %s -tidal-place=mode=stream -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=STREAM
+// RUN: tidal-opt %s -tidal-place="mode=auto budget=960" -tidal-schedule-swaps=budget=960 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=STREAM
+// RUN: not tidal-opt %s -tidal-place="mode=auto budget=959" -tidal-schedule-swaps=budget=959 2>&1 | FileCheck %s --check-prefix=FLOOR
 // RUN: not tidal-opt %s -tidal-place=mode=gpu 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not tidal-opt %s -tidal-place="mode=auto budget=-1" 2>&1 | FileCheck %s --check-prefix=BUDGET
 
@@ -54,7 +57,28 @@
 // DEV-NOT: tidal.device =
 // DEV-NOT: tidal.offload
 
-// MODE: error: tidal-place: unknown mode 'gpu' (expected auto, device, host or optimizer)
+// Streamed parameters (and auto below the host optimizer's 1472 bytes, at
+// exactly the smallest budget it reports): the parameter lives in the host
+// arena with its momentum; the device reads a copy prefetched before the
+// forward gemm, and the update runs on the host in place, so nothing comes
+// back. The device arena drops to 960 bytes.
+// STREAM-LABEL: func.func @step
+// STREAM-SAME: %arg1: tensor<16x8xf32> {tidal.name = "w", tidal.offset = 0 : i64, tidal.role = #tidal<role param>, tidal.space = "host"}
+// STREAM-SAME: %arg2: tensor<16x8xf32> {tidal.name = "w.momentum_buffer", tidal.offset = 512 : i64, tidal.role = #tidal<role optimizer_state>, tidal.space = "host"}
+// STREAM-SAME: tensor<16x8xf32> {tidal.name = "w", tidal.role = #tidal<role param>, tidal.space = "host"}
+// STREAM-SAME: tidal.arena_size = 960 : i64
+// STREAM: %[[P:.*]] = tidal.prefetch %arg1
+// STREAM-NEXT: %[[PW:.*]] = tidal.wait %[[P]]
+// STREAM-NEXT: tidal.gemm %arg0, %[[PW]]
+// STREAM: %[[GH:.*]] = tidal.offload
+// STREAM-NEXT: %[[GHW:.*]] = tidal.wait %[[GH]]
+// STREAM-NEXT: %[[W2:.*]], %[[M2:.*]] = tidal.sgd_momentum_update %arg1, %[[GHW]], %arg2 {{{.*}}tidal.device = "host", tidal.offsets = array<i64: 0, 512>}
+// STREAM-NOT: tidal.prefetch
+// STREAM: return %{{.*}}, %[[W2]], %[[M2]]
+
+// FLOOR: error: device memory budget 959 bytes is too small for @step: the smallest budget its plan reaches is 960 bytes
+
+// MODE: error: tidal-place: unknown mode 'gpu' (expected auto, device, host, optimizer or stream)
 // BUDGET: error: tidal-place: budget must be non-negative and link-gbps positive
 
 func.func @step(%x: tensor<4x8xf32> {tidal.name = "x", tidal.role = #tidal<role input>},

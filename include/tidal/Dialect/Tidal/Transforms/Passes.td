@@ -176,11 +176,21 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       and that state lives in the host arena, so it never takes device
       memory; each step copies the gradient and the parameter to the host
       and the updated parameter back;
+    - `stream`: as `optimizer`, for every update (plain SGD too), and the
+      parameters it updates live in the host arena: device ops read copies
+      prefetched before them (early enough, by the cost model, to hide the
+      copy), and the update writes the host bytes in place, so nothing
+      comes back. tidal-schedule-swaps drops such a copy across a peak and
+      prefetches it again ("refetch"). The device holds no parameter for
+      the whole step;
     - `auto` (with a `budget`): everything on the device if the step fits
-      that way without moving a tensor; otherwise the `optimizer` plan if
-      only it fits, or if both fit and it is predicted at least 5% faster;
-      if neither fits, the one whose steps reach the smaller budget
-      (tidal-schedule-swaps then states it). The plans are fitted trials of
+      that way without moving a tensor; otherwise the fitted host plans
+      (`optimizer`, and `stream` when `optimizer` does not fit without
+      moving tensors) compete with the fitted all-device one: a host plan
+      is taken if only it fits, or if predicted at least 5% faster; between
+      host plans the faster wins. If none fits, the one whose steps reach
+      the smallest budget (tidal-schedule-swaps then states it). The plans
+      are fitted trials of
       tidal-schedule-swaps's engine with the `swap`, `recompute` and
       `planner` options (the all-device one is ruled out at once when the
       persistent arguments alone exceed the budget); the chosen one is
@@ -195,7 +205,7 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"mode", "mode", "std::string", "\"auto\"",
-           "auto, device, host or optimizer">,
+           "auto, device, host, optimizer or stream">,
     Option<"budget", "budget", "int64_t", "0",
            "device memory budget in bytes, for auto (0: no limit)">,
     Option<"swap", "swap", "bool", "true",
@@ -251,6 +261,14 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
     that the kernels around them cannot hide (earlier copies' link time
     counted), a recomputation the clones' time.
 
+    A device copy of a host-resident argument (a parameter that
+    tidal-place streams from the host) is instead dropped after the first
+    use and prefetched again from the host before the second ("refetch"),
+    as long as nothing overwrites the host bytes in between, together with
+    its other idle gaps near the peak's level; its cost is those
+    prefetches' stalls. Refetches are placement's own copies:
+    `swap=false` does not turn them off.
+
     Greedy, as vDNN and Capuchin: while the device arena exceeds the
     budget, it frees the tensor idle across the peak position that costs
     least per byte (the largest among equals). If nothing is left and the
@@ -291,6 +309,8 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numSwapped", "swapped", "tensors offloaded and prefetched">,
+    Statistic<"numRefetched", "refetched",
+              "device copies of host values dropped and prefetched again">,
     Statistic<"bytesSwapped", "swapped-bytes", "bytes offloaded per step">,
     Statistic<"numRecomputed", "recomputed", "tensors recomputed">,
     Statistic<"numClones", "recompute-ops", "ops cloned to recompute them">,
