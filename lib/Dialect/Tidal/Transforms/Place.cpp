@@ -369,9 +369,9 @@ constexpr double kHostMargin = 0.95;
 
 /// Auto: everything on the device if that fits the budget without moving
 /// anything (or at all, on a graph of more than `largeGraphOps` ops).
-/// Otherwise the fitted trials compete: the host optimizer (`optimizer`),
-/// and, when that does not fit without moving tensors, the host optimizer
-/// with streamed parameters (`stream`). A host plan replaces a fitted
+/// Otherwise the fitted trials compete: the host optimizer (`optimizer`)
+/// and the host optimizer with streamed parameters (`stream`; on a graph
+/// of more than `largeGraphOps` ops only if the first does not fit). A host plan replaces a fitted
 /// all-device plan only if predicted at least 5% faster; between the host
 /// plans the faster wins. If none fits, the one whose steps reach the
 /// smallest budget (tidal-schedule-swaps then states it). The chosen
@@ -407,7 +407,9 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     return "device";
   }
   attempt(host);
-  if (!host.fitted || (host.moved && numOps <= largeGraphOps))
+  // Streaming copies each parameter in once where the host optimizer
+  // copies it out and back, so it can win even where that one fits.
+  if (!host.fitted || numOps <= largeGraphOps)
     attempt(stream);
   if (!host.fitted && !stream.fitted && !device.tried)
     attempt(device);
