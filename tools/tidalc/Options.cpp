@@ -106,6 +106,11 @@ cl::opt<std::string>
               cl::desc("Write the planned schedule as a Chrome/Perfetto "
                        "trace"),
               cl::value_desc("file.json"), cl::init(""), cl::cat(category));
+cl::opt<bool> explain("explain",
+                      cl::desc("Print what the planner decided and why: "
+                               "the plan against the all-device plan, each "
+                               "tensor off the device and every op's place"),
+                      cl::init(false), cl::cat(category));
 cl::opt<std::string>
     scheduleStrategy("schedule",
                      cl::desc("Op order: memory (free-early list "

@@ -41,6 +41,7 @@ extern llvm::cl::opt<std::string> planner;
 extern llvm::cl::opt<double> linkGbps;
 extern llvm::cl::list<std::string> embedData;
 extern llvm::cl::opt<std::string> tracePath;
+extern llvm::cl::opt<bool> explain;
 extern llvm::cl::opt<std::string> scheduleStrategy;
 extern llvm::cl::opt<std::string> memoryPlan;
 extern llvm::cl::opt<bool> inPlace;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Files.h"
 #include "Options.h"
 #include "Statistics.h"
 
@@ -17,6 +18,7 @@
 #include "tidal/Importer/OnnxImporter.h"
 #include "tidal/InitAll.h"
 #include "tidal/Pipelines/Pipelines.h"
+#include "tidal/Target/PlanExplain.h"
 #include "tidal/Target/PlanFile.h"
 #include "tidal/Target/Program.h"
 
@@ -64,56 +66,6 @@ std::string formatDiagnostic(mlir::Diagnostic &diag) {
   return prefix + diag.str();
 }
 
-/// Writes `text` to `path` atomically: a temp file in the same directory,
-/// then a rename. Returns an error message or "".
-std::string writeAtomically(StringRef path, StringRef text) {
-  if (path == "-") {
-    outs() << text;
-    outs().flush();
-    return "";
-  }
-  // Devices and pipes (/dev/null, a FIFO) are written in place: renaming
-  // over them would replace the device with a regular file.
-  sys::fs::file_status st;
-  if (!sys::fs::status(path, st) && sys::fs::exists(st) &&
-      !sys::fs::is_regular_file(st)) {
-    std::error_code ec;
-    raw_fd_ostream os(path, ec);
-    if (!ec)
-      os << text;
-    if (ec || os.has_error()) {
-      os.clear_error();
-      return "cannot write '" + path.str() + "'";
-    }
-    return "";
-  }
-  SmallString<256> dir(path);
-  sys::path::remove_filename(dir);
-  if (dir.empty())
-    dir = ".";
-  SmallString<256> model(dir);
-  sys::path::append(model, sys::path::filename(path) + ".tmp%%%%%%");
-  int fd;
-  SmallString<256> tmp;
-  if (std::error_code ec = sys::fs::createUniqueFile(model, fd, tmp))
-    return "cannot write '" + path.str() + "': " + ec.message();
-  {
-    raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      os.clear_error();
-      sys::fs::remove(tmp);
-      return "cannot write '" + path.str() + "'";
-    }
-  }
-  if (std::error_code ec = sys::fs::rename(tmp, path)) {
-    sys::fs::remove(tmp);
-    return "cannot write '" + path.str() + "': " + ec.message();
-  }
-  return "";
-}
-
 const char *argv0 = "tidalc";
 
 /// The first error diagnostic of the passes, as one line.
@@ -147,18 +99,6 @@ std::string optimizerJson(bool training) {
   return text;
 }
 
-/// Reads a whole file; "" and an error message on failure.
-bool readFile(StringRef path, std::vector<char> &bytes, std::string &error) {
-  auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false,
-                                      /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    error = "cannot read '" + path.str() + "': " + buffer.getError().message();
-    return false;
-  }
-  bytes.assign((*buffer)->getBufferStart(), (*buffer)->getBufferEnd());
-  return true;
-}
-
 /// The default output name: the model's file name without .onnx (plus
 /// `suffix`).
 std::string defaultOutput(StringRef suffix) {
@@ -171,36 +111,23 @@ int64_t budgetBytes = 0;
 /// host CPU on the cpu and sim targets. Empty name: the defaults.
 mlir::tidal::DeviceProfile computeProfile;
 
-/// Parses a size: bytes, or a number with KB/MB/GB/TB (powers of 1000) or
-/// KiB/MiB/GiB/TiB (powers of 1024).
-std::optional<int64_t> parseSize(StringRef text) {
-  text = text.trim();
-  size_t digits = 0;
-  while (digits < text.size() && (isDigit(text[digits]) || text[digits] == '.'))
-    ++digits;
-  double number;
-  if (digits == 0 || text.substr(0, digits).getAsDouble(number))
-    return std::nullopt;
-  StringRef unit = text.substr(digits).trim();
-  static const std::pair<StringRef, double> units[] = {
-      {"", 1},
-      {"B", 1},
-      {"KB", 1e3},
-      {"MB", 1e6},
-      {"GB", 1e9},
-      {"TB", 1e12},
-      {"KiB", 1024.0},
-      {"MiB", 1048576.0},
-      {"GiB", 1073741824.0},
-      {"TiB", 1099511627776.0}};
-  for (auto [name, scale] : units)
-    if (unit.equals_insensitive(name)) {
-      double bytes = number * scale;
-      if (bytes < 1 || bytes > 9.2e18)
-        return std::nullopt;
-      return static_cast<int64_t>(bytes);
-    }
-  return std::nullopt;
+/// The memory pipeline's options from the command line.
+void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
+  options.schedule = scheduleStrategy.getValue();
+  options.strategy = memoryPlan.getValue();
+  options.inPlace = inPlace.getValue();
+  options.budget = budgetBytes;
+  options.placement = target == "cpu" ? "device" : placement.getValue();
+  options.swap = swapMode == "auto";
+  options.recompute = recomputeMode == "auto";
+  options.planner = planner.getValue();
+  options.linkGbps = linkGbps.getValue();
+  options.swapFunction = mode == "train" ? "train_step" : "main";
+  if (!computeProfile.name.empty()) {
+    options.gflops = computeProfile.gflops;
+    options.gbytesPerS = computeProfile.gbytesPerS;
+    options.opOverheadUs = computeProfile.opOverheadUs;
+  }
 }
 
 /// Schedule and memory plan (verified), up to `stopAfter` if that names one
@@ -209,28 +136,14 @@ bool planMemory(RunPasses runPasses, StringRef stopAfter) {
   return runPasses(
       [&](mlir::PassManager &pm) {
         mlir::tidal::MemoryPipelineOptions options;
-        options.schedule = scheduleStrategy.getValue();
-        options.strategy = memoryPlan.getValue();
-        options.inPlace = inPlace.getValue();
-        options.budget = budgetBytes;
-        options.placement = target == "cpu" ? "device" : placement.getValue();
-        options.swap = swapMode == "auto";
-        options.recompute = recomputeMode == "auto";
-        options.planner = planner.getValue();
-        options.linkGbps = linkGbps.getValue();
-        options.swapFunction = mode == "train" ? "train_step" : "main";
-        if (!computeProfile.name.empty()) {
-          options.gflops = computeProfile.gflops;
-          options.gbytesPerS = computeProfile.gbytesPerS;
-          options.opOverheadUs = computeProfile.opOverheadUs;
-        }
+        setMemoryPipelineOptions(options);
         mlir::tidal::buildMemoryPipeline(pm, options, stopAfter);
       },
       "memory planning");
 }
 
-/// The plan file (--emit plan) and the trace (--trace).
-int writePlanOutputs(mlir::ModuleOp module, bool training, double planSeconds) {
+/// What the plan file states about the command line.
+mlir::tidal::PlanFileInfo planFileInfo(bool training, double planSeconds) {
   mlir::tidal::PlanFileInfo info;
   info.model = sys::path::filename(inputPath).str();
   info.target = target;
@@ -244,6 +157,41 @@ int writePlanOutputs(mlir::ModuleOp module, bool training, double planSeconds) {
   info.strategy = memoryPlan;
   info.inPlace = inPlace && memoryPlan == "packed";
   info.planSeconds = planSeconds;
+  return info;
+}
+
+/// --explain's reference: the plan of the all-device step without a budget
+/// (empty on the cpu target, where that is the plan itself).
+std::string allDevicePlan;
+
+/// Plans a copy of `module` with everything on the device and no budget,
+/// for --explain. Returns an exit status.
+int planAllDevice(mlir::ModuleOp module, bool training) {
+  if (target == "cpu")
+    return 0;
+  mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
+  mlir::PassManager pm(module.getContext());
+  mlir::tidal::MemoryPipelineOptions options;
+  setMemoryPipelineOptions(options);
+  options.budget = 0;
+  options.placement = "device";
+  mlir::tidal::buildMemoryPipeline(pm, options, "");
+  if (failed(pm.run(*copy)))
+    return fail(firstError.empty() ? "cannot plan the all-device step"
+                                   : firstError);
+  mlir::tidal::PlanFileInfo info = planFileInfo(training, 0);
+  info.budgetBytes.reset();
+  auto plan = mlir::tidal::buildPlanJson(*copy, info);
+  if (failed(plan))
+    return fail(firstError.empty() ? "cannot describe the plan" : firstError);
+  allDevicePlan = std::move(*plan);
+  return 0;
+}
+
+/// The plan file (--emit plan), the trace (--trace) and the explanation
+/// (--explain, on stdout).
+int writePlanOutputs(mlir::ModuleOp module, bool training, double planSeconds) {
+  mlir::tidal::PlanFileInfo info = planFileInfo(training, planSeconds);
   if (!tracePath.empty()) {
     auto trace = mlir::tidal::buildPlanTrace(module, info);
     if (failed(trace))
@@ -252,11 +200,20 @@ int writePlanOutputs(mlir::ModuleOp module, bool training, double planSeconds) {
     if (!writeError.empty())
       return fail(writeError);
   }
-  if (emit != "plan")
+  if (emit != "plan" && !explain)
     return 0;
   auto plan = mlir::tidal::buildPlanJson(module, info);
   if (failed(plan))
     return fail(firstError.empty() ? "cannot describe the plan" : firstError);
+  if (explain) {
+    std::string text, error;
+    if (!mlir::tidal::explainPlan(*plan, allDevicePlan, text, error))
+      return fail(error);
+    outs() << text;
+    outs().flush();
+  }
+  if (emit != "plan")
+    return 0;
   std::string writeError = writeAtomically(
       outputPath.empty() ? defaultOutput(".plan.json") : outputPath.getValue(),
       *plan);
@@ -266,6 +223,9 @@ int writePlanOutputs(mlir::ModuleOp module, bool training, double planSeconds) {
 /// Memory plan, manifest, lowering, LLVM IR, object and link.
 int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
                  std::chrono::steady_clock::time_point start) {
+  if (explain)
+    if (int status = planAllDevice(module, training))
+      return status;
   if (!planMemory(runPasses, ""))
     return 1;
   double planSeconds =
@@ -511,6 +471,11 @@ int main(int argc, char **argv) {
   if (!tracePath.empty() && !codegen && !planStage)
     return fail("--trace needs a planned program: use it with --emit "
                 "exe, obj, llvm or plan");
+  if (explain && !codegen)
+    return fail("--explain needs a planned program: use it with --emit "
+                "exe, obj, llvm or plan");
+  if (explain && outputPath == "-")
+    return fail("--explain prints to stdout: give -o a file");
   if (stopAfter == "tidal-add-loss" && loss == "output")
     return fail("--stop-after tidal-add-loss needs --loss cross-entropy or "
                 "--loss mse");

@@ -1,0 +1,414 @@
+//===- PlanExplain.cpp - the plan as a table for people -------------------===//
+//
+// See PlanExplain.h. Everything here is read from the plan document, so the
+// explanation states exactly what the plan file states.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tidal/Target/PlanExplain.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace llvm;
+
+namespace {
+
+struct Op {
+  int64_t position = 0;
+  std::string op, name, device, stream;
+  bool kernel = false;
+  double startUs = 0, us = 0;
+  std::optional<int64_t> recomputeOf;
+  SmallVector<int64_t, 4> reads, writes;
+};
+
+struct Tensor {
+  int64_t id = 0, bytes = 0, producer = 0;
+  std::string name, role, space;
+  const json::Array *swaps = nullptr, *recomputations = nullptr;
+};
+
+struct Plan {
+  std::string model, target, function;
+  std::optional<int64_t> budget;
+  int64_t devicePeak = 0, hostPeak = 0, noReuse = 0;
+  double stepUs = 0, stallUs = 0;
+  int64_t peakPosition = 0;
+  std::vector<Op> ops;         // by position - 1
+  std::vector<Tensor> tensors; // by id
+};
+
+int64_t intOr(const json::Object &o, StringRef key, int64_t fallback = 0) {
+  return o.getInteger(key).value_or(fallback);
+}
+double numberOr(const json::Object &o, StringRef key) {
+  return o.getNumber(key).value_or(0.0);
+}
+std::string stringOr(const json::Object &o, StringRef key) {
+  return o.getString(key).value_or("").str();
+}
+
+bool parsePlan(StringRef text, Plan &plan, json::Value &storage,
+               std::string &error) {
+  Expected<json::Value> parsed = json::parse(text);
+  if (!parsed) {
+    error = "the plan is not JSON: " + toString(parsed.takeError());
+    return false;
+  }
+  storage = std::move(*parsed);
+  const json::Object *root = storage.getAsObject();
+  const json::Object *predicted = root ? root->getObject("predicted") : nullptr;
+  const json::Object *baseline = root ? root->getObject("baseline") : nullptr;
+  const json::Array *schedule = root ? root->getArray("schedule") : nullptr;
+  const json::Array *tensors = root ? root->getArray("tensors") : nullptr;
+  if (!predicted || !baseline || !schedule || !tensors) {
+    error = "the plan lacks 'predicted', 'baseline', 'schedule' or 'tensors'";
+    return false;
+  }
+  plan.model = stringOr(*root, "model");
+  plan.target = stringOr(*root, "target");
+  plan.function = stringOr(*root, "function");
+  plan.budget = root->getInteger("budget_bytes");
+  plan.devicePeak = intOr(*predicted, "peak_device_bytes");
+  plan.hostPeak = intOr(*predicted, "peak_host_bytes");
+  plan.stepUs = numberOr(*predicted, "step_time_us");
+  plan.stallUs = numberOr(*predicted, "copy_stall_us");
+  plan.noReuse = intOr(*baseline, plan.target == "cpu" ? "peak_host_bytes"
+                                                       : "peak_device_bytes");
+  if (const json::Array *live = root->getArray("live_bytes")) {
+    int64_t most = -1;
+    for (auto [i, v] : llvm::enumerate(*live))
+      if (int64_t bytes = v.getAsInteger().value_or(0); bytes > most)
+        most = bytes, plan.peakPosition = i;
+  }
+  for (const json::Value &v : *schedule) {
+    const json::Object *o = v.getAsObject();
+    if (!o)
+      continue;
+    Op op;
+    op.position = intOr(*o, "position");
+    op.op = stringOr(*o, "op");
+    op.name = stringOr(*o, "name");
+    op.device = stringOr(*o, "device");
+    op.stream = stringOr(*o, "stream");
+    op.kernel = o->getBoolean("kernel").value_or(false);
+    op.startUs = numberOr(*o, "start_us");
+    op.us = numberOr(*o, "duration_us");
+    op.recomputeOf = o->getInteger("recompute_of");
+    for (StringRef key : {"reads", "writes"})
+      if (const json::Array *ids = o->getArray(key))
+        for (const json::Value &id : *ids)
+          (key == "reads" ? op.reads : op.writes)
+              .push_back(id.getAsInteger().value_or(-1));
+    plan.ops.push_back(std::move(op));
+  }
+  for (const json::Value &v : *tensors) {
+    const json::Object *o = v.getAsObject();
+    if (!o)
+      continue;
+    Tensor t;
+    t.id = intOr(*o, "id");
+    t.bytes = intOr(*o, "bytes");
+    t.name = stringOr(*o, "name");
+    t.role = stringOr(*o, "role");
+    t.producer = intOr(*o, "producer");
+    if (const json::Object *home = o->getObject("home"))
+      t.space = stringOr(*home, "space");
+    t.swaps = o->getArray("swaps");
+    t.recomputations = o->getArray("recomputations");
+    plan.tensors.push_back(std::move(t));
+  }
+  return true;
+}
+
+const Op *opAt(const Plan &plan, int64_t position) {
+  if (position < 1 || position > static_cast<int64_t>(plan.ops.size()))
+    return nullptr;
+  return &plan.ops[position - 1];
+}
+
+/// The stall of the wait at `position` (its time on the compute stream).
+double waitUs(const Plan &plan, std::optional<int64_t> position) {
+  const Op *op = position ? opAt(plan, *position) : nullptr;
+  return op && op->op == "tidal.wait" ? op->us : 0.0;
+}
+
+std::string opLabel(const Plan &plan, int64_t position) {
+  const Op *op = opAt(plan, position);
+  if (!op)
+    return "op " + std::to_string(position);
+  return "op " + std::to_string(position) + " (" +
+         StringRef(op->op).drop_front(6).str() +
+         (op->name.empty() ? "" : " " + op->name) + ")";
+}
+
+/// Whether `t`'s offloads come back (a swap), rather than feed host ops.
+bool isSwap(const Tensor &t) {
+  for (const json::Value &s : *t.swaps)
+    if (const json::Object *o = s.getAsObject())
+      if (const json::Array *back = o->getArray("prefetches");
+          back && !back->empty())
+        return true;
+  return false;
+}
+
+bool isUpdate(StringRef op) {
+  return op.contains("_update") || op.starts_with("tidal.onnx_");
+}
+
+} // namespace
+
+bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
+                              std::string &text, std::string &error) {
+  Plan plan, all;
+  json::Value planStorage(nullptr), allStorage(nullptr);
+  if (!parsePlan(planJson, plan, planStorage, error))
+    return false;
+  bool compare = !allDeviceJson.empty();
+  if (compare && !parsePlan(allDeviceJson, all, allStorage, error))
+    return false;
+
+  raw_string_ostream os(text);
+  bool onDevice = plan.target != "cpu";
+  os << "Plan of " << plan.model << ": @" << plan.function << " on the "
+     << plan.target << " target";
+  if (plan.budget)
+    os << ", device budget " << *plan.budget << " bytes";
+  os << "\n\n";
+  os << format("  %-24s %16s %16s %16s\n", (const char *)"",
+               (const char *)"this plan", compare ? "all-device" : "",
+               (const char *)"no reuse");
+  auto row = [&](const char *what, std::string mine, std::string theirs,
+                 std::string base) {
+    os << format("  %-24s %16s %16s %16s\n", what, mine.c_str(), theirs.c_str(),
+                 base.c_str());
+  };
+  auto bytes = [](int64_t b) { return std::to_string(b); };
+  auto us = [](double v) {
+    std::string s;
+    raw_string_ostream(s) << format("%.1f", v);
+    return s;
+  };
+  if (onDevice) {
+    row("device peak (bytes)", bytes(plan.devicePeak),
+        compare ? bytes(all.devicePeak) : "", bytes(plan.noReuse));
+    row("host peak (bytes)", bytes(plan.hostPeak),
+        compare ? bytes(all.hostPeak) : "", "");
+  } else {
+    row("peak (bytes)", bytes(plan.hostPeak), "", bytes(plan.noReuse));
+  }
+  row("step time (us)", us(plan.stepUs), compare ? us(all.stepUs) : "", "");
+  if (onDevice)
+    row("copy stall (us)", us(plan.stallUs), compare ? us(all.stallUs) : "",
+        "");
+  if (onDevice)
+    os << "  The device peak is at " << opLabel(plan, plan.peakPosition)
+       << ".\n";
+  if (compare)
+    os << "  all-device: the same step with every op and tensor on the "
+          "device and no budget.\n";
+  os << "  no reuse: every tensor kept for the whole step.\n";
+  if (!onDevice) {
+    os << "\nThe cpu target runs every op on the host CPU in one arena, "
+          "reused as tensors die; nothing is swapped, streamed or "
+          "recomputed.\n";
+  }
+
+  // What each mechanism did.
+  DenseMap<int64_t, const Tensor *> byId;
+  for (const Tensor &t : plan.tensors)
+    byId[t.id] = &t;
+  DenseMap<int64_t, SmallVector<int64_t, 2>> prefetchesOf; // host id -> ops
+  int64_t hostOps = 0, hostUpdates = 0;
+  double hostUs = 0;
+  for (const Op &op : plan.ops) {
+    if (op.op == "tidal.prefetch" && !op.reads.empty())
+      prefetchesOf[op.reads.front()].push_back(op.position);
+    if (op.kernel && op.device == "host") {
+      ++hostOps, hostUs += op.us;
+      hostUpdates += isUpdate(op.op);
+    }
+  }
+  int64_t streamed = 0, streamedBytes = 0, refetches = 0, hostState = 0,
+          hostStateBytes = 0, swapped = 0, swappedBytes = 0, recomputed = 0,
+          recomputedBytes = 0, sent = 0, sentBytes = 0;
+  double swapStall = 0, cloneUs = 0, sentStall = 0;
+  for (const Tensor &t : plan.tensors) {
+    bool arg = !t.role.empty();
+    if (arg && t.space == "host" && onDevice) {
+      if (prefetchesOf.count(t.id)) {
+        ++streamed, streamedBytes += t.bytes;
+        refetches += prefetchesOf[t.id].size() - 1;
+      } else if (t.role == "optimizer_state" || t.role == "param") {
+        ++hostState, hostStateBytes += t.bytes;
+      }
+    }
+    if (t.swaps && !t.swaps->empty() && !isSwap(t)) {
+      ++sent, sentBytes += t.bytes;
+      for (const json::Value &s : *t.swaps)
+        if (const json::Object *o = s.getAsObject())
+          sentStall += waitUs(plan, o->getInteger("offload_wait"));
+    } else if (t.swaps && !t.swaps->empty()) {
+      ++swapped, swappedBytes += t.bytes;
+      for (const json::Value &s : *t.swaps)
+        if (const json::Object *o = s.getAsObject()) {
+          swapStall += waitUs(plan, o->getInteger("offload_wait"));
+          if (const json::Array *back = o->getArray("prefetches"))
+            for (const json::Value &p : *back)
+              if (const json::Object *po = p.getAsObject())
+                swapStall += waitUs(plan, po->getInteger("prefetch_wait"));
+          if (auto host = o->getInteger("host_tensor"))
+            if (auto it = prefetchesOf.find(*host); it != prefetchesOf.end())
+              refetches += it->second.size() - 1;
+        }
+    }
+    if (t.recomputations && !t.recomputations->empty()) {
+      ++recomputed, recomputedBytes += t.bytes;
+      for (const json::Value &r : *t.recomputations)
+        if (const json::Object *o = r.getAsObject())
+          if (const Op *clone = opAt(plan, intOr(*o, "position", -1)))
+            cloneUs += clone->us;
+    }
+  }
+  if (onDevice) {
+    os << "\nWhat the planner did";
+    if (compare)
+      os << " (against the all-device plan: "
+         << format("%+.1f us", plan.stepUs - all.stepUs) << " per step, "
+         << format("%+lld", (long long)(plan.devicePeak - all.devicePeak))
+         << " bytes of device peak)";
+    os << "\n";
+    auto line = [&](const char *what, int64_t count, std::string detail) {
+      os << format("  %-22s %6lld  ", what, (long long)count) << detail << "\n";
+    };
+    line("streamed parameters", streamed,
+         std::to_string(streamedBytes) +
+             " bytes in host memory, updated there, copied in before use");
+    line("host optimizer state", hostState,
+         std::to_string(hostStateBytes) + " bytes in host memory");
+    line("host ops", hostOps,
+         std::to_string(hostUpdates) + " optimizer updates; " + us(hostUs) +
+             " us on the host stream");
+    line("sent to host ops", sent,
+         std::to_string(sentBytes) + " bytes offloaded for host ops; " +
+             us(sentStall) + " us of stall at their waits");
+    line("swapped tensors", swapped,
+         std::to_string(swappedBytes) + " bytes; " + us(swapStall) +
+             " us of stall at their waits");
+    line("refetched copies", refetches,
+         "device copies of host values dropped and prefetched again");
+    line("recomputed tensors", recomputed,
+         std::to_string(recomputedBytes) + " bytes; " + us(cloneUs) +
+             " us of clones");
+  }
+
+  // Each tensor that is not simply on the device, and why.
+  if (onDevice) {
+    os << "\nTensors not simply on the device\n";
+    os << "      id        bytes  where      name                             "
+          "why\n";
+    bool any = false;
+    for (const Tensor &t : plan.tensors) {
+      std::string where, why;
+      bool arg = !t.role.empty();
+      if (onDevice && arg && t.space == "host") {
+        auto it = prefetchesOf.find(t.id);
+        int64_t updatedBy = 0;
+        for (const Op &op : plan.ops)
+          if (op.device == "host" && isUpdate(op.op) &&
+              llvm::is_contained(op.reads, t.id))
+            updatedBy = op.position;
+        if (it != prefetchesOf.end()) {
+          where = "streamed";
+          why = "lives in host memory";
+          if (updatedBy)
+            why += ", updated there by " + opLabel(plan, updatedBy);
+          why += "; copied to the device at";
+          for (int64_t p : it->second)
+            why += " op " + std::to_string(p);
+        } else {
+          where = "host";
+          why = updatedBy ? "read only by " + opLabel(plan, updatedBy) +
+                                " on the host (ZeRO-Offload)"
+                          : "read only on the host";
+        }
+      } else if (t.swaps && !t.swaps->empty() && !isSwap(t)) {
+        where = "to host";
+        double stall = 0;
+        why = "offloaded at op";
+        for (const json::Value &s : *t.swaps)
+          if (const json::Object *o = s.getAsObject()) {
+            why += " " + std::to_string(intOr(*o, "offload"));
+            stall += waitUs(plan, o->getInteger("offload_wait"));
+          }
+        why += " for the host op that reads it; " + us(stall) + " us stall";
+      } else if (t.swaps && !t.swaps->empty()) {
+        where = "swapped";
+        for (const json::Value &s : *t.swaps) {
+          const json::Object *o = s.getAsObject();
+          if (!o)
+            continue;
+          double stall = waitUs(plan, o->getInteger("offload_wait"));
+          why += "offloaded at op " + std::to_string(intOr(*o, "offload")) +
+                 " (freed at op " + std::to_string(intOr(*o, "offload_wait")) +
+                 ")";
+          if (const json::Array *back = o->getArray("prefetches"))
+            for (const json::Value &p : *back)
+              if (const json::Object *po = p.getAsObject()) {
+                stall += waitUs(plan, po->getInteger("prefetch_wait"));
+                why += ", prefetched at op " +
+                       std::to_string(intOr(*po, "prefetch")) + " for op " +
+                       std::to_string(intOr(*po, "prefetch_wait"));
+              }
+          why += "; " + us(stall) + " us stall";
+        }
+      } else if (t.recomputations && !t.recomputations->empty()) {
+        where = "recomputed";
+        double cost = 0;
+        why = "dropped after its last use before the peak, recomputed at";
+        for (const json::Value &r : *t.recomputations)
+          if (const json::Object *o = r.getAsObject()) {
+            int64_t p = intOr(*o, "position", -1);
+            why += " op " + std::to_string(p);
+            if (const Op *clone = opAt(plan, p))
+              cost += clone->us;
+          }
+        why += " (" + us(cost) + " us)";
+      } else {
+        continue;
+      }
+      any = true;
+      // Unnamed values go by the op that makes them.
+      std::string name = t.name;
+      if (StringRef(name).starts_with("%"))
+        if (const Op *op = opAt(plan, t.producer))
+          name = StringRef(op->op).drop_front(6).str() + " " + op->name;
+      os << format("  %6lld %12lld  %-10s %-32s ", (long long)t.id,
+                   (long long)t.bytes, where.c_str(), name.c_str())
+         << why << "\n";
+    }
+    if (!any)
+      os << "  none: every tensor stays in device memory while live\n";
+  }
+
+  // Every op, where it runs.
+  os << "\nOps in schedule order\n";
+  os << "     pos  where  stream             start_us        us  op         "
+        "                  name\n";
+  for (const Op &op : plan.ops) {
+    std::string kind = StringRef(op.op).drop_front(6).str();
+    if (op.recomputeOf)
+      kind += " (recomputes op " + std::to_string(*op.recomputeOf) + ")";
+    os << format("  %6lld  %-6s %-15s %11.1f %9.1f  %-28s %s\n",
+                 (long long)op.position, op.device.c_str(), op.stream.c_str(),
+                 op.startUs, op.us, kind.c_str(), op.name.c_str());
+  }
+  return true;
+}
