@@ -371,10 +371,10 @@ constexpr double kHostMargin = 0.95;
 /// anything (or at all, on a graph of more than `largeGraphOps` ops).
 /// Otherwise the fitted trials compete: the host optimizer (`optimizer`)
 /// and the host optimizer with streamed parameters (`stream`; on a graph
-/// of more than `largeGraphOps` ops only if the first does not fit). A host plan replaces a fitted
-/// all-device plan only if predicted at least 5% faster; between the host
-/// plans the faster wins. If none fits, the one whose steps reach the
-/// smallest budget (tidal-schedule-swaps then states it). The chosen
+/// of more than `largeGraphOps` ops only if the first does not fit). A host
+/// plan replaces a fitted all-device plan only if predicted at least 5% faster;
+/// between the host plans the faster wins. If none fits, the one whose steps
+/// reach the smallest budget (tidal-schedule-swaps then states it). The chosen
 /// fitted trial, if any, replaces `func` (`kept`). Returns the mode chosen.
 StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
                      int64_t largeGraphOps, bool &kept) {
