@@ -25,6 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Support.h"
+
 #include "tidal/Dialect/Tidal/Analysis/DeviceProfile.h"
 
 #include "tidalrt/tidalrt.h"
@@ -58,39 +60,9 @@
 
 using namespace llvm;
 using namespace mlir::tidal;
+using namespace calibrate;
 
 namespace {
-
-std::string tempPath; // the output's temp file while it exists
-
-/// Reports `message` and exits 1, removing the output's temp file.
-[[noreturn]] void fatal(const Twine &message) {
-  if (!tempPath.empty())
-    unlink(tempPath.c_str());
-  llvm::outs().flush();
-  llvm::errs() << "tidal-calibrate: error: " << message << "\n";
-  std::exit(1);
-}
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// `v` to `decimals` places. Dividing the rounded integer by a power of ten
-/// gives the double nearest the decimal, which prints as written ("222.6";
-/// multiplying by 0.1 instead gives 222.60000000000002).
-double roundTo(double v, int decimals) {
-  double scale = std::pow(10.0, decimals);
-  return std::round(v * scale) / scale;
-}
 
 //===----------------------------------------------------------------------===//
 // Command line
@@ -471,86 +443,6 @@ std::string sgemmChild(dnnl_cpu_isa_t maxIsa, const Plan &plan) {
   return os.str();
 }
 
-/// Runs `body` in a forked child and returns its line in `line`; fails on
-/// a crash, a non-zero exit or a child still running after `timeoutS`.
-std::string runInChild(const std::function<std::string()> &body,
-                       double timeoutS, std::string &line) {
-  int fds[2];
-  if (pipe(fds) != 0)
-    return std::string("pipe: ") + std::strerror(errno);
-  llvm::outs().flush();
-  llvm::errs().flush();
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return std::string("fork: ") + std::strerror(errno);
-  }
-  if (pid == 0) {
-    // The parent owns the temp file; a crash here must not remove it.
-    if (!tempPath.empty())
-      llvm::sys::DontRemoveFileOnSignal(tempPath);
-    tempPath.clear();
-    llvm::sys::unregisterHandlers();
-    close(fds[0]);
-    std::string result = body() + "\n";
-    const char *p = result.data();
-    size_t left = result.size();
-    while (left > 0) {
-      ssize_t w = write(fds[1], p, left);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        _exit(3);
-      p += w;
-      left -= (size_t)w;
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string out;
-  Clock::time_point start = Clock::now();
-  bool timedOut = false;
-  for (;;) {
-    double left = timeoutS - secondsSince(start);
-    if (left <= 0) {
-      timedOut = true;
-      break;
-    }
-    struct pollfd pfd = {fds[0], POLLIN, 0};
-    int r = poll(&pfd, 1, (int)std::ceil(left * 1000));
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      break;
-    if (r == 0)
-      continue;
-    char buf[512];
-    ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    out.append(buf, (size_t)n);
-  }
-  close(fds[0]);
-  if (timedOut)
-    kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timedOut)
-    return "did not finish in " + std::to_string((int)timeoutS) + " s";
-  if (WIFSIGNALED(status))
-    return std::string("crashed (") + strsignal(WTERMSIG(status)) + ")";
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return "failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
-  while (!out.empty() && out.back() == '\n')
-    out.pop_back();
-  line = out;
-  return "";
-}
-
 SgemmResult measureSgemm(dnnl_cpu_isa_t maxIsa, const char *what,
                          const Plan &plan) {
   std::string line;
@@ -606,144 +498,6 @@ double measureOverheadUs(const Plan &plan) {
 //===----------------------------------------------------------------------===//
 // Machine description and output
 //===----------------------------------------------------------------------===//
-
-std::string cpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (StringRef(line).starts_with("model name")) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos)
-        return StringRef(line).substr(colon + 1).trim().str();
-    }
-  return "host CPU";
-}
-
-/// "load 0.52 on 2 CPUs" (the 1-minute load average), or "": on a busy
-/// machine the figures come out low and noisy, and the summary says so.
-std::string loadNote() {
-  std::ifstream in("/proc/loadavg");
-  double load = 0;
-  if (!(in >> load))
-    return "";
-  std::string s;
-  raw_string_ostream os(s);
-  os << "load " << format("%.2f", load) << " on "
-     << sysconf(_SC_NPROCESSORS_ONLN) << " CPUs";
-  return s;
-}
-
-std::string hostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0])
-    return "unknown";
-  return buf;
-}
-
-std::string utcNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm;
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-/// The output file: created (empty, as a temp file next to it) before any
-/// measurement, so an unwritable path fails at once, and renamed over the
-/// path only when complete. Devices and pipes (/dev/null, a FIFO) are
-/// written in place, as tidalc does: renaming over them would replace them.
-class Output {
-public:
-  explicit Output(std::string path) : path(std::move(path)) {
-    if (toStdout())
-      return;
-    sys::fs::file_status st;
-    if (!sys::fs::status(this->path, st) && sys::fs::exists(st)) {
-      if (sys::fs::is_directory(st))
-        fatal("cannot write '" + this->path + "': it is a directory");
-      if (!sys::fs::is_regular_file(st)) {
-        fd = open(this->path.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-          fatal("cannot write '" + this->path + "': " + std::strerror(errno));
-        inPlace = true;
-        return;
-      }
-    }
-    tempPath = this->path + ".tmp." + std::to_string(getpid());
-    fd = open(tempPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      std::string reason = std::strerror(errno);
-      tempPath.clear();
-      fatal("cannot write '" + this->path + "': " + reason);
-    }
-    sys::RemoveFileOnSignal(tempPath);
-  }
-  ~Output() { discard(); }
-
-  bool toStdout() const { return path.empty() || path == "-"; }
-
-  void commit(const std::string &text) {
-    if (toStdout()) {
-      llvm::outs() << text;
-      llvm::outs().flush();
-      if (llvm::outs().has_error()) {
-        std::string reason = llvm::outs().error().message();
-        llvm::outs().clear_error();
-        fatal("cannot write to stdout: " + reason);
-      }
-      return;
-    }
-    const char *p = text.data();
-    size_t left = text.size();
-    while (left > 0) {
-      ssize_t w = write(fd, p, left);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        failWrite();
-      p += w;
-      left -= (size_t)w;
-    }
-    if (inPlace) {
-      int closed = close(fd);
-      fd = -1;
-      if (closed != 0)
-        failWrite();
-      return;
-    }
-    bool synced = fsync(fd) == 0;
-    int closed = close(fd);
-    fd = -1;
-    if (!synced || closed != 0)
-      failWrite();
-    if (rename(tempPath.c_str(), path.c_str()) != 0)
-      failWrite();
-    sys::DontRemoveFileOnSignal(tempPath);
-    tempPath.clear();
-  }
-
-private:
-  [[noreturn]] void failWrite() {
-    std::string reason = std::strerror(errno);
-    discard();
-    fatal("cannot write '" + path + "': " + reason);
-  }
-  void discard() {
-    if (fd >= 0)
-      close(fd);
-    fd = -1;
-    if (!tempPath.empty()) {
-      unlink(tempPath.c_str());
-      sys::DontRemoveFileOnSignal(tempPath);
-      tempPath.clear();
-    }
-  }
-
-  std::string path;
-  int fd = -1;
-  bool inPlace = false;
-};
 
 std::string summary(const MachineProfile &p) {
   std::string s;

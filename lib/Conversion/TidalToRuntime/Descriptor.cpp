@@ -1,6 +1,6 @@
 //===- Descriptor.cpp - kernel call descriptors ---------------------------===//
 
-#include "Descriptor.h"
+#include "tidal/Conversion/TidalToRuntime/Descriptor.h"
 
 #include "tidal/Conversion/TidalToRuntime/KernelOps.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"

@@ -1,6 +1,6 @@
 //===- LowerToRuntime.cpp - planned tidal functions to runtime calls ------===//
 
-#include "Descriptor.h"
+#include "tidal/Conversion/TidalToRuntime/Descriptor.h"
 
 #include "tidal/Conversion/Passes.h"
 #include "tidal/Conversion/TidalToRuntime/KernelOps.h"

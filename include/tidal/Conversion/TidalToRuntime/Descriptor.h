@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TIDAL_LIB_CONVERSION_TIDALTORUNTIME_DESCRIPTOR_H
-#define TIDAL_LIB_CONVERSION_TIDALTORUNTIME_DESCRIPTOR_H
+#ifndef TIDAL_CONVERSION_TIDALTORUNTIME_DESCRIPTOR_H
+#define TIDAL_CONVERSION_TIDALTORUNTIME_DESCRIPTOR_H
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
@@ -25,4 +25,4 @@ FailureOr<llvm::SmallVector<int64_t>> encodeDescriptor(Operation *op,
 
 } // namespace mlir::tidal
 
-#endif // TIDAL_LIB_CONVERSION_TIDALTORUNTIME_DESCRIPTOR_H
+#endif // TIDAL_CONVERSION_TIDALTORUNTIME_DESCRIPTOR_H
