@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OpTimes.h"
 #include "Support.h"
 
 #include "tidal/Dialect/Tidal/Analysis/DeviceProfile.h"
@@ -76,10 +77,16 @@ struct Options {
   bool verbose = false;
   double linkGbps = 0; ///< 0: the documented link
   std::string check;
+  /// --ops: steps whose kernel ops are timed; --from: the profile whose
+  /// figures they are added to (instead of measuring the host).
+  std::vector<std::string> ops;
+  std::string from;
 };
 
 const char *const usage =
     "USAGE: tidal-calibrate [-o FILE] [--threads N] [--quick] [--link-gbps X]\n"
+    "       tidal-calibrate --ops STEP.mlir [--ops ...] [--from P.json] "
+    "[-o FILE]\n"
     "       tidal-calibrate --check FILE [-o FILE]\n"
     "\n"
     "Measures this host's sgemm rate (with and without AVX-512), memory\n"
@@ -93,6 +100,11 @@ const char *const usage =
     "  --quick          fewer repeats and smaller arrays (under 5 s)\n"
     "  --link-gbps X    a simulated host<->device link of X GB/s (\"sim\")\n"
     "                   instead of the documented PCIe 5.0 default\n"
+    "  --ops STEP.mlir  also time every distinct kernel op of the step\n"
+    "                   (tidalc --emit mlir --stop-after tidal-schedule) into\n"
+    "                   the profile's host.op_us table (repeatable)\n"
+    "  --from P.json    with --ops: add the op times to this profile's\n"
+    "                   figures instead of measuring the host again\n"
     "  --check FILE     load and validate a profile and print it; measures\n"
     "                   nothing\n"
     "  --verbose        print every measurement to stderr\n"
@@ -128,8 +140,9 @@ Options parseOptions(int argc, char **argv) {
       }
     }
     StringRef bare = name.ltrim('-');
-    if (!name.starts_with("-") || (bare != "o" && bare != "threads" &&
-                                   bare != "link-gbps" && bare != "check"))
+    if (!name.starts_with("-") ||
+        (bare != "o" && bare != "threads" && bare != "link-gbps" &&
+         bare != "check" && bare != "ops" && bare != "from"))
       fatal("unknown " +
             Twine(name.starts_with("-") ? "option '" : "argument '") + arg +
             "' (see --help)");
@@ -140,6 +153,13 @@ Options parseOptions(int argc, char **argv) {
     }
     if (bare == "o") {
       o.output = value.str();
+    } else if (bare == "ops" || bare == "from") {
+      if (value.empty())
+        fatal("--" + bare + ": expected a file name");
+      if (bare == "ops")
+        o.ops.push_back(value.str());
+      else
+        o.from = value.str();
     } else if (bare == "check") {
       if (value.empty())
         fatal("--check: expected a file name");
@@ -160,8 +180,13 @@ Options parseOptions(int argc, char **argv) {
               "'");
     }
   }
-  if (!o.check.empty() && (o.quick || sawThreads || sawLink))
-    fatal("--check measures nothing: it takes no --quick, --threads or "
+  if (!o.check.empty() && (o.quick || sawThreads || sawLink || !o.ops.empty()))
+    fatal("--check measures nothing: it takes no --quick, --threads, "
+          "--link-gbps or --ops");
+  if (!o.from.empty() && o.ops.empty())
+    fatal("--from needs --ops: it adds op times to a profile");
+  if (!o.from.empty() && (o.quick || sawLink))
+    fatal("--from keeps the profile's figures: it takes no --quick or "
           "--link-gbps");
   return o;
 }
@@ -499,6 +524,21 @@ double measureOverheadUs(const Plan &plan) {
 // Machine description and output
 //===----------------------------------------------------------------------===//
 
+/// Times the kernel ops of `opts.ops` into `host.opUs` (--ops).
+void addOpTimes(const Options &opts, const Plan &plan, DeviceProfile &host) {
+  if (opts.ops.empty())
+    return;
+  OpTimesOptions options;
+  options.secondsPerOp = plan.repSeconds / 2;
+  options.verbose = plan.verbose;
+  std::map<std::string, double> times;
+  std::string error = measureOpTimes(opts.ops, options, times);
+  if (!error.empty())
+    fatal(error);
+  for (auto &[signature, us] : times)
+    host.opUs[signature] = us;
+}
+
 std::string summary(const MachineProfile &p) {
   std::string s;
   raw_string_ostream os(s);
@@ -509,6 +549,8 @@ std::string summary(const MachineProfile &p) {
      << format("%.1f", h.gflopsAvx2) << ", avx512 "
      << format("%.1f", h.gflopsAvx512) << "), " << format("%.2f", h.gbytesPerS)
      << " GB/s, " << format("%.3f", h.opOverheadUs) << " us/kernel"
+     << (h.opUs.empty() ? ""
+                        : ", " + std::to_string(h.opUs.size()) + " ops timed")
      << (h.calibrated ? "" : " (uncalibrated)") << "; device '" << p.device.name
      << "'; link '" << p.link.name << "' " << format("%g", p.link.gbytesPerS)
      << " GB/s";
@@ -543,6 +585,32 @@ int main(int argc, char **argv) {
   // OpenMP threads yet.
   omp_set_num_threads(threads);
 
+  if (!opts.from.empty()) {
+    // The op times only, added to an existing profile's figures.
+    std::string error;
+    FailureOr<MachineProfile> profile = loadMachineProfile(opts.from, error);
+    if (failed(profile))
+      fatal(error);
+    if (profile->host.threads && opts.threads &&
+        profile->host.threads != opts.threads)
+      fatal(opts.from + " was measured with " + Twine(profile->host.threads) +
+            " threads, not " + Twine(opts.threads));
+    omp_set_num_threads(profile->host.threads ? (int)profile->host.threads
+                                              : threads);
+    size_t before = profile->host.opUs.size();
+    addOpTimes(opts, plan, profile->host);
+    profile->created = utcNow();
+    out.commit(machineProfileJson(*profile));
+    llvm::errs() << "tidal-calibrate: " << opts.from << " + "
+                 << profile->host.opUs.size() - before << " ops timed ("
+                 << profile->host.opUs.size() << " in the table; "
+                 << format("%.1f", secondsSince(start)) << " s)";
+    if (!out.toStdout())
+      llvm::errs() << " -> " << opts.output;
+    llvm::errs() << "\n";
+    return 0;
+  }
+
   SgemmResult best = measureSgemm(dnnl_cpu_isa_all, "default ISA", plan);
   std::string isa = isaClass(best.isa);
   SgemmResult avx2 = best;
@@ -566,6 +634,7 @@ int main(int argc, char **argv) {
   h.calibrated = true;
   if (opts.linkGbps > 0)
     p.link = simulatedLinkProfile(opts.linkGbps);
+  addOpTimes(opts, plan, h);
 
   std::string problem = validateMachineProfile(p);
   if (!problem.empty())

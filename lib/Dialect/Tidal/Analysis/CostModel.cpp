@@ -3,7 +3,9 @@
 #include "tidal/Dialect/Tidal/Analysis/CostModel.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 
@@ -68,8 +70,38 @@ OpCost tidal::estimateCost(Operation *op, const DeviceProfile &device) {
                 LayerNormBackwardOp, SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp,
                 LogSoftmaxBackwardOp>([&](Operation *) { return 8 * elements; })
           .Default([&](Operation *) { return elements; });
+  if (!device.opUs.empty())
+    if (auto it = device.opUs.find(opSignature(op)); it != device.opUs.end()) {
+      // What a call costs in a step beyond its time alone, if measured.
+      auto seq = device.opUs.find(kSequenceOpKey);
+      cost.us = it->second + (seq != device.opUs.end() ? seq->second : 0.0);
+      return cost;
+    }
   double computeUs = cost.flops / (device.gflops * 1e3);
   double memoryUs = cost.bytes / (device.gbytesPerS * 1e3);
   cost.us = device.opOverheadUs + std::max(computeUs, memoryUs);
   return cost;
+}
+
+std::string tidal::opSignature(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName().getStringRef() << "(";
+  llvm::interleave(
+      op->getOperandTypes(), os, [&](Type t) { t.print(os); }, ",");
+  os << ")->(";
+  llvm::interleave(
+      op->getResultTypes(), os, [&](Type t) { t.print(os); }, ",");
+  os << ")";
+  bool first = true;
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (attr.getName().strref().starts_with("tidal."))
+      continue;
+    os << (first ? "{" : ",") << attr.getName().strref() << "=";
+    attr.getValue().print(os);
+    first = false;
+  }
+  if (!first)
+    os << "}";
+  return text;
 }

@@ -253,6 +253,18 @@ static bool readDevice(ObjectReader &r, bool host, DeviceProfile &d) {
         !r.number("gflops_avx2", d.gflopsAvx2, false) ||
         !r.number("gflops_avx512", d.gflopsAvx512, false))
       return false;
+    if (const llvm::json::Value *ops = r.get("op_us", false)) {
+      const llvm::json::Object *table = ops->getAsObject();
+      if (!table)
+        return r.fail("op_us", "expected an object");
+      for (const auto &[key, value] : *table) {
+        std::optional<double> us = value.getAsNumber();
+        if (!us || !std::isfinite(*us) || *us < 0)
+          return r.fail("op_us",
+                        "'" + key.str() + "': expected microseconds >= 0");
+        d.opUs[key.str()] = *us;
+      }
+    }
   } else if (!r.integer("memory_bytes", d.memoryBytes, false)) {
     return false;
   }
@@ -363,6 +375,11 @@ static void writeDevice(llvm::json::OStream &j, const DeviceProfile &d,
   if (!host)
     j.attribute("memory_bytes", d.memoryBytes);
   j.attribute("calibrated", d.calibrated);
+  if (host && !d.opUs.empty())
+    j.attributeObject("op_us", [&] {
+      for (const auto &[key, us] : d.opUs)
+        writeNumber(j, key, us);
+    });
 }
 
 std::string tidal::machineProfileJson(const MachineProfile &p) {

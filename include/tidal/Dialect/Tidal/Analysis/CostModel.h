@@ -16,6 +16,8 @@
 
 #include "mlir/IR/Operation.h"
 
+#include <string>
+
 namespace mlir::tidal {
 
 struct OpCost {
@@ -26,8 +28,20 @@ struct OpCost {
 };
 
 /// The cost of `op` on `device` (zero for views, constants and copies,
-/// whose time is the link's).
+/// whose time is the link's). A time measured for `op`'s signature
+/// (`device.opUs`) replaces the roofline's.
 OpCost estimateCost(Operation *op, const DeviceProfile &device);
+
+/// The `opUs` entry that holds the microseconds a call takes in a step
+/// beyond its time in a loop of itself (added to every measured op).
+inline constexpr const char *kSequenceOpKey = "(sequence)";
+
+/// What determines a kernel call's time: the op's name, its operand and
+/// result types, and its attributes other than the planner's (`tidal.*`),
+/// as one line of text, e.g.
+/// `tidal.relu(tensor<4x8xf32>)->(tensor<4x8xf32>)`. Ops with equal
+/// signatures run the same kernel on the same shapes.
+std::string opSignature(Operation *op);
 
 } // namespace mlir::tidal
 

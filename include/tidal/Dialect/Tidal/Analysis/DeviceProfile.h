@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace mlir::tidal {
@@ -38,6 +39,10 @@ struct DeviceProfile {
   std::string isa;         ///< "avx512", "avx2", "sse41"; "": unrecorded
   double gflopsAvx2 = 0;   ///< sgemm limited to AVX2; 0: not measured
   double gflopsAvx512 = 0; ///< sgemm with AVX-512; 0: unavailable
+  /// Measured microseconds of individual kernel calls, by op signature
+  /// (opSignature in CostModel.h; `tidal-calibrate --ops`). The cost model
+  /// takes a measured time over the roofline estimate.
+  std::map<std::string, double> opUs;
 
   // Accelerator only ("device" section).
   int64_t memoryBytes = 0; ///< device memory; 0: unrecorded

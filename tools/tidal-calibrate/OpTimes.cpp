@@ -1,0 +1,433 @@
+//===- OpTimes.cpp - measured kernel times of a step's ops ----------------===//
+//
+// See OpTimes.h. Each distinct op gets its own one-op context, prepared as
+// the generated program prepares it, and buffers of its exact shapes: float
+// data in [0.5, 1.5) (valid for logs, roots and divisions), integers zero
+// (valid indices and labels). The calls run in a forked child, so a kernel
+// that crashes on made-up data fails the measurement, not the tool.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpTimes.h"
+#include "Support.h"
+
+#include "tidal/Conversion/TidalToRuntime/Descriptor.h"
+#include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+#include "tidal/InitAll.h"
+
+#include "tidalrt/tidalrt.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+namespace calibrate {
+namespace {
+
+const llvm::StringMap<tidalrt_kernel_fn_t> &kernels() {
+  static const llvm::StringMap<tidalrt_kernel_fn_t> table = [] {
+    llvm::StringMap<tidalrt_kernel_fn_t> t;
+#define TIDAL_CALIBRATE_KERNEL(name) t[#name] = &tidalrt_k_##name;
+    TIDALRT_KERNEL_LIST(TIDAL_CALIBRATE_KERNEL)
+#undef TIDAL_CALIBRATE_KERNEL
+    return t;
+  }();
+  return table;
+}
+
+/// One kernel call to time.
+struct Job {
+  std::string signature;
+  tidalrt_kernel_fn_t fn = nullptr;
+  SmallVector<int64_t> desc;
+  /// Per kernel tensor: its bytes (-1: an absent optional operand), and
+  /// its element type if it holds floats (else null: integers, filled
+  /// with zeros, or with ones for an optimizer's step counter).
+  SmallVector<std::pair<int64_t, Type>> tensors;
+  SmallVector<bool> ones;
+};
+
+/// The kernel calls of one function in order, each reading and writing one
+/// buffer per value (a view shares its source's): the step's data flow
+/// without its memory plan, to time the ops one after another.
+struct Sequence {
+  Sequence() = default;
+  explicit Sequence(func::FuncOp func)
+      : func(func), funcOps(func.getBody().front().getOperations().size()) {}
+
+  struct Call {
+    tidalrt_kernel_fn_t fn = nullptr;
+    SmallVector<int64_t> desc;
+    SmallVector<int> tensors; ///< buffer ids; -1: an absent operand
+    size_t job = 0;           ///< the single-op measurement it matches
+  };
+  func::FuncOp func; ///< only while its module is being walked
+  size_t funcOps = 0;
+  std::vector<Call> ops;
+  DenseMap<Value, int> ids;
+  std::vector<int64_t> bytes;
+  std::vector<Type> types; ///< float element type, or null
+  std::vector<bool> ones;  ///< an optimizer's step count
+  /// A constant's bytes (empty: made-up data).
+  std::vector<std::vector<char>> init;
+  int64_t totalBytes = 0;
+
+  int idOf(Value v, bool one) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isViewOp(def))
+        break;
+      v = def->getOperand(0);
+    }
+    auto type = cast<ShapedType>(v.getType());
+    auto [it, inserted] = ids.try_emplace(v, (int)bytes.size());
+    if (inserted) {
+      bytes.push_back(tensorByteSize(type));
+      totalBytes += bytes.back();
+      Type element = type.getElementType();
+      types.push_back(isa<FloatType>(element) ? element : Type());
+      ones.push_back(false);
+      init.emplace_back();
+      if (auto constant = v.getDefiningOp<ConstantOp>())
+        if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+            dense && !dense.getElementType().isInteger(1)) {
+          ArrayRef<char> raw = dense.getRawData();
+          std::vector<char> &bytes = init.back();
+          if (dense.isSplat())
+            for (int64_t i = 0; i < dense.getNumElements(); ++i)
+              bytes.insert(bytes.end(), raw.begin(), raw.end());
+          else
+            bytes.assign(raw.begin(), raw.end());
+        }
+    }
+    if (one)
+      ones[it->second] = true;
+    return it->second;
+  }
+  void add(Operation *op, tidalrt_kernel_fn_t fn, size_t job) {
+    if (!func || op->getParentOp() != func.getOperation())
+      return;
+    FailureOr<SmallVector<int64_t>> desc =
+        encodeDescriptor(op, (int64_t)ops.size());
+    if (failed(desc))
+      return;
+    Call call{fn, std::move(*desc), {}, job};
+    for (Value v : kernelTensors(op)) {
+      if (!v) {
+        call.tensors.push_back(-1);
+        continue;
+      }
+      auto type = cast<ShapedType>(v.getType());
+      call.tensors.push_back(idOf(v, isOptimizerUpdate(op) &&
+                                         type.getRank() == 0 &&
+                                         type.getElementType().isInteger(64)));
+    }
+    ops.push_back(std::move(call));
+  }
+};
+
+/// The sequence is timed only while its buffers (every value's, no reuse)
+/// stay under this.
+constexpr int64_t kSequenceBytesLimit = int64_t(2) << 30;
+
+struct FreeDeleter {
+  void operator()(void *p) const { std::free(p); }
+};
+
+/// Fills `bytes` of element type `type` with values in [0.5, 1.5) for
+/// floats, zeros otherwise.
+void fill(void *data, int64_t bytes, Type type) {
+  std::memset(data, 0, bytes);
+  if (!type)
+    return;
+  uint32_t x = 2463534242u;
+  auto next = [&] {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    return 0.5f + (float)(x >> 8) / (float)(1u << 24);
+  };
+  if (type.isF32()) {
+    float *p = static_cast<float *>(data);
+    for (int64_t i = 0; i < bytes / 4; ++i)
+      p[i] = next();
+  } else if (type.isF64()) {
+    double *p = static_cast<double *>(data);
+    for (int64_t i = 0; i < bytes / 8; ++i)
+      p[i] = next();
+  } else if (type.isF16() || type.isBF16()) {
+    uint16_t one = type.isF16() ? 0x3C00 : 0x3F80; // 1.0
+    uint16_t *p = static_cast<uint16_t *>(data);
+    for (int64_t i = 0; i < bytes / 2; ++i)
+      p[i] = one;
+  }
+}
+
+std::string consume(tidalrt_status_t status) {
+  std::string message = tidalrt_status_message(status);
+  tidalrt_status_free(status);
+  return message;
+}
+
+/// A job's buffers and prepared one-op context.
+struct Prepared {
+  std::vector<std::unique_ptr<void, FreeDeleter>> owned;
+  std::vector<void *> buffers;
+  std::unique_ptr<tidalrt_context_t, void (*)(tidalrt_context_t *)> ctx{
+      nullptr, tidalrt_context_free};
+
+  std::string prepare(const Job &job) {
+    for (auto [i, tensor] : llvm::enumerate(job.tensors)) {
+      auto [bytes, type] = tensor;
+      if (bytes < 0) {
+        buffers.push_back(nullptr);
+        continue;
+      }
+      size_t size = ((size_t)std::max<int64_t>(bytes, 1) + 63) / 64 * 64;
+      void *p = std::aligned_alloc(64, size);
+      if (!p)
+        return "out of memory for a " + std::to_string(bytes) + "-byte tensor";
+      fill(p, bytes, type);
+      if (job.ones[i] && bytes == 8)
+        *static_cast<int64_t *>(p) = 1; // an optimizer's step count
+      owned.emplace_back(p);
+      buffers.push_back(p);
+    }
+    tidalrt_context_options_t contextOptions = {1, 0};
+    tidalrt_context_t *raw = nullptr;
+    if (tidalrt_status_t s = tidalrt_context_create(&contextOptions, &raw))
+      return consume(s);
+    ctx.reset(raw);
+    tidalrt_context_begin_prepare(ctx.get());
+    if (tidalrt_status_t s = job.fn(ctx.get(), job.desc.data(), buffers.data()))
+      return consume(s);
+    if (tidalrt_status_t s = tidalrt_context_end_prepare(ctx.get()))
+      return consume(s);
+    return "";
+  }
+  std::string call(const Job &job) {
+    if (tidalrt_status_t s = job.fn(ctx.get(), job.desc.data(), buffers.data()))
+      return consume(s);
+    return "";
+  }
+};
+
+/// The median of five repeats of `body` (which returns calls made),
+/// in microseconds per call, after a warm-up of a fifth of the time.
+std::string timeRepeats(const std::function<std::string()> &once,
+                        double seconds, double &us) {
+  Clock::time_point start = Clock::now();
+  int64_t warm = 0;
+  do {
+    if (std::string error = once(); !error.empty())
+      return error;
+    ++warm;
+  } while (secondsSince(start) < seconds / 5);
+  double each = secondsSince(start) / (double)warm;
+  int64_t calls =
+      std::max<int64_t>(1, (int64_t)(seconds / 5 / std::max(each, 1e-9)));
+  std::vector<double> perCall;
+  for (int r = 0; r < 5; ++r) {
+    start = Clock::now();
+    for (int64_t i = 0; i < calls; ++i)
+      if (std::string error = once(); !error.empty())
+        return error;
+    perCall.push_back(secondsSince(start) / (double)calls * 1e6);
+  }
+  us = median(perCall);
+  return "";
+}
+
+} // namespace
+
+std::string measureOpTimes(const std::vector<std::string> &files,
+                           const OpTimesOptions &options,
+                           std::map<std::string, double> &times) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  std::string diagnostic;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diagnostic.empty())
+      diagnostic = diag.str();
+    return success();
+  });
+  std::vector<Job> jobs;
+  llvm::StringMap<size_t> seen; // signature -> job
+  Sequence sequence;
+  for (const std::string &file : files) {
+    diagnostic.clear();
+    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(file, &context);
+    if (!module)
+      return file + ": " + (diagnostic.empty() ? "cannot parse" : diagnostic);
+    // The ops of the function with the most, in order, for the sequence;
+    // every function's for the single-op times.
+    func::FuncOp largest;
+    auto size = [](func::FuncOp f) {
+      return f.getBody().front().getOperations().size();
+    };
+    for (auto f : module->getOps<func::FuncOp>())
+      if (!f.isExternal() && (!largest || size(f) > size(largest)))
+        largest = f;
+    if (largest && size(largest) > sequence.funcOps)
+      sequence = Sequence(largest);
+    module->walk([&](Operation *op) {
+      auto kernel = kernels().find(op->getName().stripDialect());
+      if (kernel == kernels().end() || !isa<TidalDialect>(op->getDialect()))
+        return;
+      std::string signature = opSignature(op);
+      if (auto it = seen.find(signature); it != seen.end()) {
+        sequence.add(op, kernel->second, it->second);
+        return;
+      }
+      FailureOr<SmallVector<int64_t>> desc = encodeDescriptor(op, 0);
+      if (failed(desc))
+        return; // not expressible: the compiler would reject it too
+      seen[signature] = jobs.size();
+      sequence.add(op, kernel->second, jobs.size());
+      Job job;
+      job.signature = std::move(signature);
+      job.fn = kernel->second;
+      job.desc = std::move(*desc);
+      for (Value v : kernelTensors(op)) {
+        if (!v) {
+          job.tensors.push_back({-1, Type()});
+          job.ones.push_back(false);
+          continue;
+        }
+        auto type = cast<ShapedType>(v.getType());
+        Type element = type.getElementType();
+        job.ones.push_back(isOptimizerUpdate(op) && type.getRank() == 0 &&
+                           element.isInteger(64));
+        job.tensors.push_back(
+            {tensorByteSize(type), isa<FloatType>(element) ? element : Type()});
+      }
+      jobs.push_back(std::move(job));
+    });
+    sequence.func = nullptr; // gone with the module
+  }
+  if (jobs.empty())
+    return "no kernel ops in " +
+           (files.size() == 1 ? files.front() : std::string("the files"));
+
+  std::string output;
+  std::string error = runInChild(
+      [&]() -> std::string {
+        std::ostringstream os;
+        os.precision(17);
+        std::vector<Prepared> prepared(jobs.size());
+        std::vector<double> isolatedUs;
+        for (auto [job, p] : llvm::zip(jobs, prepared)) {
+          double us = 0;
+          std::string problem = p.prepare(job);
+          if (problem.empty())
+            problem = timeRepeats([&] { return p.call(job); },
+                                  options.secondsPerOp, us);
+          if (!problem.empty()) {
+            os << "error\t" << job.signature << "\t" << problem << "\n";
+            return os.str();
+          }
+          isolatedUs.push_back(us);
+          os << us << "\t" << job.signature << "\n";
+          if (options.verbose)
+            llvm::errs() << "tidal-calibrate: " << us << " us  "
+                         << job.signature << "\n";
+        }
+        // The step's ops one after another, each reading what the ones
+        // before it wrote: what a call costs beyond its time in a loop of
+        // itself (threads waking for another kernel, data in another
+        // core's cache).
+        if (sequence.ops.empty() || sequence.totalBytes > kSequenceBytesLimit)
+          return os.str();
+        std::vector<std::unique_ptr<void, FreeDeleter>> owned;
+        for (size_t id = 0; id < sequence.bytes.size(); ++id) {
+          int64_t bytes = sequence.bytes[id];
+          size_t size = ((size_t)std::max<int64_t>(bytes, 1) + 63) / 64 * 64;
+          void *p = std::aligned_alloc(64, size);
+          if (!p)
+            return os.str(); // too large here: no sequence figure
+          fill(p, bytes, sequence.types[id]);
+          if (sequence.ones[id] && bytes == 8)
+            *static_cast<int64_t *>(p) = 1;
+          const std::vector<char> &init = sequence.init[id];
+          if ((int64_t)init.size() == bytes)
+            std::memcpy(p, init.data(), init.size());
+          owned.emplace_back(p);
+        }
+        std::vector<std::vector<void *>> buffers;
+        double alone = 0;
+        for (const Sequence::Call &call : sequence.ops) {
+          std::vector<void *> b;
+          for (int id : call.tensors)
+            b.push_back(id < 0 ? nullptr : owned[id].get());
+          buffers.push_back(std::move(b));
+          alone += isolatedUs[call.job];
+        }
+        tidalrt_context_options_t contextOptions = {sequence.ops.size(), 0};
+        tidalrt_context_t *raw = nullptr;
+        std::string problem;
+        if (tidalrt_status_t st = tidalrt_context_create(&contextOptions, &raw))
+          problem = consume(st);
+        std::unique_ptr<tidalrt_context_t, void (*)(tidalrt_context_t *)> ctx(
+            raw, tidalrt_context_free);
+        auto pass = [&]() -> std::string {
+          for (auto [call, b] : llvm::zip(sequence.ops, buffers))
+            if (tidalrt_status_t st =
+                    call.fn(ctx.get(), call.desc.data(), b.data()))
+              return consume(st);
+          return "";
+        };
+        if (problem.empty()) {
+          tidalrt_context_begin_prepare(ctx.get());
+          problem = pass();
+          if (tidalrt_status_t st = tidalrt_context_end_prepare(ctx.get());
+              st && problem.empty())
+            problem = consume(st);
+        }
+        double passUs = 0;
+        if (problem.empty())
+          problem = timeRepeats(pass, options.secondsPerOp * 5, passUs);
+        if (!problem.empty()) {
+          os << "error\tthe step's ops in sequence\t" << problem << "\n";
+          return os.str();
+        }
+        double n = (double)sequence.ops.size();
+        double gap = std::max(0.0, (passUs - alone) / n);
+        os << gap << "\t" << kSequenceOpKey << "\n";
+        if (options.verbose)
+          llvm::errs() << "tidal-calibrate: the step's " << sequence.ops.size()
+                       << " calls in sequence take " << passUs << " us, alone "
+                       << alone << " us: " << gap << " us more per call\n";
+        return os.str();
+      },
+      options.timeoutS, output);
+  if (!error.empty())
+    return "measuring the ops " + error;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos)
+      continue;
+    std::string first = line.substr(0, tab), rest = line.substr(tab + 1);
+    if (first == "error") {
+      size_t second = rest.find('\t');
+      return rest.substr(0, second) + ": " + rest.substr(second + 1);
+    }
+    times[rest] = roundTo(std::strtod(first.c_str(), nullptr), 3);
+  }
+  return "";
+}
+
+} // namespace calibrate
