@@ -63,6 +63,7 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     place.gflops = options.gflops;
     place.gbytesPerS = options.gbytesPerS;
     place.opOverheadUs = options.opOverheadUs;
+    place.profile = options.profile;
     pm.addPass(createTidalPlacePass(place));
   }
   if (stopAfter == "tidal-place")
@@ -78,6 +79,7 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     swaps.gflops = options.gflops;
     swaps.gbytesPerS = options.gbytesPerS;
     swaps.opOverheadUs = options.opOverheadUs;
+    swaps.profile = options.profile;
     pm.addPass(createTidalScheduleSwapsPass(swaps));
   }
   if (stopAfter == "tidal-schedule-swaps")

@@ -128,6 +128,10 @@ void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
     options.gbytesPerS = computeProfile.gbytesPerS;
     options.opOverheadUs = computeProfile.opOverheadUs;
   }
+  // The cpu and sim targets' kernels are the host's: the passes also read
+  // its measured op times (tidal-calibrate --ops).
+  if (target != "cuda")
+    options.profile = deviceProfile.getValue();
 }
 
 /// Schedule and memory plan (verified), up to `stopAfter` if that names one

@@ -102,6 +102,11 @@ struct MemoryPipelineOptions
   Option<double> opOverheadUs{*this, "op-overhead-us",
                               llvm::cl::desc("us per kernel (<0: default)"),
                               llvm::cl::init(-1.0)};
+  Option<std::string> profile{
+      *this, "profile",
+      llvm::cl::desc("a machine profile whose host section (op times "
+                     "included) prices the ops for placement and swaps"),
+      llvm::cl::init("")};
   Option<double> linkGbps{*this, "link-gbps",
                           llvm::cl::desc("host<->device bandwidth, GB/s"),
                           llvm::cl::init(16.0)};

@@ -74,7 +74,8 @@ OpCost tidal::estimateCost(Operation *op, const DeviceProfile &device) {
     if (auto it = device.opUs.find(opSignature(op)); it != device.opUs.end()) {
       // What a call costs in a step beyond its time alone, if measured.
       auto seq = device.opUs.find(kSequenceOpKey);
-      cost.us = it->second + (seq != device.opUs.end() ? seq->second : 0.0);
+      cost.us = std::max(
+          0.0, it->second + (seq != device.opUs.end() ? seq->second : 0.0));
       return cost;
     }
   double computeUs = cost.flops / (device.gflops * 1e3);

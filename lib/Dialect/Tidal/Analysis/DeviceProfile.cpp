@@ -258,8 +258,10 @@ static bool readDevice(ObjectReader &r, bool host, DeviceProfile &d) {
       if (!table)
         return r.fail("op_us", "expected an object");
       for (const auto &[key, value] : *table) {
+        // Every entry is a time but the sequence correction, which may
+        // be negative.
         std::optional<double> us = value.getAsNumber();
-        if (!us || !std::isfinite(*us) || *us < 0)
+        if (!us || !std::isfinite(*us) || (*us < 0 && key != "(sequence)"))
           return r.fail("op_us",
                         "'" + key.str() + "': expected microseconds >= 0");
         d.opUs[key.str()] = *us;

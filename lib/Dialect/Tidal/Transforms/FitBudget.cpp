@@ -25,7 +25,22 @@ using namespace mlir::tidal;
 
 DeviceProfile tidal::profileFromOptions(double gflops, double gbytesPerS,
                                         double opOverheadUs) {
+  std::string error;
+  return *profileFromOptions("", gflops, gbytesPerS, opOverheadUs, error);
+}
+
+FailureOr<DeviceProfile> tidal::profileFromOptions(StringRef profilePath,
+                                                   double gflops,
+                                                   double gbytesPerS,
+                                                   double opOverheadUs,
+                                                   std::string &error) {
   DeviceProfile device = defaultHostProfile();
+  if (!profilePath.empty()) {
+    FailureOr<MachineProfile> machine = loadMachineProfile(profilePath, error);
+    if (failed(machine))
+      return failure();
+    device = machine->host;
+  }
   if (gflops > 0)
     device.gflops = gflops;
   if (gbytesPerS > 0)

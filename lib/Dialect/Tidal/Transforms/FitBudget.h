@@ -88,6 +88,14 @@ LogicalResult fitBudget(func::FuncOp func, const FitBudgetOptions &options,
 DeviceProfile profileFromOptions(double gflops, double gbytesPerS,
                                  double opOverheadUs);
 
+/// The same on top of the host section of the machine profile at
+/// `profilePath` (empty: the host default); fails with `error` naming the
+/// file and field.
+FailureOr<DeviceProfile> profileFromOptions(StringRef profilePath,
+                                            double gflops, double gbytesPerS,
+                                            double opOverheadUs,
+                                            std::string &error);
+
 } // namespace mlir::tidal
 
 #endif // TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_FITBUDGET_H

@@ -455,7 +455,14 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
     options.budget = budget;
     options.linkGbps = linkGbps;
     options.alignment = alignment;
-    options.device = profileFromOptions(gflops, gbytesPerS, opOverheadUs);
+    std::string profileError;
+    FailureOr<DeviceProfile> device = profileFromOptions(
+        profile, gflops, gbytesPerS, opOverheadUs, profileError);
+    if (failed(device)) {
+      getOperation().emitError(getArgument()) << ": " << profileError;
+      return signalPassFailure();
+    }
+    options.device = *device;
     options.swap = swap;
     options.recompute = recompute;
     options.passName = "tidal-place";

@@ -56,7 +56,14 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
     options.budget = budget;
     options.linkGbps = linkGbps;
     options.alignment = alignment;
-    options.device = profileFromOptions(gflops, gbytesPerS, opOverheadUs);
+    std::string profileError;
+    FailureOr<DeviceProfile> device = profileFromOptions(
+        profile, gflops, gbytesPerS, opOverheadUs, profileError);
+    if (failed(device)) {
+      getOperation().emitError(getArgument()) << ": " << profileError;
+      return signalPassFailure();
+    }
+    options.device = *device;
     options.swap = swap;
     options.recompute = recompute;
     options.milp = strategy == "milp";
@@ -90,7 +97,14 @@ struct Recompute : tidal::impl::TidalRecomputePassBase<Recompute> {
     FitBudgetOptions options;
     options.budget = budget;
     options.alignment = alignment;
-    options.device = profileFromOptions(gflops, gbytesPerS, opOverheadUs);
+    std::string profileError;
+    FailureOr<DeviceProfile> device = profileFromOptions(
+        profile, gflops, gbytesPerS, opOverheadUs, profileError);
+    if (failed(device)) {
+      getOperation().emitError(getArgument()) << ": " << profileError;
+      return signalPassFailure();
+    }
+    options.device = *device;
     options.swap = false;
     options.recompute = true;
     options.maxChain = maxChain;

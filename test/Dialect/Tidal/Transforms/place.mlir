@@ -8,6 +8,7 @@
 // RUN: tidal-opt %s -tidal-place=mode=stream -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=STREAM
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=960" -tidal-schedule-swaps=budget=960 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=STREAM
 // RUN: not tidal-opt %s -tidal-place="mode=auto budget=959" -tidal-schedule-swaps=budget=959 2>&1 | FileCheck %s --check-prefix=FLOOR
+// RUN: not tidal-opt %s -tidal-place="mode=auto budget=1500 profile=%t.missing.json" 2>&1 | FileCheck %s --check-prefix=PROFILE
 // RUN: not tidal-opt %s -tidal-place=mode=gpu 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not tidal-opt %s -tidal-place="mode=auto budget=-1" 2>&1 | FileCheck %s --check-prefix=BUDGET
 
@@ -80,6 +81,7 @@
 
 // FLOOR: error: device memory budget 959 bytes is too small for @step: the smallest budget its plan reaches is 960 bytes
 
+// PROFILE: error: tidal-place: {{.*}}missing.json: cannot read
 // MODE: error: tidal-place: unknown mode 'gpu' (expected auto, device, host, optimizer or stream)
 // BUDGET: error: tidal-place: budget must be non-negative and link-gbps positive
 

@@ -231,6 +231,10 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
            "its memory bandwidth, GB/s (0: default)">,
     Option<"opOverheadUs", "op-overhead-us", "double", "-1.0",
            "its cost per kernel call, us (negative: default)">,
+    Option<"profile", "profile", "std::string", "\"\"",
+           "a machine profile (tidal-calibrate) whose host section prices "
+           "the ops, its measured op times (host.op_us) included; the "
+           "three options above, where given, override its figures">,
   ];
   let statistics = [
     Statistic<"numHostOps", "host-ops", "ops placed on the host">,
@@ -306,6 +310,10 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
            "its memory bandwidth, GB/s (0: default)">,
     Option<"opOverheadUs", "op-overhead-us", "double", "-1.0",
            "its cost per kernel call, us (negative: default)">,
+    Option<"profile", "profile", "std::string", "\"\"",
+           "a machine profile (tidal-calibrate) whose host section prices "
+           "the ops, its measured op times (host.op_us) included; the "
+           "three options above, where given, override its figures">,
   ];
   let statistics = [
     Statistic<"numSwapped", "swapped", "tensors offloaded and prefetched">,
@@ -353,6 +361,10 @@ def TidalRecomputePass : Pass<"tidal-recompute", "mlir::ModuleOp"> {
            "its memory bandwidth, GB/s (0: default)">,
     Option<"opOverheadUs", "op-overhead-us", "double", "-1.0",
            "its cost per kernel call, us (negative: default)">,
+    Option<"profile", "profile", "std::string", "\"\"",
+           "a machine profile (tidal-calibrate) whose host section prices "
+           "the ops, its measured op times (host.op_us) included; the "
+           "three options above, where given, override its figures">,
   ];
   let statistics = [
     Statistic<"numRecomputed", "recomputed", "tensors recomputed">,
