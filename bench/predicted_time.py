@@ -2,10 +2,13 @@
 """Predicted against measured step time on the cpu target, per model.
 
     /usr/bin/python3 bench/predicted_time.py [--profile P.json | --calibrate]
-        [--threads 2] [--steps 40] [--warmup 5] [--models a,b] [--per-kind] [--time-ops]
+        [--threads 2] [--steps 40] [--warmup 5] [--models a,b] [--real all|a,b]
+        [--per-kind] [--time-ops]
         [--json OUT] [--workdir DIR]
 
-For each zoo case (python/tidal/training.py): compile a plan (`--emit plan`)
+For each zoo case (python/tidal/training.py), and with `--real` each model
+of the real-model suite (python/tidal/real_models.py, small size, AdamW,
+with the suite's frozen tensors and data): compile a plan (`--emit plan`)
 with the machine profile and the cpu executable, train `--steps` steps at
 `--threads` threads, and compare the plan's `predicted.step_time_us` with
 the median of the driver's `step_ms` over the steps after `--warmup`.
@@ -43,6 +46,19 @@ def run(argv, **kw):
     return proc
 
 
+def real_model(name, model, d, steps):
+    """Exports a real-model suite model; returns its data arguments and
+    tidalc flags (AdamW, the suite's frozen tensors)."""
+    import warnings
+    warnings.filterwarnings("ignore")
+    from tidal import real_models, real_training
+    proto = real_models.export(name, model)
+    freeze = real_training.freeze_list(name, proto, real_training.onnx_name_map(name, proto, "small"), "small")
+    c = real_training.case(name, "adamw", steps)
+    flags = training.tidalc_flags(c) + (["--freeze", ",".join(freeze)] if freeze else [])
+    return real_training.write_data(name, d, c.batch * steps), flags
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.environ.get("TIDAL_BUILD_DIR", os.path.join(REPO, "build")))
@@ -52,6 +68,8 @@ def main():
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--models", default="")
+    ap.add_argument("--real", default="", help="real-model suite models (all: every one); no zoo cases unless "
+                                              "--models names them")
     ap.add_argument("--per-kind", action="store_true")
     ap.add_argument("--time-ops", action="store_true")
     ap.add_argument("--json")
@@ -64,20 +82,30 @@ def main():
     if args.calibrate:
         profile = os.path.join(work, "profile.json")
         run([os.path.join(args.build, "bin", "tidal-calibrate"), "--threads", str(args.threads), "-o", profile])
-    names = [n for n in args.models.split(",") if n] or [c.name for c in training.CASES]
+    names = [n for n in args.models.split(",") if n]
+    real = [n for n in args.real.split(",") if n]
+    if real == ["all"]:
+        from tidal import real_models
+        real = list(real_models.MODELS)
+    if not names and not real:
+        names = [c.name for c in training.CASES]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     rows = []
     print(f"profile: {profile or 'default (uncalibrated)'}{' + each model' + chr(39) + 's op times' if args.time_ops else ''}; "
           f"threads {args.threads}; "
           f"median of steps {args.warmup + 1}..{args.steps}")
     print(f"{'model':28s} {'batch':>5s} {'predicted_us':>12s} {'measured_us':>12s} {'ratio':>7s} {'error':>7s}")
-    for name in names:
-        case = training.CASES_BY_NAME[name]
-        d = os.path.join(work, name)
+    for name in names + ["real:" + n for n in real]:
+        d = os.path.join(work, name.replace(":", "_"))
         os.makedirs(d, exist_ok=True)
         model = os.path.join(d, "model.onnx")
-        training.export_case(case, model)
-        flags = training.tidalc_flags(case)
+        if name.startswith("real:"):
+            inputs, flags = real_model(name[5:], model, d, args.steps)
+        else:
+            case = training.CASES_BY_NAME[name]
+            training.export_case(case, model)
+            flags = training.tidalc_flags(case)
+            inputs = None
         model_profile = profile
         if args.time_ops:
             if not profile:
@@ -88,7 +116,8 @@ def main():
             run([os.path.join(args.build, "bin", "tidal-calibrate"), "--threads", str(args.threads), "--ops", step,
                  "--from", profile, "-o", model_profile], env=env)
         flags += ["--device-profile", model_profile] if model_profile else []
-        inputs = training.write_inputs(case, d)
+        if inputs is None:
+            inputs = training.write_inputs(case, d)
         plan_path = os.path.join(d, "plan.json")
         run([tidalc, model, "-o", plan_path, "--emit", "plan"] + flags)
         with open(plan_path) as f:
