@@ -17,7 +17,7 @@ namespace calibrate {
 
 struct OpTimesOptions {
   /// Each op is called for about this long after a warm-up; its time is
-  /// the median of five such repeats.
+  /// the fastest of five such repeats.
   double secondsPerOp = 0.02;
   /// The forked child that measures is killed after this long.
   double timeoutS = 600;

@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
@@ -52,10 +53,8 @@ FailureOr<DeviceProfile> tidal::profileFromOptions(StringRef profilePath,
 
 using namespace mlir::tidal::fit;
 
-static bool hostIntactAt(const BufferLiveness &liveness, Value v, int64_t at);
-
 /// The value that `v` is a view of (through any views), or `v`.
-static Value viewSource(Value v) {
+Value fit::viewSource(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (!isViewOp(def))
       break;
@@ -373,7 +372,7 @@ void Fitter::planPrefetch(const BufferLiveness &liveness,
 /// A host value whose bytes still hold it at position `at`: no other value
 /// of its buffer (an in-place update, such as a host-placed optimizer's
 /// new parameter) is written before `at`.
-static bool hostIntactAt(const BufferLiveness &liveness, Value v, int64_t at) {
+bool fit::hostIntactAt(const BufferLiveness &liveness, Value v, int64_t at) {
   const Buffer *buffer = liveness.getBuffer(v);
   if (!buffer || !buffer->host)
     return false;
@@ -561,5 +560,36 @@ LogicalResult tidal::fitBudget(func::FuncOp func,
     return func.emitError(options.passName) << ": more than one block";
   func->setAttr(kDeviceBudgetAttr,
                 Builder(func.getContext()).getI64IntegerAttr(options.budget));
-  return Fitter(func, options, stats).run();
+  if (!options.milp)
+    return Fitter(func, options, stats).run();
+  // The optimal mode falls back to the greedy loop alone where the MILP's
+  // choice (it models one idle gap per tensor, for this budget) leaves the
+  // greedy loop short of a budget that the greedy loop alone meets; and if
+  // neither fits, the error is the greedy loop's, whose smallest budget is
+  // exact (at it, the MILP run may fail, and this fallback then fits).
+  OwningOpRef<func::FuncOp> original(func.clone());
+  LogicalResult fitted = success();
+  {
+    ScopedDiagnosticHandler quiet(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    fitted = Fitter(func, options, stats).run();
+  }
+  if (succeeded(fitted))
+    return success();
+  FitBudgetOptions greedy = options;
+  greedy.milp = false;
+  FitBudgetStats greedyStats;
+  greedyStats.milpCandidates = stats.milpCandidates;
+  auto milp = func->getAttrOfType<DictionaryAttr>(kMilpAttr);
+  func.getBody().takeBody(original->getBody());
+  func->setAttrs((*original)->getAttrDictionary());
+  fitted = Fitter(func, greedy, greedyStats).run();
+  stats = greedyStats;
+  if (milp) {
+    // Visible in the IR: the MILP's figures, and that they were not used.
+    NamedAttrList attrs(milp);
+    attrs.set("greedy_fallback", BoolAttr::get(func.getContext(), true));
+    func->setAttr(kMilpAttr, attrs.getDictionary(func.getContext()));
+  }
+  return fitted;
 }

@@ -140,12 +140,71 @@ LogicalResult Fitter::solveExact() {
       roots.push_back(std::move(r));
     }
   };
+  // Device copies of host-resident arguments (streamed parameters): each
+  // idle gap across positions over the budget may be refetched, with the
+  // prefetch just before the next use or early enough to hide the copy.
+  auto considerRefetch = [&](Value v, Value source) {
+    const Buffer *buffer = liveness.getBuffer(v);
+    if (!buffer || buffer->host || buffer->persistent || buffer->returned)
+      return;
+    SmallVector<int64_t> uses{liveness.getDefinition(v)};
+    for (Operation *user : v.getUsers()) {
+      if (isViewOp(user) || isCopyOp(user) || isa<func::ReturnOp>(user))
+        return;
+      uses.push_back(liveness.getPosition(user));
+    }
+    llvm::sort(uses);
+    const int64_t bytes = alignBytes(buffer->bytes, options.alignment);
+    const double copy = copyUs(buffer->bytes);
+    for (size_t i = 0; i + 1 < uses.size(); ++i) {
+      int64_t a = uses[i], b = uses[i + 1];
+      if (b - a < 2 || over[b] - over[a + 1] == 0 ||
+          !hostIntactAt(liveness, source, b))
+        continue;
+      Choice c;
+      c.kind = Choice::Refetch;
+      c.value = v;
+      c.source = source;
+      c.bytes = buffer->bytes;
+      c.before = a;
+      c.after = b;
+      double on = 0;
+      int64_t p = b;
+      while (p - 1 > a + 1 && on < copy)
+        on += opUs(ops[--p - 1]);
+      MilpCandidate candidate;
+      SmallVector<Choice, 2> refetches;
+      for (bool hide : {false, true}) {
+        if (hide && p == b)
+          continue;
+        Choice r = c;
+        SwapPlan plan;
+        plan.waitAt = a + 1;
+        plan.prefetchAt = hide ? p : b;
+        plan.stallUs = hide ? std::max(0.0, copy - on) : copy;
+        r.gaps = {Choice::Gap{a, b, plan}};
+        r.costUs = plan.stallUs + kRefetchOverheadUs;
+        candidate.options.push_back(
+            {{ByteInterval{plan.waitAt, plan.prefetchAt, bytes}},
+             {},
+             r.costUs});
+        refetches.push_back(std::move(r));
+      }
+      add(v, std::move(candidate), std::move(refetches));
+    }
+  };
   for (BlockArgument arg : func.getArguments())
     consider(arg);
-  for (Operation *op : ops)
-    if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op))
+  for (Operation *op : ops) {
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      if (auto prefetch = wait.getInput().getDefiningOp<PrefetchOp>())
+        if (isa<BlockArgument>(viewSource(prefetch.getInput())))
+          considerRefetch(wait.getResult(), prefetch.getInput());
+    } else if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op)) {
       for (Value result : op->getResults())
         consider(result);
+    }
+  }
   // A recomputation reads its operands at its position: not while they
   // are off the device.
   for (const Roots &r : roots)
@@ -167,13 +226,33 @@ LogicalResult Fitter::solveExact() {
   // the smallest budget.
   ArrayRef<int> choice = solution->feasible ? ArrayRef<int>(solution->choice)
                                             : solution->smallestPeakChoice;
-  // Swaps first, then clones, which may read the swapped copies.
+  // Refetches first, each copy's gaps together and in order; then swaps;
+  // then clones, which may read the swapped or refetched copies.
+  DenseMap<Value, Choice> refetched;
+  SmallVector<Value> refetchOrder;
+  for (auto [k, option] : llvm::enumerate(choice)) {
+    if (option < 0 || choices[k][option].kind != Choice::Refetch)
+      continue;
+    const Choice &c = choices[k][option];
+    auto [it, inserted] = refetched.try_emplace(c.value, c);
+    if (inserted)
+      refetchOrder.push_back(c.value);
+    else
+      it->second.gaps.append(c.gaps.begin(), c.gaps.end());
+  }
+  for (Value v : refetchOrder) {
+    Choice &c = refetched[v];
+    llvm::sort(c.gaps, [](const Choice::Gap &x, const Choice::Gap &y) {
+      return x.before < y.before;
+    });
+    applyRefetch(liveness, c);
+  }
   for (bool clones : {false, true})
     for (auto [k, option] : llvm::enumerate(choice)) {
       if (option < 0)
         continue;
       const Choice &c = choices[k][option];
-      if ((c.kind == Choice::Recompute) != clones)
+      if (c.kind == Choice::Refetch || (c.kind == Choice::Recompute) != clones)
         continue;
       if (clones)
         applyRecompute(liveness, c);

@@ -140,6 +140,14 @@ private:
   DenseSet<Value> touched;
 };
 
+/// The value that `v` is a view of (through any views), or `v`.
+Value viewSource(Value v);
+
+/// A host value whose bytes still hold it at position `at`: no other value
+/// of its buffer (an in-place update, such as a host-placed optimizer's
+/// new parameter) is written before `at`.
+bool hostIntactAt(const BufferLiveness &liveness, Value v, int64_t at);
+
 } // namespace mlir::tidal::fit
 
 #endif // TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_FITTER_H

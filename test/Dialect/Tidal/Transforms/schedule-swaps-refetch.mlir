@@ -5,6 +5,12 @@
 // RUN: tidal-opt %s -tidal-place=mode=stream -tidal-schedule-swaps=budget=4000 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s
 // RUN: tidal-opt %s -tidal-place=mode=stream -tidal-schedule-swaps=budget=2880 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=FLOOR
 // RUN: not tidal-opt %s -tidal-place=mode=stream -tidal-schedule-swaps=budget=2879 2>&1 | FileCheck %s --check-prefix=BELOW
+// The optimal mode has the refetch among its candidates (3 tensors and the
+// copy's one gap over the budget). Its choice for this budget leaves the
+// greedy loop short, so it falls back to the greedy loop alone, which
+// fits; its smallest budget is the greedy loop's.
+// RUN: tidal-opt %s -tidal-place=mode=stream -tidal-schedule-swaps="budget=3300 strategy=milp" -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=MILP
+// RUN: not tidal-opt %s -tidal-place=mode=stream -tidal-schedule-swaps="budget=2879 strategy=milp" 2>&1 | FileCheck %s --check-prefix=BELOW
 
 // CHECK-LABEL: func.func @step
 // CHECK-SAME: %arg2: tensor<32x16xf32> {tidal.name = "w2", tidal.offset = {{[0-9]+}} : i64, tidal.role = #tidal<role param>, tidal.space = "host"}
@@ -18,6 +24,11 @@
 // CHECK-NEXT: %[[W2:.*]] = tidal.wait %[[P2]]
 // CHECK-NEXT: tidal.gemm %[[E]], %[[W2]]
 // CHECK: tidal.sgd_update %arg2, {{.*}}tidal.device = "host"
+
+// MILP: tidal.arena_size = 3264 : i64
+// MILP-SAME: tidal.milp = {candidates = 4 : i64, {{.*}}greedy_fallback = true
+// MILP: tidal.prefetch %arg2
+// MILP: tidal.prefetch %arg2
 
 // FLOOR: tidal.arena_size = 2880 : i64
 // BELOW: error: device memory budget 2879 bytes is too small for @step: the smallest budget its plan reaches is 2880 bytes
