@@ -5,14 +5,16 @@ through placement, swapping/recomputation and the device runtime, and the
 trained weights are bit-equal to the cpu target's (SPEC: the sim target
 computes exactly what cpu does).
 
-Each model compiles for cpu and for sim at half its lower bound
-(`--device-memory`; the planner must swap or recompute to fit), trains 3
-steps of AdamW from the same data, and both --save files must hold the same
-bits. Needs TIDAL_BUILD_DIR with bin/tidalc; skips otherwise.
+Each model compiles for cpu, for sim at half its lower bound
+(`--device-memory`; the planner must swap or recompute to fit) and for sim
+at the smallest budget the planner reports (streamed parameters, the host
+optimizer, swaps and recomputation together), trains 3 steps of AdamW from
+the same data, and every --save file must hold the cpu run's bits. Needs TIDAL_BUILD_DIR with bin/tidalc; skips otherwise.
 """
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -69,19 +71,30 @@ class RealModelsSimTest(unittest.TestCase):
         self.assertTrue(device and max(device) <= int(budget), f"{name}: device arenas {device} > {budget}")
         moved = sum(len(t.get("swaps") or []) + len(t.get("recomputations") or []) for t in fitted["tensors"])
         self.assertGreater(moved, 0, f"{name}: nothing swapped or recomputed at {budget} bytes")
+        # And at the smallest budget auto reaches (streamed parameters,
+        # the host optimizer, swaps and recomputation together).
+        proc = subprocess.run([tidalc, model, "-o", os.path.join(work, "x.json"), "--emit", "plan", "--target",
+                               "sim", "--device-memory", "1"] + flags, capture_output=True, text=True, timeout=600)
+        found = re.search(r"the smallest budget its plan reaches is (\d+) bytes", proc.stderr)
+        self.assertIsNotNone(found, proc.stderr)
+        smallest = found.group(1)
+        self.assertLess(int(smallest), int(budget), name)
         data = real_training.write_data(name, work, c.batch * STEPS)
         saved = {}
-        for target in ("cpu", "sim"):
-            exe = os.path.join(work, f"train-{target}")
-            extra = ["--target", "sim", "--device-memory", budget] if target == "sim" else []
+        for target, b in (("cpu", None), ("sim", budget), ("sim", smallest)):
+            tag = f"{target}-{b}"
+            exe = os.path.join(work, f"train-{tag}")
+            extra = ["--target", "sim", "--device-memory", b] if b else []
             self.run_ok([tidalc, model, "-o", exe] + flags + extra)
-            out = os.path.join(work, f"{target}.onnx")
+            out = os.path.join(work, f"{tag}.onnx")
             self.run_ok([exe, "--steps", str(STEPS), "--quiet", "--threads", "1", "--save", out] + data)
-            saved[target] = real_training.read_saved(out)
-        self.assertEqual(sorted(saved["cpu"]), sorted(saved["sim"]))
-        for key, value in saved["cpu"].items():
-            self.assertTrue(np.array_equal(value, saved["sim"][key], equal_nan=True),
-                            f"{name}: {key} differs between cpu and sim at budget {budget} bytes")
+            saved[tag] = real_training.read_saved(out)
+        cpu = saved.pop("cpu-None")
+        for tag, values in saved.items():
+            self.assertEqual(sorted(cpu), sorted(values))
+            for key, value in cpu.items():
+                self.assertTrue(np.array_equal(value, values[key], equal_nan=True),
+                                f"{name}: {key} differs between cpu and {tag} bytes")
 
 
 def _add_tests():
