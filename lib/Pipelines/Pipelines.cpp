@@ -55,6 +55,7 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     TidalPlacePassOptions place;
     place.mode = options.placement;
     place.budget = options.budget;
+    place.hostLayers = options.hostLayers;
     place.swap = options.swap;
     place.recompute = options.recompute;
     place.planner = options.planner;

@@ -88,7 +88,7 @@ class CudaPlansTest(unittest.TestCase):
 
     def smallest_budget(self, model, flags):
         proc = support.run_tidalc([model, "--emit", "plan", "-o", os.devnull, "--target", "cuda",
-                                   "--device-memory", "1"] + flags, timeout=600)
+                                   "--device-memory", "1", "--host-layers", "off"] + flags, timeout=600)
         match = re.search(r"the smallest budget its plan reaches is (\d+) bytes", proc.stderr)
         self.assertIsNotNone(match, support.describe(proc))
         return int(match.group(1))

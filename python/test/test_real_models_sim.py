@@ -74,7 +74,8 @@ class RealModelsSimTest(unittest.TestCase):
         # And at the smallest budget auto reaches (streamed parameters,
         # the host optimizer, swaps and recomputation together).
         proc = subprocess.run([tidalc, model, "-o", os.path.join(work, "x.json"), "--emit", "plan", "--target",
-                               "sim", "--device-memory", "1"] + flags, capture_output=True, text=True, timeout=600)
+                               "sim", "--device-memory", "1", "--host-layers", "off"] + flags, capture_output=True,
+                              text=True, timeout=600)
         found = re.search(r"the smallest budget its plan reaches is (\d+) bytes", proc.stderr)
         self.assertIsNotNone(found, proc.stderr)
         smallest = found.group(1)

@@ -152,7 +152,7 @@ class SimDeviceTest(unittest.TestCase):
     def smallest_budget(self, model, plan_path, flags):
         """The smallest budget the planner reaches, from its error for 1 byte."""
         proc = self.tidalc([model, "-o", plan_path + ".tiny", "--emit", "plan", "--target", "sim",
-                            "--device-memory", "1"] + flags)
+                            "--device-memory", "1", "--host-layers", "off"] + flags)
         self.assertNotEqual(proc.returncode, 0)
         found = re.search(r"the smallest budget its plan reaches is (\d+) bytes", proc.stderr)
         self.assertIsNotNone(found, proc.stderr)

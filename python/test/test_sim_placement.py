@@ -65,7 +65,8 @@ class SimPlacementTest(unittest.TestCase):
     def smallest_budget(self, model, work, flags):
         """The smallest budget the planner reaches, from its error for 1 byte."""
         out = os.path.join(work, "tiny.json")
-        proc = support.run_tidalc([model, "-o", out, "--emit", "plan", "--target", "sim", "--device-memory", "1"] +
+        proc = support.run_tidalc([model, "-o", out, "--emit", "plan", "--target", "sim", "--device-memory", "1",
+                                   "--host-layers", "off"] +
                                   flags, timeout=300)
         self.assertNotEqual(proc.returncode, 0)
         found = re.search(r"the smallest budget its plan reaches is (\d+) bytes", proc.stderr)
@@ -189,11 +190,19 @@ class SimPlacementTest(unittest.TestCase):
                     for line in log:
                         self.assertLessEqual(line["device_peak_bytes"], budget, what)
                         self.assertEqual((line["bytes_to_host"], line["bytes_to_device"]), copies, what)
-                # One byte under the smallest budget: the same figure.
+                # One byte under the smallest budget: the same figure
+                # without host layers; with them (the default), layers run
+                # on the host and it fits.
                 proc = support.run_tidalc([model, "-o", os.path.join(work, "x.json"), "--emit", "plan", "--target",
-                                           "sim", "--device-memory", str(smallest - 1)] + flags, timeout=300)
+                                           "sim", "--device-memory", str(smallest - 1), "--host-layers", "off"] +
+                                          flags, timeout=300)
                 self.assertNotEqual(proc.returncode, 0)
                 self.assertIn(f"the smallest budget its plan reaches is {smallest} bytes", proc.stderr)
+                plan = self.plan(model, work, ["--device-memory", str(smallest - 1)] + flags)
+                self.assertLessEqual(plan["predicted"]["peak_device_bytes"], smallest - 1)
+                layers = [op["op"] for op in plan["schedule"] if op["kernel"] and op["device"] == "host" and
+                          "update" not in op["op"] and "onnx_" not in op["op"]]
+                self.assertTrue(layers, name)
 
     @unittest.skipIf(support.tool("tidal-opt") is None, "needs bin/tidal-opt")
     def test_large_graphs_skip_the_host_trial(self):

@@ -76,11 +76,17 @@ cl::opt<std::string> swapMode("swap",
                               cl::init("auto"), cl::cat(category));
 cl::opt<std::string> placement(
     "placement",
-    cl::desc("auto (the cost model's choice: the optimizer and its state on "
-             "the host when the step does not fit --device-memory "
-             "otherwise), device (every op on the device) or host (every op "
-             "on the host CPU)"),
+    cl::desc("auto (the cost model's choice when the step does not fit "
+             "--device-memory otherwise: the optimizer and its state on the "
+             "host, the parameters too, streamed in before use, and, with "
+             "--host-layers on, layers), device (every op on the device) or "
+             "host (every op on the host CPU)"),
     cl::init("auto"), cl::cat(category));
+cl::opt<std::string> hostLayers(
+    "host-layers",
+    cl::desc("on (with --placement auto, layers run on the host CPU when "
+             "nothing else fits --device-memory; the default) or off"),
+    cl::init("on"), cl::cat(category));
 cl::opt<std::string> recomputeMode(
     "recompute",
     cl::desc("auto (recompute tensors where the cost model finds that "

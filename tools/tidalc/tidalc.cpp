@@ -118,6 +118,7 @@ void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
   options.inPlace = inPlace.getValue();
   options.budget = budgetBytes;
   options.placement = target == "cpu" ? "device" : placement.getValue();
+  options.hostLayers = hostLayers == "on";
   options.swap = swapMode == "auto";
   options.recompute = recomputeMode == "auto";
   options.planner = planner.getValue();
@@ -402,6 +403,9 @@ int main(int argc, char **argv) {
                 "obj work, or use --target sim");
   if (swapMode != "auto" && swapMode != "off")
     return fail("unknown --swap '" + swapMode + "' (expected auto or off)");
+  if (hostLayers != "on" && hostLayers != "off")
+    return fail("unknown --host-layers '" + hostLayers +
+                "' (expected on or off)");
   if (placement != "auto" && placement != "device" && placement != "host")
     return fail("unknown --placement '" + placement +
                 "' (expected auto, device or host)");

@@ -78,6 +78,11 @@ struct MemoryPipelineOptions
       llvm::cl::desc("tidal-place mode: device (nothing moves; the default), "
                      "host, optimizer or auto"),
       llvm::cl::init("device")};
+  Option<bool> hostLayers{
+      *this, "host-layers",
+      llvm::cl::desc("auto placement: move device kernels to the host CPU "
+                     "when nothing else fits"),
+      llvm::cl::init(true)};
   Option<bool> swap{*this, "swap",
                     llvm::cl::desc("let tidal-schedule-swaps swap tensors"),
                     llvm::cl::init(true)};

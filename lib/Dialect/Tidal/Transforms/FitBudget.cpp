@@ -53,6 +53,25 @@ FailureOr<DeviceProfile> tidal::profileFromOptions(StringRef profilePath,
 
 using namespace mlir::tidal::fit;
 
+/// The device kernel at position `p` of `ops`, or the nearest one within
+/// eight positions (earlier first); null if none.
+static Operation *kernelNear(ArrayRef<Operation *> ops, int64_t p) {
+  auto kernel = [&](int64_t q) -> Operation * {
+    if (q < 1 || q > (int64_t)ops.size())
+      return nullptr;
+    Operation *op = ops[q - 1];
+    if (isViewOp(op) || isCopyOp(op) || isa<ConstantOp>(op) ||
+        isHostPlaced(op) || op->hasTrait<OpTrait::IsTerminator>())
+      return nullptr;
+    return op;
+  };
+  for (int64_t d = 0; d <= 8; ++d)
+    for (int64_t q : {p - d, p + d})
+      if (Operation *op = kernel(q))
+        return op;
+  return nullptr;
+}
+
 /// The value that `v` is a view of (through any views), or `v`.
 Value fit::viewSource(Value v) {
   while (Operation *def = v.getDefiningOp()) {
@@ -115,6 +134,7 @@ LogicalResult Fitter::run() {
         int64_t smallest = std::min(
             smallestReached, packedArenaSize(liveness, options.alignment));
         stats.smallestBudget = smallest;
+        stats.peakOp = kernelNear(liveness.getOps(), position);
         return func.emitError("device memory budget ")
                << budget << " bytes is too small for @" << func.getSymName()
                << ": the smallest budget its plan reaches is " << smallest

@@ -73,8 +73,11 @@ struct FitBudgetStats {
   int64_t milpCandidates = 0;
   bool milpOptimal = false;
   double milpCostUs = 0;
-  /// On failure: the smallest budget the steps reached (the error's).
+  /// On failure: the smallest budget the steps reached (the error's), and
+  /// the device kernel at (or nearest) the peak where they stopped, whose
+  /// working set bounds it.
   int64_t smallestBudget = 0;
+  Operation *peakOp = nullptr;
 };
 
 /// Fits `func` (one block, scheduled) to `options.budget`, adding

@@ -307,11 +307,23 @@ int64_t persistentBytes(func::FuncOp func, int64_t alignment) {
 }
 
 /// The ops that `mode` (host or optimizer) puts on the host.
-DenseSet<Operation *> hostOpsFor(func::FuncOp func, StringRef mode) {
+/// Marks each placeable op of a function with its index among them, so
+/// that an op found in a trial (a clone) names the same op in the others.
+constexpr llvm::StringLiteral kPlaceIndexAttr = "tidal.place_index";
+
+/// The ops that `mode` (host, optimizer or stream) puts on the host, and
+/// the placeable ops whose index is in `layers`.
+DenseSet<Operation *> hostOpsFor(func::FuncOp func, StringRef mode,
+                                 const DenseSet<int64_t> &layers = {}) {
   DenseSet<Operation *> hostOps;
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (!isPlaceable(&op))
       continue;
+    if (auto index = op.getAttrOfType<IntegerAttr>(kPlaceIndexAttr))
+      if (layers.contains(index.getInt())) {
+        hostOps.insert(&op);
+        continue;
+      }
     // An update without state (plain SGD) frees no device memory on the
     // host: it stays.
     // Streamed parameters are updated on the host, plain SGD too.
@@ -329,16 +341,25 @@ DenseSet<Operation *> hostOpsFor(func::FuncOp func, StringRef mode) {
 /// not fit. `moved`: whether the engine swapped or recomputed anything.
 OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
                                       const FitBudgetOptions &options,
-                                      bool &moved, int64_t &smallest) {
+                                      bool &moved, int64_t &smallest,
+                                      const DenseSet<int64_t> &layers = {},
+                                      int64_t *peakIndex = nullptr) {
   OwningOpRef<func::FuncOp> trial(func.clone());
   PlaceStats placed;
-  Placer(*trial, options, hostOpsFor(*trial, mode), mode == "stream")
+  Placer(*trial, options, hostOpsFor(*trial, mode, layers), mode == "stream")
       .run(placed);
   ScopedDiagnosticHandler quiet(func.getContext(),
                                 [](Diagnostic &) { return success(); });
   FitBudgetStats stats;
   if (failed(fitBudget(*trial, options, stats))) {
     smallest = stats.smallestBudget;
+    if (peakIndex) {
+      IntegerAttr index =
+          stats.peakOp
+              ? stats.peakOp->getAttrOfType<IntegerAttr>(kPlaceIndexAttr)
+              : IntegerAttr();
+      *peakIndex = index ? index.getInt() : -1;
+    }
     return nullptr;
   }
   moved = stats.swapped + stats.recomputed > 0;
@@ -362,6 +383,11 @@ void adopt(func::FuncOp func, func::FuncOp fitted) {
   func.setAllResultAttrs(fitted.getAllResultAttrs());
 }
 
+/// The most layers auto moves to the host (one per trial), and how many
+/// in a row may fail to lower the floor.
+constexpr int kMaxHostLayers = 48;
+constexpr int kHostLayerPatience = 8;
+
 /// How much faster (predicted) the host optimizer's plan must be than an
 /// all-device plan that fits to be taken: a margin for what the timeline
 /// leaves out (thread hand-offs, the host's memory shared with the copies).
@@ -377,7 +403,8 @@ constexpr double kHostMargin = 0.95;
 /// reach the smallest budget (tidal-schedule-swaps then states it). The chosen
 /// fitted trial, if any, replaces `func` (`kept`). Returns the mode chosen.
 StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
-                     int64_t largeGraphOps, bool &kept) {
+                     int64_t largeGraphOps, bool hostLayers, bool &kept,
+                     DenseSet<int64_t> &layers) {
   kept = false;
   struct Trial {
     StringRef mode;
@@ -387,9 +414,13 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     bool tried = false;
   };
   Trial device{"device"}, host{"optimizer"}, stream{"stream"};
+  int64_t streamPeak = -1;
   auto attempt = [&](Trial &t) {
     t.tried = true;
-    t.fitted = fittedTrial(func, t.mode, options, t.moved, t.smallest);
+    bool streamed = t.mode == "stream";
+    t.fitted = fittedTrial(func, t.mode, options, t.moved, t.smallest,
+                           streamed ? layers : DenseSet<int64_t>(),
+                           streamed ? &streamPeak : nullptr);
   };
   // With the persistent arguments alone over the budget, no all-device plan
   // fits; its trial runs only if no other fits either, for the smallest
@@ -411,6 +442,40 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   // copies it out and back, so it can win even where that one fits.
   if (!host.fitted || numOps <= largeGraphOps)
     attempt(stream);
+  // Layers on the host: while nothing fits, the device kernel at the
+  // streamed plan's floor (its working set is what stops it) runs on the
+  // host instead, reading host copies of its device operands and writing
+  // its results to host memory, from where device readers prefetch them.
+  // Each step depends on the floor, never on the budget, so the smallest
+  // budget stays exact; the floor is not monotone (the copies take
+  // bytes elsewhere), so the best set so far is kept. It stops when a plan
+  // fits, after kHostLayerPatience layers that do not lower the floor, or
+  // after kMaxHostLayers.
+  if (hostLayers && !device.fitted && !host.fitted && !stream.fitted &&
+      numOps <= largeGraphOps) {
+    int64_t bestFloor = stream.smallest, stalled = 0;
+    DenseSet<int64_t> best;
+    for (int k = 0;
+         k < kMaxHostLayers && streamPeak >= 0 &&
+         !layers.contains(streamPeak) && stalled < kHostLayerPatience;
+         ++k) {
+      layers.insert(streamPeak);
+      Trial t{"stream"};
+      attempt(t);
+      if (t.fitted) {
+        stream = std::move(t);
+        best = layers;
+        break;
+      }
+      if (t.smallest < bestFloor) {
+        bestFloor = t.smallest, best = layers, stalled = 0;
+        stream.smallest = t.smallest;
+      } else {
+        ++stalled;
+      }
+    }
+    layers = std::move(best);
+  }
   if (!host.fitted && !stream.fitted && !device.tried)
     attempt(device);
 
@@ -486,13 +551,27 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
       StringRef chosen = mode;
       if (mode == "auto") {
         bool kept = false;
-        chosen = budget > 0 ? chooseAuto(func, options, largeGraphOps, kept)
+        int64_t index = 0;
+        for (Operation &op : func.getBody().front().without_terminator())
+          if (isPlaceable(&op))
+            op.setAttr(
+                kPlaceIndexAttr,
+                IntegerAttr::get(IntegerType::get(&getContext(), 64), index++));
+        DenseSet<int64_t> layers;
+        chosen = budget > 0 ? chooseAuto(func, options, largeGraphOps,
+                                         hostLayers, kept, layers)
                             : "device";
-        if (kept) {
-          // The fitted trial is the function now; count what it placed.
+        if (!kept)
+          Placer(func, options,
+                 hostOpsFor(func, chosen,
+                            chosen == "stream" ? layers : DenseSet<int64_t>()),
+                 chosen == "stream")
+              .run(stats);
+        func.walk([&](Operation *op) { op->removeAttr(kPlaceIndexAttr); });
+        // A kept trial is the function now: count what it placed.
+        if (kept)
           func.walk([&](Operation *op) { stats.hostOps += isHostPlaced(op); });
-          continue;
-        }
+        continue;
       }
       Placer(func, options, hostOpsFor(func, chosen), chosen == "stream")
           .run(stats);

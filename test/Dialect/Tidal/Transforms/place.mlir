@@ -7,7 +7,8 @@
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=1500" -tidal-schedule-swaps=budget=1500 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=STREAM
 // RUN: tidal-opt %s -tidal-place=mode=stream -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=STREAM
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=960" -tidal-schedule-swaps=budget=960 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=STREAM
-// RUN: not tidal-opt %s -tidal-place="mode=auto budget=959" -tidal-schedule-swaps=budget=959 2>&1 | FileCheck %s --check-prefix=FLOOR
+// RUN: not tidal-opt %s -tidal-place="mode=auto budget=959 host-layers=false" -tidal-schedule-swaps=budget=959 2>&1 | FileCheck %s --check-prefix=FLOOR
+// RUN: tidal-opt %s -tidal-place="mode=auto budget=600" -tidal-schedule-swaps=budget=600 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=LAYERS
 // RUN: not tidal-opt %s -tidal-place="mode=auto budget=1500 profile=%t.missing.json" 2>&1 | FileCheck %s --check-prefix=PROFILE
 // RUN: not tidal-opt %s -tidal-place=mode=gpu 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not tidal-opt %s -tidal-place="mode=auto budget=-1" 2>&1 | FileCheck %s --check-prefix=BUDGET
@@ -78,6 +79,13 @@
 // STREAM-NEXT: %[[W2:.*]], %[[M2:.*]] = tidal.sgd_momentum_update %arg1, %[[GHW]], %arg2 {{{.*}}tidal.device = "host", tidal.offsets = array<i64: 0, 512>}
 // STREAM-NOT: tidal.prefetch
 // STREAM: return %{{.*}}, %[[W2]], %[[M2]]
+
+// Under the streamed floor, with host layers: the forward gemm at the
+// floor's peak runs on the host (reading the host weight directly; x goes
+// out, y comes in), and the arena fits 600 bytes.
+// LAYERS-LABEL: func.func @step
+// LAYERS-SAME: tidal.arena_size = {{[0-9]+}} : i64
+// LAYERS: tidal.gemm %{{.*}}, %arg1 {{{.*}}tidal.device = "host"
 
 // FLOOR: error: device memory budget 959 bytes is too small for @step: the smallest budget its plan reaches is 960 bytes
 

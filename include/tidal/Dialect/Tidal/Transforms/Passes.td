@@ -188,8 +188,12 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       (`optimizer`, and `stream` when `optimizer` does not fit without
       moving tensors) compete with the fitted all-device one: a host plan
       is taken if only it fits, or if predicted at least 5% faster; between
-      host plans the faster wins. If none fits, the one whose steps reach
-      the smallest budget (tidal-schedule-swaps then states it). The plans
+      host plans the faster wins. If none fits and `host-layers` is on,
+      the device kernel at the streamed plan's floor moves to the host, one
+      per trial, until a plan fits (the best set kept; at most 48, stopping
+      after 8 that do not lower the floor). If none fits, the one whose
+      steps reach the smallest budget (tidal-schedule-swaps then states it).
+      The plans
       are fitted trials of
       tidal-schedule-swaps's engine with the `swap`, `recompute` and
       `planner` options (the all-device one is ruled out at once when the
@@ -208,6 +212,10 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
            "auto, device, host, optimizer or stream">,
     Option<"budget", "budget", "int64_t", "0",
            "device memory budget in bytes, for auto (0: no limit)">,
+    Option<"hostLayers", "host-layers", "bool", "true",
+           "auto: when no plan fits even with streamed parameters, move the "
+           "device kernel at the floor's peak to the host, one after "
+           "another, until one fits">,
     Option<"swap", "swap", "bool", "true",
            "auto: whether the budget may be fitted with swaps">,
     Option<"recompute", "recompute", "bool", "false",
