@@ -214,3 +214,34 @@ def planned_copy_bytes(plan):
         if op["op"] in moved:
             moved[op["op"]] += sum(size[t] for t in op["reads"])
     return moved["tidal.offload"], moved["tidal.prefetch"]
+
+
+class SimRuns:
+    """For unittest.TestCase classes that compile with tidalc and train on
+    the cpu and sim targets: `steps` shuffled steps (seed 5) with a --log
+    and a --save, `train_env` added to every run's environment."""
+
+    steps = 3
+    train_env = {}
+
+    def tidalc(self, args):
+        proc = run_tidalc(args, timeout=600)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+
+    def train(self, exe, inputs, work, tag, env=None):
+        """Returns the --log lines and the saved initializers."""
+        log, out = os.path.join(work, f"log_{tag}.jsonl"), os.path.join(work, f"out_{tag}.onnx")
+        argv = [exe] + inputs + ["--steps", str(self.steps), "--shuffle", "--seed", "5", "--log", log, "--save", out,
+                                 "--quiet"]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600,
+                              env=dict(os.environ, **self.train_env, **(env or {})))
+        self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {proc.stderr}")
+        return log_lines(log), saved_initializers(out)
+
+    def plan(self, model, work, flags):
+        """The plan file for the sim target."""
+        import json
+        out = os.path.join(work, "plan.json")
+        self.tidalc([model, "-o", out, "--emit", "plan", "--target", "sim"] + flags)
+        with open(out) as f:
+            return json.load(f)

@@ -20,7 +20,6 @@ budget.
 Needs TIDAL_BUILD_DIR with bin/tidalc; skips otherwise.
 """
 
-import json
 import os
 import re
 import shutil
@@ -35,12 +34,13 @@ STEPS = 3
 CASES = ["lenet_momentum", "transformer13_adamw", "regressor_adam"]
 
 
-saved = support.saved_initializers
-log_lines = support.log_lines
 
 
 @unittest.skipIf(_SKIP, _SKIP)
-class SimPlacementTest(unittest.TestCase):
+class SimPlacementTest(support.SimRuns, unittest.TestCase):
+    steps = STEPS
+    train_env = {"TIDAL_SIM_LINK_GBPS": "2"}
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="tidal-place-")
@@ -48,19 +48,6 @@ class SimPlacementTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def tidalc(self, args):
-        proc = support.run_tidalc(args, timeout=300)
-        self.assertEqual(proc.returncode, 0, support.describe(proc))
-
-    def train(self, exe, inputs, work, tag):
-        log, out = os.path.join(work, f"log_{tag}.jsonl"), os.path.join(work, f"out_{tag}.onnx")
-        argv = [exe] + inputs + ["--steps", str(STEPS), "--shuffle", "--seed", "5", "--log", log, "--save", out,
-                                 "--quiet"]
-        proc = support.subprocess.run(argv, capture_output=True, text=True, timeout=600,
-                                      env=dict(os.environ, TIDAL_SIM_LINK_GBPS="2"))
-        self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {proc.stderr}")
-        return log_lines(log), saved(out)
 
     def smallest_budget(self, model, work, flags):
         """The smallest budget the planner reaches, from its error for 1 byte."""
@@ -73,12 +60,6 @@ class SimPlacementTest(unittest.TestCase):
         self.assertIsNotNone(found, proc.stderr)
         self.assertFalse(os.path.exists(out))
         return int(found.group(1))
-
-    def plan(self, model, work, flags):
-        out = os.path.join(work, "plan.json")
-        self.tidalc([model, "-o", out, "--emit", "plan", "--target", "sim"] + flags)
-        with open(out) as f:
-            return json.load(f)
 
     def test_placements_bitwise_equal_to_cpu(self):
         for name in CASES:

@@ -14,7 +14,6 @@ checks both, so neither list can hide a change.
 Needs TIDAL_BUILD_DIR with bin/tidalc; skips otherwise.
 """
 
-import json
 import os
 import re
 import shutil
@@ -41,7 +40,9 @@ STREAM_FLOOR_ABOVE_TEN = {
 
 
 @unittest.skipIf(_SKIP, _SKIP)
-class SimTenPercentTest(unittest.TestCase):
+class SimTenPercentTest(support.SimRuns, unittest.TestCase):
+    steps = STEPS
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="tidal-ten-")
@@ -49,25 +50,6 @@ class SimTenPercentTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def tidalc(self, args):
-        proc = support.run_tidalc(args, timeout=600)
-        self.assertEqual(proc.returncode, 0, support.describe(proc))
-
-    def train(self, exe, inputs, work, tag, env=None):
-        log, out = os.path.join(work, f"log_{tag}.jsonl"), os.path.join(work, f"out_{tag}.onnx")
-        argv = [exe] + inputs + ["--steps", str(STEPS), "--shuffle", "--seed", "5", "--log", log, "--save", out,
-                                 "--quiet"]
-        proc = support.subprocess.run(argv, capture_output=True, text=True, timeout=600,
-                                      env=dict(os.environ, **(env or {})))
-        self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {proc.stderr}")
-        return support.log_lines(log), support.saved_initializers(out)
-
-    def plan(self, model, work, flags):
-        out = os.path.join(work, "plan.json")
-        self.tidalc([model, "-o", out, "--emit", "plan", "--target", "sim"] + flags)
-        with open(out) as f:
-            return json.load(f)
 
     def test_zoo_at_ten_percent(self):
         for case in training.CASES:

@@ -26,22 +26,7 @@ using namespace mlir::tidal;
 
 DeviceProfile tidal::profileFromOptions(double gflops, double gbytesPerS,
                                         double opOverheadUs) {
-  std::string error;
-  return *profileFromOptions("", gflops, gbytesPerS, opOverheadUs, error);
-}
-
-FailureOr<DeviceProfile> tidal::profileFromOptions(StringRef profilePath,
-                                                   double gflops,
-                                                   double gbytesPerS,
-                                                   double opOverheadUs,
-                                                   std::string &error) {
   DeviceProfile device = defaultHostProfile();
-  if (!profilePath.empty()) {
-    FailureOr<MachineProfile> machine = loadMachineProfile(profilePath, error);
-    if (failed(machine))
-      return failure();
-    device = machine->host;
-  }
   if (gflops > 0)
     device.gflops = gflops;
   if (gbytesPerS > 0)
@@ -49,6 +34,27 @@ FailureOr<DeviceProfile> tidal::profileFromOptions(StringRef profilePath,
   if (opOverheadUs >= 0)
     device.opOverheadUs = opOverheadUs;
   return device;
+}
+
+LogicalResult tidal::profileFromOptions(Operation *op, StringRef passName,
+                                        StringRef profilePath, double gflops,
+                                        double gbytesPerS, double opOverheadUs,
+                                        DeviceProfile &device) {
+  device = profileFromOptions(gflops, gbytesPerS, opOverheadUs);
+  if (profilePath.empty())
+    return success();
+  std::string error;
+  FailureOr<MachineProfile> machine = loadMachineProfile(profilePath, error);
+  if (failed(machine))
+    return op->emitError(passName) << ": " << error;
+  device = machine->host;
+  if (gflops > 0)
+    device.gflops = gflops;
+  if (gbytesPerS > 0)
+    device.gbytesPerS = gbytesPerS;
+  if (opOverheadUs >= 0)
+    device.opOverheadUs = opOverheadUs;
+  return success();
 }
 
 using namespace mlir::tidal::fit;

@@ -92,12 +92,12 @@ DeviceProfile profileFromOptions(double gflops, double gbytesPerS,
                                  double opOverheadUs);
 
 /// The same on top of the host section of the machine profile at
-/// `profilePath` (empty: the host default); fails with `error` naming the
-/// file and field.
-FailureOr<DeviceProfile> profileFromOptions(StringRef profilePath,
-                                            double gflops, double gbytesPerS,
-                                            double opOverheadUs,
-                                            std::string &error);
+/// `profilePath` (empty: the host default), into `device`; on a bad
+/// profile, an error on `op` naming `passName`, the file and the field.
+LogicalResult profileFromOptions(Operation *op, StringRef passName,
+                                 StringRef profilePath, double gflops,
+                                 double gbytesPerS, double opOverheadUs,
+                                 DeviceProfile &device);
 
 } // namespace mlir::tidal
 

@@ -50,18 +50,29 @@ LogicalResult Fitter::solveExact() {
     return index;
   };
 
-  // Each tensor's idle gap over the most positions above the budget.
-  auto consider = [&](Value v) {
-    const Buffer *buffer = liveness.getBuffer(v);
+  // A device tensor that may leave the device between uses: its buffer,
+  // and its definition and uses in order (every use a kernel's).
+  auto movable = [&](Value v, const Buffer *&buffer,
+                     SmallVectorImpl<int64_t> &uses) {
+    buffer = liveness.getBuffer(v);
     if (!buffer || buffer->host || buffer->persistent || buffer->returned)
-      return;
-    SmallVector<int64_t> uses{liveness.getDefinition(v)};
+      return false;
+    uses.push_back(liveness.getDefinition(v));
     for (Operation *user : v.getUsers()) {
       if (isViewOp(user) || isCopyOp(user) || isa<func::ReturnOp>(user))
-        return;
+        return false;
       uses.push_back(liveness.getPosition(user));
     }
     llvm::sort(uses);
+    return true;
+  };
+
+  // Each tensor's idle gap over the most positions above the budget.
+  auto consider = [&](Value v) {
+    const Buffer *buffer = nullptr;
+    SmallVector<int64_t> uses;
+    if (!movable(v, buffer, uses))
+      return;
     Choice c;
     int64_t most = 0;
     for (size_t i = 0; i + 1 < uses.size(); ++i)
@@ -144,16 +155,10 @@ LogicalResult Fitter::solveExact() {
   // idle gap across positions over the budget may be refetched, with the
   // prefetch just before the next use or early enough to hide the copy.
   auto considerRefetch = [&](Value v, Value source) {
-    const Buffer *buffer = liveness.getBuffer(v);
-    if (!buffer || buffer->host || buffer->persistent || buffer->returned)
+    const Buffer *buffer = nullptr;
+    SmallVector<int64_t> uses;
+    if (!movable(v, buffer, uses))
       return;
-    SmallVector<int64_t> uses{liveness.getDefinition(v)};
-    for (Operation *user : v.getUsers()) {
-      if (isViewOp(user) || isCopyOp(user) || isa<func::ReturnOp>(user))
-        return;
-      uses.push_back(liveness.getPosition(user));
-    }
-    llvm::sort(uses);
     const int64_t bytes = alignBytes(buffer->bytes, options.alignment);
     const double copy = copyUs(buffer->bytes);
     for (size_t i = 0; i + 1 < uses.size(); ++i) {

@@ -520,14 +520,10 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
     options.budget = budget;
     options.linkGbps = linkGbps;
     options.alignment = alignment;
-    std::string profileError;
-    FailureOr<DeviceProfile> device = profileFromOptions(
-        profile, gflops, gbytesPerS, opOverheadUs, profileError);
-    if (failed(device)) {
-      getOperation().emitError(getArgument()) << ": " << profileError;
+    if (failed(profileFromOptions(getOperation(), getArgument(), profile,
+                                  gflops, gbytesPerS, opOverheadUs,
+                                  options.device)))
       return signalPassFailure();
-    }
-    options.device = *device;
     options.swap = swap;
     options.recompute = recompute;
     options.passName = "tidal-place";

@@ -56,14 +56,10 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
     options.budget = budget;
     options.linkGbps = linkGbps;
     options.alignment = alignment;
-    std::string profileError;
-    FailureOr<DeviceProfile> device = profileFromOptions(
-        profile, gflops, gbytesPerS, opOverheadUs, profileError);
-    if (failed(device)) {
-      getOperation().emitError(getArgument()) << ": " << profileError;
+    if (failed(profileFromOptions(getOperation(), getArgument(), profile,
+                                  gflops, gbytesPerS, opOverheadUs,
+                                  options.device)))
       return signalPassFailure();
-    }
-    options.device = *device;
     options.swap = swap;
     options.recompute = recompute;
     options.milp = strategy == "milp";
@@ -97,14 +93,10 @@ struct Recompute : tidal::impl::TidalRecomputePassBase<Recompute> {
     FitBudgetOptions options;
     options.budget = budget;
     options.alignment = alignment;
-    std::string profileError;
-    FailureOr<DeviceProfile> device = profileFromOptions(
-        profile, gflops, gbytesPerS, opOverheadUs, profileError);
-    if (failed(device)) {
-      getOperation().emitError(getArgument()) << ": " << profileError;
+    if (failed(profileFromOptions(getOperation(), getArgument(), profile,
+                                  gflops, gbytesPerS, opOverheadUs,
+                                  options.device)))
       return signalPassFailure();
-    }
-    options.device = *device;
     options.swap = false;
     options.recompute = true;
     options.maxChain = maxChain;
