@@ -238,6 +238,20 @@ class SimRuns:
         self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {proc.stderr}")
         return log_lines(log), saved_initializers(out)
 
+    def cpu_run(self, case, work):
+        """Exports a zoo case into `work` and trains it on the cpu target:
+        (model path, tidalc flags, data arguments, cpu log, cpu saved)."""
+        from tidal import training
+        os.makedirs(work, exist_ok=True)
+        model = os.path.join(work, "model.onnx")
+        training.export_case(case, model)
+        flags = training.tidalc_flags(case)
+        inputs = training.write_inputs(case, work)
+        cpu_exe = os.path.join(work, "train_cpu")
+        self.tidalc([model, "-o", cpu_exe] + flags)
+        cpu_log, cpu_saved = self.train(cpu_exe, inputs, work, "cpu")
+        return model, flags, inputs, cpu_log, cpu_saved
+
     def plan(self, model, work, flags):
         """The plan file for the sim target."""
         import json

@@ -66,14 +66,7 @@ class SimPlacementTest(support.SimRuns, unittest.TestCase):
             case = training.CASES_BY_NAME[name]
             with self.subTest(case=name):
                 work = os.path.join(self.tmp, name)
-                os.makedirs(work, exist_ok=True)
-                model = os.path.join(work, "model.onnx")
-                training.export_case(case, model)
-                flags = training.tidalc_flags(case)
-                inputs = training.write_inputs(case, work)
-                cpu_exe = os.path.join(work, "train_cpu")
-                self.tidalc([model, "-o", cpu_exe] + flags)
-                cpu_log, cpu_saved = self.train(cpu_exe, inputs, work, "cpu")
+                model, flags, inputs, cpu_log, cpu_saved = self.cpu_run(case, work)
 
                 def check(tag, extra, budget=None):
                     exe = os.path.join(work, f"train_{tag}")
@@ -138,14 +131,7 @@ class SimPlacementTest(support.SimRuns, unittest.TestCase):
             case = training.CASES_BY_NAME[name]
             with self.subTest(case=name):
                 work = os.path.join(self.tmp, "stream_" + name)
-                os.makedirs(work, exist_ok=True)
-                model = os.path.join(work, "model.onnx")
-                training.export_case(case, model)
-                flags = training.tidalc_flags(case)
-                inputs = training.write_inputs(case, work)
-                cpu_exe = os.path.join(work, "train_cpu")
-                self.tidalc([model, "-o", cpu_exe] + flags)
-                cpu_log, cpu_saved = self.train(cpu_exe, inputs, work, "cpu")
+                model, flags, inputs, cpu_log, cpu_saved = self.cpu_run(case, work)
                 whole = self.plan(model, work, flags)
                 no_reuse = whole["baseline"]["peak_device_bytes"]
                 param_bytes = sum(t["bytes"] for t in whole["tensors"] if t.get("role") == "param")

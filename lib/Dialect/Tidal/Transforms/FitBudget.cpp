@@ -47,13 +47,15 @@ LogicalResult tidal::profileFromOptions(Operation *op, StringRef passName,
   FailureOr<MachineProfile> machine = loadMachineProfile(profilePath, error);
   if (failed(machine))
     return op->emitError(passName) << ": " << error;
+  // The options, where given, override the profile's figures.
+  DeviceProfile given = device;
   device = machine->host;
   if (gflops > 0)
-    device.gflops = gflops;
+    device.gflops = given.gflops;
   if (gbytesPerS > 0)
-    device.gbytesPerS = gbytesPerS;
+    device.gbytesPerS = given.gbytesPerS;
   if (opOverheadUs >= 0)
-    device.opOverheadUs = opOverheadUs;
+    device.opOverheadUs = given.opOverheadUs;
   return success();
 }
 
