@@ -644,7 +644,8 @@ def bench_model(name, args, work, deadline, pinned, log):
         rows.append(failed_row("tidal", f"tidalc --emit plan: unreadable plan: {type(e).__name__}: {e}", "tidal"))
         return rows, None
     floor = None
-    proc, err = run_proc([args.tidalc, onnx_path, "-o", plan_path, "--emit", "plan", "--device-memory", "1"] + flags,
+    proc, err = run_proc([args.tidalc, onnx_path, "-o", plan_path, "--emit", "plan", "--device-memory", "1",
+                          "--host-layers", "off"] + flags,
                          deadline.timeout(300))
     if not err:
         floor = parse_floor(proc.stderr)

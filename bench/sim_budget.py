@@ -93,7 +93,8 @@ def main(argv=None):
         run([args.tidalc, model, "-o", plan, "--emit", "plan", "--target", "sim"] + flags)
         with open(plan) as f:
             peak = json.load(f)["predicted"]["peak_device_bytes"]
-        proc = run([args.tidalc, model, "-o", plan, "--emit", "plan", "--target", "sim", "--device-memory", "1"]
+        proc = run([args.tidalc, model, "-o", plan, "--emit", "plan", "--target", "sim", "--device-memory", "1",
+                    "--host-layers", "off"]
                    + flags, check=False)
         smallest = int(re.search(r"reaches is (\d+) bytes", proc.stderr).group(1))
         for k in range(args.points):
