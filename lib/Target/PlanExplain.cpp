@@ -226,7 +226,7 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
   for (const Tensor &t : plan.tensors)
     byId[t.id] = &t;
   DenseMap<int64_t, SmallVector<int64_t, 2>> prefetchesOf; // host id -> ops
-  int64_t hostOps = 0, hostUpdates = 0;
+  int64_t hostOps = 0, hostUpdates = 0, hostLayers = 0;
   double hostUs = 0;
   for (const Op &op : plan.ops) {
     if (op.op == "tidal.prefetch" && !op.reads.empty())
@@ -234,6 +234,7 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
     if (op.kernel && op.device == "host") {
       ++hostOps, hostUs += op.us;
       hostUpdates += isUpdate(op.op);
+      hostLayers += !isUpdate(op.op);
     }
   }
   int64_t streamed = 0, streamedBytes = 0, refetches = 0, hostState = 0,
@@ -294,7 +295,8 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
     line("host optimizer state", hostState,
          std::to_string(hostStateBytes) + " bytes in host memory");
     line("host ops", hostOps,
-         std::to_string(hostUpdates) + " optimizer updates; " + us(hostUs) +
+         std::to_string(hostUpdates) + " optimizer updates, " +
+             std::to_string(hostLayers) + " layers; " + us(hostUs) +
              " us on the host stream");
     line("sent to host ops", sent,
          std::to_string(sentBytes) + " bytes offloaded for host ops; " +
@@ -335,9 +337,31 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
             why += " op " + std::to_string(p);
         } else {
           where = "host";
-          why = updatedBy ? "read only by " + opLabel(plan, updatedBy) +
-                                " on the host (ZeRO-Offload)"
-                          : "read only on the host";
+          std::string readers;
+          for (const Op &op : plan.ops)
+            if (op.device == "host" && op.kernel && !isUpdate(op.op) &&
+                llvm::is_contained(op.reads, t.id))
+              readers +=
+                  (readers.empty() ? "" : ", ") + opLabel(plan, op.position);
+          if (!readers.empty())
+            why = "read only on the host, by " + readers +
+                  (updatedBy ? "; updated there by " + opLabel(plan, updatedBy)
+                             : std::string());
+          else
+            why = updatedBy ? "read only by " + opLabel(plan, updatedBy) +
+                                  " on the host (ZeRO-Offload)"
+                            : "read only on the host";
+        }
+      } else if (const Op *def = opAt(plan, t.producer);
+                 onDevice && !arg && def && def->device == "host" &&
+                 def->kernel && !isUpdate(def->op)) {
+        // A host layer's result.
+        where = "host";
+        why = "computed on the host by " + opLabel(plan, t.producer);
+        if (auto it = prefetchesOf.find(t.id); it != prefetchesOf.end()) {
+          why += "; copied to the device at";
+          for (int64_t p : it->second)
+            why += " op " + std::to_string(p);
         }
       } else if (t.swaps && !t.swaps->empty() && !isSwap(t)) {
         where = "to host";
