@@ -119,7 +119,7 @@ LogicalResult Fitter::run() {
     // The packed arena is not monotone along the steps (packing is not
     // always at the bound): remember the smallest. A run with that budget
     // stops at the first state that packs into it, at the latest there.
-    if (peak < smallestReached)
+    if (trackSmallest && peak < smallestReached)
       smallestReached = std::min(
           smallestReached, peak <= budget
                                ? arena
@@ -135,6 +135,8 @@ LogicalResult Fitter::run() {
     for (int64_t step = 0; step < batch; ++step) {
       position = std::max_element(live.begin(), live.end()) - live.begin();
       std::optional<Choice> best = pick(liveness, live, position);
+      if (!best && step == 0 && !trackSmallest)
+        return failure();
       if (!best && step == 0) {
         // Nothing left: the smallest budget these steps reach is the
         // packed arena now. (A run with that budget takes the same steps
@@ -588,8 +590,22 @@ LogicalResult tidal::fitBudget(func::FuncOp func,
     return func.emitError(options.passName) << ": more than one block";
   func->setAttr(kDeviceBudgetAttr,
                 Builder(func.getContext()).getI64IntegerAttr(options.budget));
-  if (!options.milp)
+  if (!options.milp) {
+    // First without packing every state (most of the time on a large
+    // graph); only a run that fails is redone from the start with it, for
+    // the error's exact smallest budget. The steps are the same either way.
+    OwningOpRef<func::FuncOp> original(func.clone());
+    FitBudgetStats fastStats;
+    Fitter fast(func, options, fastStats);
+    fast.trackSmallest = false;
+    if (succeeded(fast.run())) {
+      stats = fastStats;
+      return success();
+    }
+    func.getBody().takeBody(original->getBody());
+    func->setAttrs((*original)->getAttrDictionary());
     return Fitter(func, options, stats).run();
+  }
   // The optimal mode falls back to the greedy loop alone where the MILP's
   // choice (it models one idle gap per tensor, for this budget) leaves the
   // greedy loop short of a budget that the greedy loop alone meets; and if

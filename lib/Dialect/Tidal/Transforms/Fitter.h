@@ -90,6 +90,10 @@ public:
   }
 
   LogicalResult run();
+  /// Whether run() keeps the smallest packed arena along its steps, for the
+  /// error's smallest budget. Packing every state is most of the time on a
+  /// large graph; without it a failed run returns failure silently.
+  bool trackSmallest = true;
 
 private:
   LogicalResult solveExact();
