@@ -177,6 +177,19 @@ void fill(void *data, int64_t bytes, Type type, bool signs = true) {
   }
 }
 
+/// A 64-byte aligned buffer of `bytes` filled as `fill` does, holding 1 if
+/// it is an optimizer's step count (`one`); null when out of memory.
+void *filledBuffer(int64_t bytes, Type type, bool signs, bool one) {
+  size_t size = ((size_t)std::max<int64_t>(bytes, 1) + 63) / 64 * 64;
+  void *p = std::aligned_alloc(64, size);
+  if (!p)
+    return nullptr;
+  fill(p, bytes, type, signs);
+  if (one && bytes == 8)
+    *static_cast<int64_t *>(p) = 1;
+  return p;
+}
+
 std::string consume(tidalrt_status_t status) {
   std::string message = tidalrt_status_message(status);
   tidalrt_status_free(status);
@@ -197,13 +210,9 @@ struct Prepared {
         buffers.push_back(nullptr);
         continue;
       }
-      size_t size = ((size_t)std::max<int64_t>(bytes, 1) + 63) / 64 * 64;
-      void *p = std::aligned_alloc(64, size);
+      void *p = filledBuffer(bytes, type, signs, job.ones[i]);
       if (!p)
         return "out of memory for a " + std::to_string(bytes) + "-byte tensor";
-      fill(p, bytes, type, signs);
-      if (job.ones[i] && bytes == 8)
-        *static_cast<int64_t *>(p) = 1; // an optimizer's step count
       owned.emplace_back(p);
       buffers.push_back(p);
     }
@@ -375,13 +384,10 @@ std::string measureOpTimes(const std::vector<std::string> &files,
         std::vector<std::unique_ptr<void, FreeDeleter>> owned;
         for (size_t id = 0; id < sequence.bytes.size(); ++id) {
           int64_t bytes = sequence.bytes[id];
-          size_t size = ((size_t)std::max<int64_t>(bytes, 1) + 63) / 64 * 64;
-          void *p = std::aligned_alloc(64, size);
+          void *p = filledBuffer(bytes, sequence.types[id], /*signs=*/false,
+                                 sequence.ones[id]);
           if (!p)
             return os.str(); // too large here: no sequence figure
-          fill(p, bytes, sequence.types[id], /*signs=*/false);
-          if (sequence.ones[id] && bytes == 8)
-            *static_cast<int64_t *>(p) = 1;
           const std::vector<char> &init = sequence.init[id];
           if ((int64_t)init.size() == bytes)
             std::memcpy(p, init.data(), init.size());
