@@ -1,0 +1,107 @@
+//===- FitBudgetDriver.cpp - fitBudget's runs and cost-model options ------===//
+//
+// The entry point of the engine (FitBudget.h): a greedy run without the
+// smallest-budget bookkeeping, redone with it only when it fails; the
+// optimal mode with its fallback to the greedy loop; and the device
+// profile a pass's options describe.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fitter.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OwningOpRef.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+using namespace mlir::tidal::fit;
+
+DeviceProfile tidal::profileFromOptions(double gflops, double gbytesPerS,
+                                        double opOverheadUs) {
+  DeviceProfile device = defaultHostProfile();
+  if (gflops > 0)
+    device.gflops = gflops;
+  if (gbytesPerS > 0)
+    device.gbytesPerS = gbytesPerS;
+  if (opOverheadUs >= 0)
+    device.opOverheadUs = opOverheadUs;
+  return device;
+}
+
+LogicalResult tidal::profileFromOptions(Operation *op, StringRef passName,
+                                        StringRef profilePath, double gflops,
+                                        double gbytesPerS, double opOverheadUs,
+                                        DeviceProfile &device) {
+  device = profileFromOptions(gflops, gbytesPerS, opOverheadUs);
+  if (profilePath.empty())
+    return success();
+  std::string error;
+  FailureOr<MachineProfile> machine = loadMachineProfile(profilePath, error);
+  if (failed(machine))
+    return op->emitError(passName) << ": " << error;
+  // The options, where given, override the profile's figures.
+  DeviceProfile given = device;
+  device = machine->host;
+  if (gflops > 0)
+    device.gflops = given.gflops;
+  if (gbytesPerS > 0)
+    device.gbytesPerS = given.gbytesPerS;
+  if (opOverheadUs >= 0)
+    device.opOverheadUs = given.opOverheadUs;
+  return success();
+}
+
+LogicalResult tidal::fitBudget(func::FuncOp func,
+                               const FitBudgetOptions &options,
+                               FitBudgetStats &stats) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError(options.passName) << ": more than one block";
+  func->setAttr(kDeviceBudgetAttr,
+                Builder(func.getContext()).getI64IntegerAttr(options.budget));
+  if (!options.milp) {
+    // First without packing every state (most of the time on a large
+    // graph); only a run that fails is redone from the start with it, for
+    // the error's exact smallest budget. The steps are the same either way.
+    OwningOpRef<func::FuncOp> original(func.clone());
+    FitBudgetStats fastStats;
+    Fitter fast(func, options, fastStats);
+    fast.trackSmallest = false;
+    if (succeeded(fast.run())) {
+      stats = fastStats;
+      return success();
+    }
+    func.getBody().takeBody(original->getBody());
+    func->setAttrs((*original)->getAttrDictionary());
+    return Fitter(func, options, stats).run();
+  }
+  // The optimal mode falls back to the greedy loop alone where the MILP's
+  // choice (it models one idle gap per tensor, for this budget) leaves the
+  // greedy loop short of a budget that the greedy loop alone meets; and if
+  // neither fits, the error is the greedy loop's, whose smallest budget is
+  // exact (at it, the MILP run may fail, and this fallback then fits).
+  OwningOpRef<func::FuncOp> original(func.clone());
+  LogicalResult fitted = success();
+  {
+    ScopedDiagnosticHandler quiet(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    fitted = Fitter(func, options, stats).run();
+  }
+  if (succeeded(fitted))
+    return success();
+  FitBudgetOptions greedy = options;
+  greedy.milp = false;
+  FitBudgetStats greedyStats;
+  greedyStats.milpCandidates = stats.milpCandidates;
+  auto milp = func->getAttrOfType<DictionaryAttr>(kMilpAttr);
+  func.getBody().takeBody(original->getBody());
+  func->setAttrs((*original)->getAttrDictionary());
+  fitted = Fitter(func, greedy, greedyStats).run();
+  stats = greedyStats;
+  if (milp) {
+    // Visible in the IR: the MILP's figures, and that they were not used.
+    NamedAttrList attrs(milp);
+    attrs.set("greedy_fallback", BoolAttr::get(func.getContext(), true));
+    func->setAttr(kMilpAttr, attrs.getDictionary(func.getContext()));
+  }
+  return fitted;
+}
