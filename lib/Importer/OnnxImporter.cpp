@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ImporterImpl.h"
+#include "tidal/Importer/OnnxSchemas.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -134,6 +135,26 @@ LogicalResult ModelImporter::checkOpsets(std::string &error) {
   return success();
 }
 
+/// Checks `node` against the ONNX schema of `version` of its operator
+/// (OnnxSchemas.h), so that converters never read an input, output or
+/// attribute that is not there or not of the type they expect.
+static LogicalResult checkSchema(const onnx::NodeProto &node, int index,
+                                 bool inAlgorithm, int64_t version,
+                                 std::string &error) {
+  const OnnxSchema *schema =
+      findOnnxSchema(node.domain(), node.op_type(), version);
+  std::string why =
+      schema ? checkNodeSchema(node, *schema)
+             : "tidal has no schema for " + node.op_type() + "-" +
+                   std::to_string(version) +
+                   " (an internal error: scripts/gen_onnx_schemas.py "
+                   "regenerates the table)";
+  if (why.empty())
+    return success();
+  error = describeNode(node, index, inAlgorithm) + ": " + why;
+  return failure();
+}
+
 LogicalResult ModelImporter::checkNodeOpsets(const onnx::GraphProto &g,
                                              bool inAlgorithm,
                                              int64_t trainingOpset,
@@ -163,6 +184,9 @@ LogicalResult ModelImporter::checkNodeOpsets(const onnx::GraphProto &g,
                                     std::to_string(kTrainingOpset) + ")");
       return failure();
     }
+    if (findOp(domain, nodes[i].op_type()) &&
+        failed(checkSchema(nodes[i], i, inAlgorithm, kTrainingOpset, error)))
+      return failure();
   }
   if (!usesDefault && opset == 0)
     return success(); // only ai.onnx.preview.training ops (ONNX node tests)
@@ -197,6 +221,9 @@ LogicalResult ModelImporter::checkNodeOpsets(const onnx::GraphProto &g,
       error = describeNode(node, i, inAlgorithm) + ": " + why;
       return failure();
     }
+    if (failed(checkSchema(node, i, inAlgorithm, resolveOpVersion(*info, opset),
+                           error)))
+      return failure();
   }
   return success();
 }

@@ -53,6 +53,24 @@ def training_ops():
     return set(re.findall(r'op == "([A-Z][A-Za-z]*)"', _read("TrainingOps.cpp")))
 
 
+INF = 2147483647
+
+
+def schema_rows():
+    """{(domain, op, version): row} from lib/Importer/OnnxSchemas.inc."""
+    rows = {}
+    for line in _read("OnnxSchemas.inc").splitlines():
+        m = re.match(r'\{"([a-z.]*)", "(\w+)", (\d+), (\d+), (\d+), (\d+), (\d+), "[SOV]*", "[SOV]*", \{(.*)\}\},$',
+                     line)
+        if not m:
+            continue
+        attrs = {a: (t, r == "true") for a, t, r in
+                 re.findall(r'\{"(\w+)", onnx::AttributeProto::(\w+), (true|false)\}', m.group(8))}
+        rows[m.group(1), m.group(2), int(m.group(3))] = dict(arity=tuple(int(m.group(i)) for i in range(4, 8)),
+                                                            attrs=attrs)
+    return rows
+
+
 def parse_listing(text):
     """{(domain, op): row} from the Markdown tables."""
     rows, domain = {}, None
@@ -119,6 +137,35 @@ class OpVersionTableTest(unittest.TestCase):
                 first = max([v for v in row["since"] if v <= 13] or [min(row["since"])])
                 self.assertEqual(row["reads"], [v for v in row["since"] if v >= first])
                 self.assertTrue(row["opsets"].endswith("-21"), row["opsets"])
+
+    def test_every_version_read_has_a_schema(self):
+        """OnnxSchemas.inc (scripts/gen_onnx_schemas.py) has a row for every
+        version the importer reads, or its nodes fail to import."""
+        schemas = schema_rows()
+        for (domain, op), row in self.rows.items():
+            for version in row["reads"]:
+                key = ("" if domain == "ai.onnx" else domain, op, version)
+                with self.subTest(op=op, version=version):
+                    self.assertIn(key, schemas)
+
+    def test_schemas_match_onnx_registry_up_to_17(self):
+        """The checked-in arity and attributes equal what this machine's onnx
+        says for the versions it knows, so the generator read them right."""
+        schemas = schema_rows()
+        known = defs.onnx_opset_version()
+        checked = 0
+        for (domain, op, version), row in schemas.items():
+            if version > known:
+                continue
+            s = defs.get_schema(op, version, domain)
+            if s.since_version != version:
+                continue
+            with self.subTest(op=op, version=version):
+                self.assertEqual(row["arity"], (s.min_input, min(s.max_input, INF), s.min_output,
+                                                min(s.max_output, INF)))
+                self.assertEqual(row["attrs"], {a.name: (a.type.name, a.required) for a in s.attributes.values()})
+                checked += 1
+        self.assertGreater(checked, 250)
 
     def test_known_rows(self):
         self.assertEqual(self.default["ReduceMean"]["since"], [1, 11, 13, 18])
