@@ -252,14 +252,19 @@ struct linear_model {
   int64_t fail_call = -1;
   int64_t fail_op = 1;
   bool fail_prepare = false;
-  // Calls from this index on return a NaN loss.
+  // Calls from this index (up to nan_until, exclusive) return a NaN loss;
+  // calls from nan_weight_from on write a NaN into w[1] (the loss stays
+  // finite).
   int64_t nan_from = -1;
+  int64_t nan_until = INT64_MAX;
+  int64_t nan_weight_from = -1;
   // What the step saw.
   int prepare_calls = 0;
   std::vector<uint64_t> steps;
   std::vector<std::vector<float>> x0; // x[:, 0] per call
   std::vector<float> losses;
   std::vector<float> last_w;
+  std::vector<std::vector<float>> w_in; // w as each call found it
 };
 
 inline linear_model &linear() {
@@ -306,8 +311,9 @@ inline tidalrt_status_t linear_step(tidalrt_context_t *ctx, uint8_t *arena) {
   }
   float scale = static_cast<float>(*two) / static_cast<float>(m.batch);
   loss /= static_cast<float>(m.batch);
-  if (m.nan_from >= 0 && call >= m.nan_from)
+  if (m.nan_from >= 0 && call >= m.nan_from && call < m.nan_until)
     loss = std::copysign(NAN, -1.0f); // as x86 makes it: printf says -nan
+  m.w_in.push_back({w[0], w[1]});
   float *w_new = reinterpret_cast<float *>(result("w"));
   float *buf_new = reinterpret_cast<float *>(result("w.momentum_buffer"));
   float grad[2] = {g0 * scale, g1 * scale};
@@ -315,6 +321,8 @@ inline tidalrt_status_t linear_step(tidalrt_context_t *ctx, uint8_t *arena) {
     buf_new[j] = m.momentum * buf[j] + grad[j];
     w_new[j] = w[j] - m.lr * buf_new[j];
   }
+  if (m.nan_weight_from >= 0 && call >= m.nan_weight_from)
+    w_new[1] = NAN;
   *reinterpret_cast<float *>(result("loss")) = loss;
   *reinterpret_cast<int64_t *>(result("optimizer.step")) = *opt_step + 1;
   *reinterpret_cast<float *>(result("seen")) =
@@ -481,6 +489,34 @@ inline void make_linear_device_program(fake_program &p, const char *target) {
   step["host_arena_bytes"] = 64;
   step["num_copies"] = 2;
   p.program.step = linear_sim_step;
+}
+
+// Reading --save and checkpoint files back.
+inline onnx::ModelProto read_model(const std::string &path) {
+  onnx::ModelProto model;
+  EXPECT_TRUE(model.ParseFromString(read_file(path))) << path;
+  return model;
+}
+
+inline const onnx::TensorProto *find_initializer(const onnx::ModelProto &model,
+                                                 const std::string &name) {
+  for (const auto &tensor : model.graph().initializer())
+    if (tensor.name() == name)
+      return &tensor;
+  return nullptr;
+}
+
+inline std::string metadata(const onnx::ModelProto &model,
+                            const std::string &key) {
+  std::string value;
+  int count = 0;
+  for (const auto &prop : model.metadata_props())
+    if (prop.key() == key) {
+      value = prop.value();
+      ++count;
+    }
+  EXPECT_LE(count, 1) << key << " appears " << count << " times";
+  return value;
 }
 
 } // namespace driver_test

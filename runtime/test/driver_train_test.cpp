@@ -58,32 +58,6 @@ protected:
   std::vector<float> x, y;
 };
 
-onnx::ModelProto read_model(const std::string &path) {
-  onnx::ModelProto model;
-  EXPECT_TRUE(model.ParseFromString(read_file(path))) << path;
-  return model;
-}
-
-const onnx::TensorProto *find_initializer(const onnx::ModelProto &model,
-                                          const std::string &name) {
-  for (const auto &tensor : model.graph().initializer())
-    if (tensor.name() == name)
-      return &tensor;
-  return nullptr;
-}
-
-std::string metadata(const onnx::ModelProto &model, const std::string &key) {
-  std::string value;
-  int count = 0;
-  for (const auto &prop : model.metadata_props())
-    if (prop.key() == key) {
-      value = prop.value();
-      ++count;
-    }
-  EXPECT_LE(count, 1) << key << " appears " << count << " times";
-  return value;
-}
-
 TEST_F(DriverTrainTest, BatchesInFileOrder) {
   run_result result = run({"--epochs", "2"});
   ASSERT_EQ(result.status, 0) << result.err;
@@ -383,21 +357,6 @@ TEST_F(DriverTrainTest, LogHasOneObjectPerStep) {
     EXPECT_EQ(entry["bytes_to_device"], 0);
     EXPECT_EQ(entry["copy_seconds"], 0);
   }
-}
-
-TEST_F(DriverTrainTest, NonFiniteLossWarnsOnceAndGoesOn) {
-  linear().nan_from = 1;
-  run_result result = run({"--steps", "4", "--log", path("log.jsonl")});
-  EXPECT_EQ(result.status, 0);
-  EXPECT_EQ(result.err,
-            "prog: warning: loss is nan at step 2; training goes on\n");
-  EXPECT_EQ(linear().steps.size(), 4u);
-  std::vector<json> log = read_jsonl(path("log.jsonl"));
-  ASSERT_EQ(log.size(), 4u);
-  EXPECT_TRUE(log[0]["loss"].is_number());
-  EXPECT_TRUE(log[1]["loss"].is_null());
-  EXPECT_NE(result.out.find("final_loss nan\n"), std::string::npos)
-      << result.out;
 }
 
 TEST_F(DriverTrainTest, SummaryOnStdout) {

@@ -4,6 +4,7 @@
 #include "driver.h"
 #include "error.h"
 #include "manifest.h"
+#include "step_state.h"
 
 #include <cstring>
 
@@ -81,6 +82,18 @@ data_set load_data(const std::vector<const tensor_slot *> &slots,
                                      expected.size(), expected.data()));
     int64_t samples = tidalrt_array_dims(array)[0];
     input.row_bytes = static_cast<size_t>(slot->bytes / slot->shape[0]);
+    // A NaN or infinity in the data would train silently into NaN weights.
+    uint64_t count = static_cast<uint64_t>(samples) *
+                     (slot->element_count() / slot->shape[0]);
+    if (std::optional<uint64_t> bad = first_nonfinite(
+            slot->type, tidalrt_array_const_data(array), count)) {
+      uint64_t per_sample = slot->element_count() / slot->shape[0];
+      fail_input(input.source + ": input '" + slot->name + "' holds " +
+                 describe_nonfinite(slot->type, tidalrt_array_const_data(array),
+                                    *bad) +
+                 " at element " + std::to_string(*bad) + " (sample " +
+                 std::to_string(*bad / per_sample) + ")");
+    }
     if (!first) {
       set.samples = static_cast<uint64_t>(samples);
     } else if (static_cast<uint64_t>(samples) != set.samples) {

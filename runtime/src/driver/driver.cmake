@@ -28,6 +28,7 @@ endif()
 find_path(TIDALRT_NLOHMANN_JSON_INCLUDE_DIR nlohmann/json.hpp REQUIRED)
 
 add_library(tidalrt_driver STATIC
+  src/driver/checkpoint.cpp
   src/driver/data.cpp
   src/driver/driver.cpp
   src/driver/error.cpp
@@ -35,9 +36,11 @@ add_library(tidalrt_driver STATIC
   src/driver/forward.cpp
   src/driver/manifest.cpp
   src/driver/memory.cpp
+  src/driver/nonfinite_guard.cpp
   src/driver/onnx_weights.cpp
   src/driver/options.cpp
   src/driver/program.cpp
+  src/driver/step_state.cpp
   src/driver/progress.cpp
   src/driver/step_log.cpp
   src/driver/trace.cpp
@@ -72,6 +75,8 @@ set_target_properties(tidalrt_driver tidalrt_main PROPERTIES
 list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_options_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_train_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_checkpoint_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_nonfinite_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_forward_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_device_test.cpp
 )

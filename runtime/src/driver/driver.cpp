@@ -2,11 +2,13 @@
 // failures into one line on stderr and an exit status.
 #include "driver.h"
 
+#include "checkpoint.h"
 #include "data.h"
 #include "error.h"
 #include "session.h"
 #include "trace.h"
 
+#include <csignal>
 #include <new>
 #include <omp.h>
 #include <sys/mman.h>
@@ -47,9 +49,30 @@ loaded_program load_program(const session &s, trace_recorder &trace) {
       s.program.blob + m.model_blob.offset, m.model_blob.size,
       m.model + " (compiled in)", EXIT_RUNTIME_FAULT, std::move(compiled));
   std::unique_ptr<onnx_model> init;
-  if (!s.opts.init.empty()) {
+  if (!s.opts.resume.empty()) {
+    found_checkpoint found = find_newest_checkpoint(s, s.opts.resume);
+    if (found.model) {
+      check_resume_options(s, found);
+      loaded.steps_done = found.step;
+      loaded.run_first_step = found.step;
+      if (std::optional<std::string> first =
+              found.model->metadata(run_first_step_key)) {
+        if (first->empty() || first->size() > 19 ||
+            first->find_first_not_of("0123456789") != std::string::npos ||
+            std::stoull(*first) > found.step)
+          fail_input(found.path + ": metadata " + run_first_step_key + " '" +
+                     *first + "' is not a step count up to " +
+                     std::to_string(found.step));
+        loaded.run_first_step = std::stoull(*first);
+      }
+      loaded.resumed_from = found.path;
+      init = std::move(found.model);
+    }
+  }
+  if (!init && !s.opts.init.empty()) {
     init = onnx_model::read(s.opts.init);
     loaded.steps_done = init->steps_done().value_or(0);
+    loaded.run_first_step = loaded.steps_done;
   }
   loaded.runner = std::make_unique<program_runner>(m, s.program, s.opts.seed,
                                                    !s.opts.eval_inputs.empty());
@@ -104,6 +127,8 @@ void check_mode_options(const manifest &m, const options &o) {
       unused = "--save";
     else if (!o.eval_inputs.empty())
       unused = "--eval-input";
+    else if (!o.checkpoint_dir.empty())
+      unused = o.resume.empty() ? "--checkpoint-dir" : "--resume";
     if (unused)
       fail_input(std::string(unused) +
                  " does not apply: this program runs the forward pass of " +
@@ -172,5 +197,8 @@ int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
 
 extern "C" int tidalrt_driver_main(int argc, char **argv,
                                    const tidalrt_program_t *program) {
+  // A write past the file-size limit fails with EFBIG, reported as any
+  // failed write, instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   return tidalrt_driver::run(argc, argv, program, stdout, stderr);
 }

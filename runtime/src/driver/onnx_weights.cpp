@@ -265,6 +265,13 @@ void onnx_model::release_data(const std::vector<std::string> &names) {
   }
 }
 
+std::optional<std::string> onnx_model::metadata(const std::string &key) const {
+  for (const auto &prop : p->proto.metadata_props())
+    if (prop.key() == key)
+      return prop.value();
+  return std::nullopt;
+}
+
 std::optional<uint64_t> onnx_model::steps_done() const {
   for (const auto &prop : p->proto.metadata_props()) {
     if (prop.key() != steps_done_key)
@@ -281,7 +288,8 @@ std::optional<uint64_t> onnx_model::steps_done() const {
 
 void onnx_model::save(
     const std::vector<std::pair<const tensor_slot *, const void *>> &values,
-    uint64_t steps_done, const std::string &path, bool external_data) const {
+    uint64_t steps_done, const std::string &path, bool external_data,
+    const std::vector<std::pair<std::string, std::string>> &metadata) const {
   onnx::ModelProto model = p->proto;
   std::unordered_map<std::string, onnx::TensorProto *> index;
   for_each_initializer(model, [&](onnx::TensorProto &tensor) {
@@ -339,15 +347,20 @@ void onnx_model::save(
     tensor.clear_data_location();
     tensor.set_raw_data(std::move(bytes));
   });
-  onnx::StringStringEntryProto *entry = nullptr;
-  for (auto &prop : *model.mutable_metadata_props())
-    if (prop.key() == steps_done_key)
-      entry = &prop;
-  if (!entry) {
-    entry = model.add_metadata_props();
-    entry->set_key(steps_done_key);
-  }
-  entry->set_value(std::to_string(steps_done));
+  auto set_metadata = [&](const std::string &key, const std::string &value) {
+    onnx::StringStringEntryProto *entry = nullptr;
+    for (auto &prop : *model.mutable_metadata_props())
+      if (prop.key() == key)
+        entry = &prop;
+    if (!entry) {
+      entry = model.add_metadata_props();
+      entry->set_key(key);
+    }
+    entry->set_value(value);
+  };
+  set_metadata(steps_done_key, std::to_string(steps_done));
+  for (const auto &[key, value] : metadata)
+    set_metadata(key, value);
   // Past protobuf's limit (with room for the graph), or asked for.
   const size_t inline_limit = static_cast<size_t>(INT32_MAX) - (64u << 20);
   if (external_data || p->has_external || model.ByteSizeLong() > inline_limit) {

@@ -69,10 +69,15 @@ public:
   // protobuf's 2 GiB limit, every initializer of 1 KiB or more goes to
   // "<path>.data" (ONNX external data, location relative to the model),
   // written atomically before the model.
+  // `metadata` adds (or replaces) metadata_props entries.
   void
   save(const std::vector<std::pair<const tensor_slot *, const void *>> &values,
-       uint64_t steps_done, const std::string &path,
-       bool external_data = false) const;
+       uint64_t steps_done, const std::string &path, bool external_data = false,
+       const std::vector<std::pair<std::string, std::string>> &metadata = {})
+      const;
+
+  // The metadata_props value of `key`, if present.
+  std::optional<std::string> metadata(const std::string &key) const;
 
 private:
   struct impl;

@@ -56,9 +56,15 @@ options parse_options(int argc, char **argv) {
     static const std::set<std::string> flags = {"--shuffle", "--quiet",
                                                 "--save-external-data"};
     static const std::set<std::string> valued = {
-        "--input", "--eval-input", "--steps",     "--epochs",
-        "--seed",  "--init",       "--save",      "--log",
-        "--trace", "--threads",    "--output-dir"};
+        "--input",          "--eval-input",
+        "--steps",          "--epochs",
+        "--seed",           "--init",
+        "--save",           "--log",
+        "--trace",          "--threads",
+        "--output-dir",     "--checkpoint-every",
+        "--checkpoint-dir", "--checkpoint-keep",
+        "--resume",         "--on-nonfinite",
+        "--check-finite"};
     if (flags.count(name)) {
       if (value)
         fail_input(name + " takes no value");
@@ -94,6 +100,23 @@ options parse_options(int argc, char **argv) {
       result.epochs = parse_count(name, *value);
     } else if (name == "--seed") {
       result.seed = parse_count(name, *value);
+    } else if (name == "--checkpoint-every") {
+      result.checkpoint_every = parse_count(name, *value);
+      if (!*result.checkpoint_every)
+        fail_input("--checkpoint-every expects a step count of at least 1");
+    } else if (name == "--checkpoint-keep") {
+      result.checkpoint_keep = parse_count(name, *value);
+      if (!result.checkpoint_keep)
+        fail_input("--checkpoint-keep expects a count of at least 1");
+    } else if (name == "--on-nonfinite") {
+      if (*value != "stop" && *value != "skip")
+        fail_input("--on-nonfinite expects stop or skip, got '" + *value + "'");
+      result.skip_nonfinite = *value == "skip";
+    } else if (name == "--check-finite") {
+      if (*value != "loss" && *value != "state")
+        fail_input("--check-finite expects loss or state, got '" + *value +
+                   "'");
+      result.check_state = *value == "state";
     } else if (name == "--threads") {
       uint64_t threads = parse_count(name, *value);
       if (threads < 1 || threads > 4096)
@@ -111,6 +134,10 @@ options parse_options(int argc, char **argv) {
         result.log = *value;
       else if (name == "--trace")
         result.trace = *value;
+      else if (name == "--checkpoint-dir")
+        result.checkpoint_dir = *value;
+      else if (name == "--resume")
+        result.resume = *value;
       else
         result.output_dir = *value;
     }
@@ -119,6 +146,14 @@ options parse_options(int argc, char **argv) {
     fail_input("--steps and --epochs cannot be combined");
   if (result.save_external_data && result.save.empty())
     fail_input("--save-external-data needs --save FILE.onnx");
+  // --resume DIR also writes its checkpoints to DIR.
+  if (result.checkpoint_dir.empty())
+    result.checkpoint_dir = result.resume;
+  if ((result.checkpoint_every || seen.count("--checkpoint-keep")) &&
+      result.checkpoint_dir.empty())
+    fail_input(std::string(result.checkpoint_every ? "--checkpoint-every"
+                                                   : "--checkpoint-keep") +
+               " needs --checkpoint-dir DIR (or --resume DIR)");
   return result;
 }
 
@@ -193,7 +228,22 @@ void print_usage(std::FILE *stream, const std::string &program_name,
         "  --save-external-data    its initializers in FILE.onnx.data (ONNX "
         "external data;\n"
         "                          automatic over 2 GiB or for a model given "
-        "so)\n");
+        "so)\n"
+        "  --checkpoint-dir DIR    write checkpoints (weights, optimizer "
+        "state, step) to DIR\n"
+        "  --checkpoint-every N    every N steps (default: every epoch with "
+        "--epochs, and at the end)\n"
+        "  --checkpoint-keep K     keep the newest K checkpoints (default 2)\n"
+        "  --resume DIR            continue from the newest complete "
+        "checkpoint in DIR (start\n"
+        "                          afresh if it has none); checkpoints go "
+        "to DIR too\n"
+        "  --on-nonfinite stop|skip  on a non-finite loss: stop with an "
+        "error (default), or\n"
+        "                          undo the step's update and go on\n"
+        "  --check-finite loss|state  check the loss (default), or also "
+        "every weight and\n"
+        "                          optimizer state after each step\n");
   std::fprintf(stream,
                "  --log FILE.jsonl        one JSON object per %s\n"
                "  --trace FILE.json       the measured timeline as a Chrome "

@@ -30,6 +30,16 @@ struct options {
   std::optional<int> threads;
   bool quiet = false;
   std::string output_dir;
+  // --checkpoint-every N (steps; 0: once per epoch with --epochs, else
+  // only at the end), --checkpoint-dir DIR, --checkpoint-keep K and
+  // --resume DIR (docs/executable.md "Checkpoints").
+  std::optional<uint64_t> checkpoint_every;
+  std::string checkpoint_dir;
+  uint64_t checkpoint_keep = 2;
+  std::string resume;
+  // --on-nonfinite stop|skip and --check-finite loss|state.
+  bool skip_nonfinite = false;
+  bool check_state = false;
   bool help = false;
   // No arguments at all (train on the embedded data, or print the usage).
   bool no_arguments = false;

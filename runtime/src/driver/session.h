@@ -36,8 +36,14 @@ struct session {
 struct loaded_program {
   std::unique_ptr<onnx_model> model;
   std::unique_ptr<program_runner> runner;
-  // tidal.steps_done of the --init file, else 0.
+  // tidal.steps_done of the checkpoint resumed from or the --init file,
+  // else 0.
   uint64_t steps_done = 0;
+  // The step the run began at: steps_done, or for a resumed run the
+  // checkpoint's tidal.run_first_step (--steps and --epochs count from it).
+  uint64_t run_first_step = 0;
+  // The checkpoint resumed from ("" when the run starts afresh).
+  std::string resumed_from;
 };
 loaded_program load_program(const session &session, trace_recorder &trace);
 

@@ -2,9 +2,11 @@
 #include "step_log.h"
 
 #include "error.h"
+#include "file_util.h"
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 
 namespace tidalrt_driver {
 
@@ -25,10 +27,29 @@ std::string text_number(double value) {
   return json_number(value);
 }
 
-step_log::step_log(const std::string &path) : path(path) {
+step_log::step_log(const std::string &path,
+                   std::optional<uint64_t> keep_through)
+    : path(path) {
   if (path.empty())
     return;
-  file = std::fopen(path.c_str(), "w");
+  if (keep_through) {
+    std::string kept;
+    if (std::FILE *old = std::fopen(path.c_str(), "r")) {
+      char *line = nullptr;
+      size_t capacity = 0;
+      ssize_t length;
+      unsigned long long step;
+      while ((length = getline(&line, &capacity, old)) > 0)
+        if (line[length - 1] == '\n' &&
+            std::sscanf(line, "{\"step\": %llu,", &step) == 1 &&
+            step <= *keep_through)
+          kept.append(line, static_cast<size_t>(length));
+      std::free(line);
+      std::fclose(old);
+    }
+    write_file_atomically(path, kept);
+  }
+  file = std::fopen(path.c_str(), keep_through ? "a" : "w");
   if (!file)
     fail_input("--log " + path + ": cannot write: " + errno_message(errno));
 }

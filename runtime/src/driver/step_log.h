@@ -4,15 +4,19 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace tidalrt_driver {
 
 class step_log {
 public:
-  // An empty `path` disables the log. Throws (exit 1) if it cannot be
-  // created.
-  explicit step_log(const std::string &path);
+  // An empty `path` disables the log. With `keep_through`, the lines of
+  // steps up to it already in the file are kept (a resumed run) and the
+  // rest, a partial last line included, dropped; otherwise the file is
+  // created afresh. Throws (exit 1) if it cannot be written.
+  explicit step_log(const std::string &path,
+                    std::optional<uint64_t> keep_through = std::nullopt);
   ~step_log();
   step_log(const step_log &) = delete;
   step_log &operator=(const step_log &) = delete;

@@ -1,8 +1,10 @@
 // trainer.cpp - the training loop: batches, steps, epochs, evaluation,
 // --log, --save, --trace and the summary on stdout.
+#include "checkpoint.h"
 #include "data.h"
 #include "error.h"
 #include "file_util.h"
+#include "nonfinite_guard.h"
 #include "progress.h"
 #include "session.h"
 #include "step_log.h"
@@ -181,6 +183,17 @@ eval_result evaluate(const evaluation &eval, program_runner &runner,
   return result;
 }
 
+// Throws (exit 1) rather than write a non-finite value to `what`.
+void refuse_nonfinite(const slot_values &values, const std::string &what) {
+  nonfinite_value bad = find_nonfinite(values);
+  if (bad.slot)
+    fail_input("not writing " + what + ": '" + bad.slot->name + "' (" +
+               bad.slot->role + ") holds " + bad.value + " at element " +
+               std::to_string(bad.index) +
+               " (--check-finite state stops a run at the step that makes "
+               "it so)");
+}
+
 std::string describe_eval(const eval_result &result) {
   std::string text;
   if (!std::isnan(result.loss))
@@ -204,7 +217,8 @@ int run_training(const session &s) {
     check_output_path("--save", o.save);
   if (!o.trace.empty())
     check_output_path("--trace", o.trace);
-  step_log log(o.log);
+  if (!o.log.empty())
+    check_output_path("--log", o.log);
   trace_recorder trace(!o.trace.empty());
 
   loaded_program loaded = load_program(s, trace);
@@ -223,20 +237,40 @@ int run_training(const session &s) {
       fail_input("--epochs " + std::to_string(*o.epochs) + " is too many");
     total = *o.epochs * per_epoch;
   }
+  // --steps and --epochs count from the step the run began at, so that a
+  // resumed run ends where the uninterrupted one would.
   uint64_t first_step = loaded.steps_done;
-  if (total > UINT64_MAX - first_step)
+  if (total > UINT64_MAX - loaded.run_first_step)
     fail_input("--steps " + std::to_string(total) + " is too many");
+  uint64_t run_end = loaded.run_first_step + total;
+  total = run_end > first_step ? run_end - first_step : 0;
+  if (!loaded.resumed_from.empty()) {
+    std::fprintf(s.err, "%s: resuming from %s (step %llu of %llu)\n",
+                 s.program_name.c_str(), loaded.resumed_from.c_str(),
+                 static_cast<unsigned long long>(first_step),
+                 static_cast<unsigned long long>(run_end));
+    std::fflush(s.err);
+  }
+  std::unique_ptr<checkpoint_writer> checkpoints;
+  if (!o.checkpoint_dir.empty())
+    checkpoints = std::make_unique<checkpoint_writer>(
+        s, o.checkpoint_dir, o.checkpoint_keep, loaded.run_first_step);
 
   const tensor_slot &loss_slot = *m.step.loss_result();
   function_memory &memory = runner.step_memory();
   uint64_t host_bytes = runner.host_bytes();
+  // A resumed run keeps the log of the steps up to its checkpoint and
+  // drops those that the killed run did after it.
+  step_log log(o.log, loaded.resumed_from.empty()
+                          ? std::optional<uint64_t>()
+                          : std::optional<uint64_t>(first_step));
   progress_bar progress(s.err, !o.quiet, total, "steps");
 
   double step_ms_sum = 0;
   std::deque<double> recent; // the last 10 losses
   double epoch_sum = 0, last_epoch_mean = NAN;
-  uint64_t epoch_steps = 0;
-  bool warned = false;
+  // Steps of the epoch so far, and those of them that stand (not skipped).
+  uint64_t epoch_done = 0, epoch_steps = 0;
   eval_result last_eval;
   bool eval_done_for_last_step = false;
   uint64_t step = first_step;
@@ -256,6 +290,22 @@ int run_training(const session &s) {
     std::fflush(s.out);
     epoch_sum = 0;
     epoch_steps = 0;
+    epoch_done = 0;
+  };
+
+  nonfinite_guard guard(s, memory);
+  uint64_t last_checkpoint = UINT64_MAX;
+  // Values are checked before they replace a checkpoint: a run never
+  // writes non-finite weights over good ones.
+  auto write_checkpoint = [&](uint64_t steps_done) {
+    double start = trace.now_us();
+    std::deque<std::vector<uint8_t>> copies;
+    slot_values values = persistent_values(m, memory, copies);
+    refuse_nonfinite(values,
+                     "the checkpoint of step " + std::to_string(steps_done));
+    checkpoints->write(*loaded.model, values, steps_done);
+    last_checkpoint = steps_done;
+    trace.complete("checkpoint", "save", start, trace.now_us() - start);
   };
 
   auto loop_start = clock_type::now();
@@ -268,6 +318,7 @@ int run_training(const session &s) {
       const std::vector<uint64_t> &rows = order.rows(step);
       for (const data_input &input : data.inputs)
         memory.write_rows(input, rows.data(), rows.size(), m.batch_size);
+      guard.before_step();
       runner.run_step(step);
       float loss;
       memory.read(loss_slot, 0, &loss, sizeof(loss));
@@ -279,26 +330,30 @@ int run_training(const session &s) {
       log.write(step + 1, loss, ms, host_bytes, figures.peak_bytes,
                 figures.bytes_to_host, figures.bytes_to_device,
                 figures.copy_seconds);
-      if (!std::isfinite(loss) && !warned) {
-        warned = true;
+      if (!guard.after_step(step, loss))
         progress.clear();
-        s.warn("loss is " + text_number(loss) + " at step " +
-               std::to_string(step + 1) + "; training goes on");
+      else {
+        recent.push_back(loss);
+        if (recent.size() > 10)
+          recent.pop_front();
+        epoch_sum += loss;
+        ++epoch_steps;
       }
-      recent.push_back(loss);
-      if (recent.size() > 10)
-        recent.pop_front();
-      epoch_sum += loss;
-      ++epoch_steps;
+      ++epoch_done;
       eval_done_for_last_step = false;
-      if (o.epochs && (step + 1) % per_epoch == 0) {
+      bool epoch_ends = o.epochs && (step + 1) % per_epoch == 0;
+      if (epoch_ends) {
         end_epoch(step / per_epoch);
         eval_done_for_last_step = true;
       }
+      if (checkpoints &&
+          ((o.checkpoint_every && (step + 1) % *o.checkpoint_every == 0) ||
+           (!o.checkpoint_every && epoch_ends)))
+        write_checkpoint(step + 1);
       progress.update(i + 1, loss);
     }
     // A resumed run that started mid-epoch ends mid-epoch too.
-    if (o.epochs && epoch_steps) {
+    if (o.epochs && epoch_done) {
       end_epoch(step / per_epoch);
       eval_done_for_last_step = true;
     }
@@ -323,23 +378,13 @@ int run_training(const session &s) {
   log.close();
 
   uint64_t steps_done = first_step + total;
+  if (checkpoints && last_checkpoint != steps_done)
+    write_checkpoint(steps_done);
   if (!o.save.empty()) {
     double start = trace.now_us();
-    std::vector<std::pair<const tensor_slot *, const void *>> values;
-    // Values on a device are read into host copies (a deque: they stay
-    // where they are as it grows).
     std::deque<std::vector<uint8_t>> copies;
-    for (const tensor_slot &slot : m.step.args) {
-      if (!slot.is_persistent())
-        continue;
-      const uint8_t *data = memory.host_at(slot);
-      if (!data) {
-        copies.emplace_back(slot.bytes);
-        memory.read(slot, copies.back().data());
-        data = copies.back().data();
-      }
-      values.emplace_back(&slot, data);
-    }
+    slot_values values = persistent_values(m, memory, copies);
+    refuse_nonfinite(values, "--save " + o.save);
     loaded.model->save(values, steps_done, o.save, o.save_external_data);
     trace.complete("save", "save", start, trace.now_us() - start);
   }
@@ -359,6 +404,12 @@ int run_training(const session &s) {
   std::fprintf(s.out, "steps_done %llu\n",
                static_cast<unsigned long long>(steps_done));
   std::fprintf(s.out, "final_loss %s\n", text_number(final_loss).c_str());
+  if (guard.skipping())
+    std::fprintf(s.out, "skipped_steps %llu\n",
+                 static_cast<unsigned long long>(guard.skipped()));
+  if (checkpoints)
+    std::fprintf(s.out, "checkpoints %llu\n",
+                 static_cast<unsigned long long>(checkpoints->written()));
   std::fprintf(
       s.out, "mean_step_ms %s\n",
       text_number(total ? step_ms_sum / static_cast<double>(total) : NAN)
