@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ImporterImpl.h"
+#include "tidal/Dialect/Tidal/IR/ShapeUtils.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -67,6 +68,16 @@ FailureOr<Value> GraphImporter::input(const onnx::NodeProto &node, int i,
   return op->getResult(0);
 }
 
+std::string importer::tensorSizeProblem(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() ||
+      checkedByteSize(tensor.getShape(), tensor.getElementTypeBitWidth()))
+    return "";
+  return typeToString(tensor) +
+         " is too large: its byte count passes 64 bits or the 256 TiB a "
+         "64-bit machine can address";
+}
+
 Operation *GraphImporter::create(StringRef name, ValueRange operands,
                                  ArrayRef<NamedAttribute> attrs,
                                  unsigned numResults, std::string &error,
@@ -108,6 +119,14 @@ Operation *GraphImporter::create(StringRef name, ValueRange operands,
     op->erase();
     error = diagText.empty() ? "the op does not verify" : diagText;
     return nullptr;
+  }
+  for (Type type : op->getResultTypes()) {
+    std::string why = tensorSizeProblem(type);
+    if (!why.empty()) {
+      op->erase();
+      error = "its result " + why;
+      return nullptr;
+    }
   }
   return op;
 }

@@ -80,6 +80,10 @@ const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
 /// `t` as MLIR prints it, for messages.
 std::string typeToString(Type t);
 
+/// Why a tensor of `type` cannot exist ("tensor<...> is too large: ..."),
+/// or "" when its byte count fits (ShapeUtils.h checkedByteSize).
+std::string tensorSizeProblem(Type type);
+
 /// Formats `node 'name' (Op)`, or `node #i (Op)` for an unnamed node
 /// (`algorithm node #i` in a training_info algorithm graph).
 std::string describeNode(const onnx::NodeProto &node, int index,

@@ -354,7 +354,13 @@ ModelImporter::valueInfoType(const onnx::ValueInfoProto &vi,
       batchSymbol = sym.empty() ? "?" : sym;
     shape.push_back(*options.batchSize);
   }
-  return RankedTensorType::get(shape, elt);
+  auto type = RankedTensorType::get(shape, elt);
+  std::string why = tensorSizeProblem(type);
+  if (!why.empty()) {
+    error = "graph input '" + vi.name() + "' of type " + why;
+    return failure();
+  }
+  return type;
 }
 
 Value ModelImporter::addArg(Type type, StringRef name, ArgRole role) {

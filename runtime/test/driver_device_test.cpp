@@ -225,6 +225,25 @@ template <class Fn> std::string fault_of(Fn fn, int exit_status = 2) {
   return "";
 }
 
+TEST(DriverFunctionMemoryTest, ArenaLargerThanTheMachineIsAnError) {
+  // 2^50 bytes: more than any test machine's memory and swap; refused
+  // before allocating, not left to the OOM killer.
+  function_memory memory("step");
+  try {
+    memory.allocate(uint64_t(1) << 50);
+    FAIL() << "no error";
+  } catch (const driver_error &e) {
+    EXPECT_EQ(e.exit_status(), 2);
+    std::string what = e.what();
+    EXPECT_EQ(what.rfind("cannot allocate the 1125899906842624-byte arena: "
+                         "this machine has ",
+                         0),
+              0u)
+        << what;
+    EXPECT_NE(what.find(" bytes of memory and swap"), std::string::npos);
+  }
+}
+
 TEST(DriverFunctionMemoryTest, CpuLayoutIsHostMemory) {
   function_memory memory("step");
   memory.allocate(256);

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <sys/sysinfo.h>
 
 namespace tidalrt_driver {
 
@@ -18,6 +19,19 @@ arena::arena(uint64_t bytes) {
   if (rounded < bytes || rounded > SIZE_MAX)
     fail_runtime("cannot allocate an arena of " + std::to_string(bytes) +
                  " bytes");
+  // Zeroing an arena larger than memory and swap would end in the OOM
+  // killer, not in an error: refuse it up front.
+  struct sysinfo info;
+  if (sysinfo(&info) == 0) {
+    unsigned __int128 total =
+        (static_cast<unsigned __int128>(info.totalram) + info.totalswap) *
+        info.mem_unit;
+    if (rounded > total)
+      fail_runtime("cannot allocate the " + std::to_string(bytes) +
+                   "-byte arena: this machine has " +
+                   std::to_string(static_cast<uint64_t>(total)) +
+                   " bytes of memory and swap");
+  }
   bytes_ = static_cast<uint8_t *>(std::aligned_alloc(
       TIDALRT_ARRAY_ALIGNMENT, static_cast<size_t>(rounded)));
   if (!bytes_)

@@ -134,3 +134,15 @@ LogicalResult tidal::checkSortedAxes(std::optional<Location> loc,
   }
   return success();
 }
+
+std::optional<int64_t> mlir::tidal::checkedByteSize(ArrayRef<int64_t> shape,
+                                                    unsigned elementBits) {
+  int64_t count = 1, bytes;
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(count, dim, &count))
+      return std::nullopt;
+  if (__builtin_mul_overflow(count, int64_t((elementBits + 7) / 8), &bytes) ||
+      bytes > kMaxTensorBytes)
+    return std::nullopt;
+  return bytes;
+}

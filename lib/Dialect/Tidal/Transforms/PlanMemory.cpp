@@ -16,6 +16,7 @@
 
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
 #include "tidal/Dialect/Tidal/Analysis/OffsetPacking.h"
+#include "tidal/Dialect/Tidal/IR/ShapeUtils.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 #include "tidal/Dialect/Tidal/Transforms/Passes.h"
 
@@ -69,14 +70,79 @@ struct PlanMemory : tidal::impl::TidalPlanMemoryPassBase<PlanMemory> {
       LogicalResult planned = strategy == "slots"
                                   ? planSlots(func, constantsSize)
                                   : planPacked(func, constantsSize);
-      if (failed(planned))
+      if (failed(planned) || failed(checkArenaSizes(func)))
         return signalPassFailure();
+    }
+    if (constantsSize > kMaxTensorBytes) {
+      module.emitError() << "tidal-plan-memory: the constants need "
+                         << constantsSize << " bytes, more than the "
+                         << kMaxTensorBytes
+                         << " (256 TiB) a 64-bit machine can address";
+      return signalPassFailure();
     }
     Builder b(module.getContext());
     module->setAttr(kConstantsSizeAttr, b.getI64IntegerAttr(constantsSize));
   }
 
+  /// Arenas past what a 64-bit machine can address (ShapeUtils.h
+  /// kMaxTensorBytes) are an error here, not an allocation that fails at
+  /// run time.
+  static LogicalResult checkArenaSizes(func::FuncOp func) {
+    for (StringRef name : {kArenaSizeAttr, kHostArenaSizeAttr}) {
+      auto size = func->getAttrOfType<IntegerAttr>(name);
+      if (!size || size.getInt() <= kMaxTensorBytes)
+        continue;
+      return func.emitError()
+             << "tidal-plan-memory: @" << func.getSymName() << " needs "
+             << (name == kArenaSizeAttr ? "an" : "a host") << " arena of "
+             << size.getInt() << " bytes, more than the " << kMaxTensorBytes
+             << " (256 TiB) a 64-bit machine can address";
+    }
+    return success();
+  }
+
+  /// Every tensor must be addressable, and the packers add byte counts in
+  /// int64: their total must not overflow.
+  static LogicalResult checkTensorSizes(func::FuncOp func) {
+    int64_t total = 0;
+    auto check = [&](Value v) -> LogicalResult {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type)
+        return success();
+      std::optional<int64_t> bytes =
+          checkedByteSize(type.getShape(), type.getElementTypeBitWidth());
+      if (!bytes) {
+        auto diag = (v.getDefiningOp() ? v.getDefiningOp()->emitError()
+                                       : func.emitError())
+                    << "tidal-plan-memory: " << type
+                    << " is too large: its byte count passes 64 bits or the "
+                    << kMaxTensorBytes
+                    << " (256 TiB) a 64-bit machine can address";
+        return diag;
+      }
+      if (__builtin_add_overflow(total, *bytes + 4096, &total) ||
+          total > (int64_t(1) << 62))
+        return func.emitError()
+               << "tidal-plan-memory: the tensors of @" << func.getSymName()
+               << " hold more than 2^62 bytes together; no arena can hold "
+                  "them";
+      return success();
+    };
+    for (BlockArgument arg : func.getArguments())
+      if (failed(check(arg)))
+        return failure();
+    WalkResult walk = func.walk([&](Operation *op) {
+      for (Value result : op->getResults())
+        if (failed(check(result)))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
   LogicalResult checkPlannable(func::FuncOp func) {
+    if (failed(checkTensorSizes(func)))
+      return failure();
     if (!func.getBody().hasOneBlock())
       return func.emitError("tidal-plan-memory: @")
              << func.getSymName() << " has more than one block";

@@ -11,6 +11,16 @@
 
 namespace mlir::tidal {
 
+/// The most bytes one tensor may hold: 2^48 (256 TiB), what a 64-bit x86 or
+/// Arm machine can address. tidalc rejects larger tensors and arenas.
+inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
+/// The bytes of a tensor of `shape` with `elementBits`-bit elements (each
+/// rounded up to whole bytes), or nullopt when a dim is dynamic or the
+/// element or byte count overflows 64 bits or passes kMaxTensorBytes.
+std::optional<int64_t> checkedByteSize(llvm::ArrayRef<int64_t> shape,
+                                       unsigned elementBits);
+
 /// NumPy (ONNX multidirectional) broadcast of two static shapes, or nullopt
 /// when they are incompatible.
 std::optional<llvm::SmallVector<int64_t>>
