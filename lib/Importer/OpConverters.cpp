@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConverterSupport.h"
+#include "tidal/Importer/OpVersions.h"
 
 #include <functional>
 
@@ -567,6 +568,11 @@ LogicalResult importer::convertNode(GraphImporter &g,
   }();
   if (auto it = converters.find(op); it != converters.end())
     return it->second(n);
+  if (const OpVersionInfo *info = findOp("", op);
+      info && info->how == OpImport::compileTime)
+    return n.fail(op + " is evaluated only at compile time, and this node "
+                       "cannot be: an input is not known at compile time, "
+                       "or its result has more than 65536 elements");
   return n.fail("operator " + op + " (opset " + llvm::Twine(g.opset) +
                 ") is not supported by tidal");
 }

@@ -27,6 +27,16 @@ def main(out):
     model = onnx.load_from_string(m)
     model.graph.initializer.append(helper.make_tensor("axes", TensorProto.INT64, [1], [1]))
     onnx.save(model, f"{out}/huge_result.onnx")
+    # A compile-time constant of 2^33 elements is not folded (nor allocated).
+    model = onnx.load_from_string(helper.make_model(helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["s"], ["c"], name="fill",
+                          value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
+         helper.make_node("Add", ["x", "c"], ["y"])], "size_errors",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("s", TensorProto.INT64, [1], [2**33])]),
+        opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    onnx.save(model, f"{out}/huge_constant.onnx")
 
 
 if __name__ == "__main__":
