@@ -200,6 +200,14 @@ tidalrt_status_t tidalrt_array_check(const tidalrt_array_t *array,
 tidalrt_status_t tidalrt_npy_read(const char *path,
                                   tidalrt_array_t **out_array);
 
+/* As tidalrt_npy_read, but a well-formed, C-order, little-endian file whose
+ * data is aligned to its element size is mapped (read-only, private)
+ * rather than read: the array views the mapping, its pages are read on
+ * first access and the kernel may drop them again, so a data set larger
+ * than memory works. Every other file (and every error) is as
+ * tidalrt_npy_read. The array's data must not be written. */
+tidalrt_status_t tidalrt_npy_map(const char *path, tidalrt_array_t **out_array);
+
 /* Parses the .npy image held in memory at `bytes` (`size` bytes), e.g. one
  * compiled into an executable. `name` prefixes error messages (NULL:
  * "<memory>"). The data is copied. */

@@ -1,10 +1,12 @@
 /* array.c - dense host arrays that own their data, and shape checks. */
+#define _POSIX_C_SOURCE 200809L
 #include "array.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct tidalrt_array_s {
   tidalrt_element_type_t type;
@@ -12,6 +14,9 @@ struct tidalrt_array_s {
   size_t element_count;
   size_t byte_size;
   void *data;
+  /* A view of a mapped file (tidalrt_npy_map): munmap'ed, not freed. */
+  void *mapping;
+  size_t mapping_size;
   int64_t dims[]; /* `rank` entries */
 };
 
@@ -124,6 +129,36 @@ tidalrt_status_t tidalrt_array_allocate(tidalrt_element_type_t type,
   array->element_count = element_count;
   array->byte_size = byte_size;
   array->data = data;
+  array->mapping = NULL;
+  array->mapping_size = 0;
+  if (rank)
+    memcpy(array->dims, dims, rank * sizeof(int64_t));
+  *out_array = array;
+  return NULL;
+}
+
+tidalrt_status_t tidalrt_array_wrap_mapping(tidalrt_element_type_t type,
+                                            size_t rank, const int64_t *dims,
+                                            void *data, void *mapping,
+                                            size_t mapping_size,
+                                            tidalrt_array_t **out_array) {
+  *out_array = NULL;
+  size_t element_count, byte_size;
+  tidalrt_status_t status =
+      tidalrt_shape_sizes(type, rank, dims, &element_count, &byte_size);
+  if (status)
+    return status;
+  tidalrt_array_t *array = malloc(sizeof(*array) + rank * sizeof(int64_t));
+  if (!array)
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                               "cannot allocate an array header");
+  array->type = type;
+  array->rank = rank;
+  array->element_count = element_count;
+  array->byte_size = byte_size;
+  array->data = data;
+  array->mapping = mapping;
+  array->mapping_size = mapping_size;
   if (rank)
     memcpy(array->dims, dims, rank * sizeof(int64_t));
   *out_array = array;
@@ -142,7 +177,10 @@ tidalrt_status_t tidalrt_array_create(tidalrt_element_type_t type, size_t rank,
 void tidalrt_array_free(tidalrt_array_t *array) {
   if (!array)
     return;
-  free(array->data);
+  if (array->mapping)
+    munmap(array->mapping, array->mapping_size);
+  else
+    free(array->data);
   free(array);
 }
 

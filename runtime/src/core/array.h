@@ -25,4 +25,13 @@ tidalrt_status_t tidalrt_array_allocate(tidalrt_element_type_t type,
                                         size_t rank, const int64_t *dims,
                                         tidalrt_array_t **out_array);
 
+/* An array whose data is `data`, inside the read-only mapping `mapping` of
+ * `mapping_size` bytes, which tidalrt_array_free unmaps. The array must
+ * not be written through. */
+tidalrt_status_t tidalrt_array_wrap_mapping(tidalrt_element_type_t type,
+                                            size_t rank, const int64_t *dims,
+                                            void *data, void *mapping,
+                                            size_t mapping_size,
+                                            tidalrt_array_t **out_array);
+
 #endif /* TIDALRT_SRC_CORE_ARRAY_H */

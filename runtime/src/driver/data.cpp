@@ -54,7 +54,7 @@ data_set load_data(const std::vector<const tensor_slot *> &slots,
     tidalrt_status_t status = nullptr;
     if (file) {
       input.source = *file;
-      status = tidalrt_npy_read(file->c_str(), &array);
+      status = tidalrt_npy_map(file->c_str(), &array);
     } else if (const blob_range *embedded =
                    program ? manifest.find_embedded(slot->name) : nullptr) {
       input.source = "embedded data";

@@ -56,7 +56,7 @@ std::vector<array_ptr> exact_inputs(const manifest &m, const options &o) {
     tidalrt_array_t *array = nullptr;
     if (!path)
       return {};
-    if (tidalrt_status_t status = tidalrt_npy_read(path->c_str(), &array)) {
+    if (tidalrt_status_t status = tidalrt_npy_map(path->c_str(), &array)) {
       tidalrt_status_free(status);
       return {};
     }
