@@ -102,6 +102,30 @@ class CheckpointKillTest(unittest.TestCase):
         self.assertGreaterEqual(kills, TRIALS)
         self.assertGreaterEqual(during_write, 1)
 
+    def test_sim_target_resumes_bit_identical(self):
+        """On a device target the checkpoint reads the weights from device
+        memory and --resume writes them back there."""
+        exe = os.path.join(self.work, "train_sim")
+        proc = support.run_tidalc([os.path.join(self.work, "model.onnx"), "-o", exe, "--batch-size", "32", "--loss",
+                                   "cross-entropy", "--optimizer", "adam", "--lr", "0.001", "--target", "sim",
+                                   "--device-memory", "64MiB"], timeout=600)
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+
+        def run(steps, ckdir, save):
+            argv = [exe] + self.argv(ckdir, save, steps=steps)[1:]
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            return proc
+
+        whole = os.path.join(self.work, "sim_whole.onnx")
+        run(8, os.path.join(self.work, "sim_whole_ck"), whole)
+        ckdir, part = os.path.join(self.work, "sim_ck"), os.path.join(self.work, "sim_part.onnx")
+        run(5, ckdir, part)
+        os.remove(os.path.join(ckdir, "step-000000000005.onnx"))
+        proc = run(8, ckdir, part)
+        self.assertIn("(step 4 of 8)", proc.stderr)
+        self.assertEqual(support.saved_initializers(part), support.saved_initializers(whole))
+
     def test_failed_checkpoint_write_keeps_the_last_good_one(self):
         ckdir, out = os.path.join(self.work, "full_ck"), os.path.join(self.work, "full.onnx")
         proc = subprocess.run(self.argv(ckdir, out, steps=2), capture_output=True, text=True, timeout=300)
