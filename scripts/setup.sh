@@ -10,6 +10,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libdnnl-dev nlohmann-json3-dev libgtest-dev libglpk-dev
   python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+  python3-matplotlib python3-tqdm
 )
 
 missing=()
