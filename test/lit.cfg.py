@@ -32,4 +32,10 @@ tools = [
     # without it fails only test/tools/tidal-calibrate.test.
     ToolSubst("tidal-calibrate", unresolved="ignore"),
 ]
+# The fuzz harnesses' replay binaries (test/fuzz/CMakeLists.txt).
+tools += [
+    ToolSubst("tidal-fuzz-" + name, unresolved="fatal")
+    for name in ("importer", "npy", "checkpoint", "manifest-json",
+                 "profile-json", "plan-json")
+]
 llvm_config.add_tool_substitutions(tools, [config.tidal_tools_dir])
