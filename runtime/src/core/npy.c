@@ -110,8 +110,32 @@ static tidalrt_status_t read_prefix(source_t *s, size_t *out_header_length) {
   return NULL;
 }
 
+/* The bytes left to read, or SIZE_MAX when that is unknown (a pipe). */
+static size_t source_left(const source_t *s) {
+  if (!s->file)
+    return s->size - s->offset;
+  struct stat info;
+  if (fstat(fileno(s->file), &info) != 0 || !S_ISREG(info.st_mode))
+    return SIZE_MAX;
+  /* The file was read from its start, so offset is the position. */
+  return (size_t)info.st_size > s->offset ? (size_t)info.st_size - s->offset
+                                          : 0;
+}
+
+static tidalrt_status_t truncated_data(const tidalrt_npy_header_t *header,
+                                       size_t byte_size, size_t got) {
+  char shape[TIDALRT_SHAPE_TEXT_CAPACITY];
+  tidalrt_format_shape(shape, header->rank, header->dims);
+  return tidalrt_status_make(
+      TIDALRT_INVALID_ARGUMENT,
+      "truncated data: %s %s needs %zu bytes, the file has %zu",
+      tidalrt_element_type_name(header->type), shape, byte_size, got);
+}
+
 /* Reads and checks the trailing data, after the header said what to expect. */
-static tidalrt_status_t read_data(source_t *s, tidalrt_array_t *array) {
+static tidalrt_status_t read_data(source_t *s,
+                                  const tidalrt_npy_header_t *header,
+                                  tidalrt_array_t *array) {
   size_t byte_size = tidalrt_array_byte_size(array);
   size_t data_offset = s->offset;
   size_t got = source_read(s, tidalrt_array_data(array), byte_size);
@@ -123,10 +147,7 @@ static tidalrt_status_t read_data(source_t *s, tidalrt_array_t *array) {
   if (got < byte_size) {
     if (s->read_errno)
       return short_read(s, "data", byte_size, got);
-    return tidalrt_status_make(
-        TIDALRT_INVALID_ARGUMENT,
-        "truncated data: %s %s needs %zu bytes, the file has %zu", type_name,
-        shape, byte_size, got);
+    return truncated_data(header, byte_size, got);
   }
   unsigned char extra;
   if (source_read(s, &extra, 1) == 0)
@@ -168,11 +189,22 @@ static tidalrt_status_t read_npy(source_t *s, tidalrt_array_t **out_array) {
   if (status)
     return status;
 
+  /* A header may claim any size: check it against the bytes that follow
+   * before allocating (fuzzing found a 133-byte file asking for 16 EiB). */
+  size_t element_count, byte_size;
+  status = tidalrt_shape_sizes(header.type, header.rank, header.dims,
+                               &element_count, &byte_size);
+  if (status)
+    return status;
+  size_t left = source_left(s);
+  if (byte_size > left)
+    return truncated_data(&header, byte_size, left);
+
   tidalrt_array_t *array = NULL;
   status =
       tidalrt_array_allocate(header.type, header.rank, header.dims, &array);
   if (!status)
-    status = read_data(s, array);
+    status = read_data(s, &header, array);
   if (status) {
     tidalrt_array_free(array);
     return status;
