@@ -318,6 +318,11 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
     bad("batch_size " + std::to_string(batch) + " is out of range");
   result.batch_size = static_cast<int64_t>(batch);
   uint64_t num_ops = get_uint(root, "num_ops", "manifest");
+  // ops is resized to num_ops below: bound it (a real step has at most tens
+  // of thousands of kernel calls; fuzzing found 2^64 - 1 aborting the
+  // driver with std::length_error).
+  if (num_ops > (1ull << 22))
+    bad("num_ops " + std::to_string(num_ops) + " is out of range");
   if (root.contains("ops")) {
     const json &ops = root["ops"];
     if (!ops.is_array())
