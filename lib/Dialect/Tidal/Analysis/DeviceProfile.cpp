@@ -82,12 +82,15 @@ double tidal::copyMicroseconds(const LinkProfile &link, int64_t bytes) {
 static std::string formatNumber(double v) {
   if (!std::isfinite(v))
     return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+  // JSON's -0 reads back as the integer 0: write every zero as "0" so that
+  // profiles round-trip (fuzzing found "(sequence)": -0.0 did not).
+  if (v == 0)
+    return "0";
   char buf[64];
   double a = std::fabs(v);
-  auto r =
-      a == 0 || (a >= 1e-6 && a < 1e16)
-          ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
-          : std::to_chars(buf, buf + sizeof buf, v);
+  auto r = a >= 1e-6 && a < 1e16 ? std::to_chars(buf, buf + sizeof buf, v,
+                                                 std::chars_format::fixed)
+                                 : std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
 }
 
