@@ -7,13 +7,13 @@
 
 #include "tidal/Target/PlanExplain.h"
 
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 using namespace llvm;
@@ -53,6 +53,11 @@ double numberOr(const json::Object &o, StringRef key) {
 }
 std::string stringOr(const json::Object &o, StringRef key) {
   return o.getString(key).value_or("").str();
+}
+/// An op's kind without the dialect prefix: "gemm" for "tidal.gemm".
+std::string kindOf(StringRef op) {
+  op.consume_front("tidal.");
+  return op.str();
 }
 
 bool parsePlan(StringRef text, Plan &plan, json::Value &storage,
@@ -125,6 +130,19 @@ bool parsePlan(StringRef text, Plan &plan, json::Value &storage,
     t.recomputations = o->getArray("recomputations");
     plan.tensors.push_back(std::move(t));
   }
+  // Byte counts are summed and subtracted below: keep them to what a plan
+  // can hold (JSON's exact integers), so that the arithmetic cannot
+  // overflow.
+  const int64_t kMaxBytes = int64_t(1) << 53;
+  auto badBytes = [&](int64_t b) { return b < 0 || b > kMaxBytes; };
+  bool bad = badBytes(plan.devicePeak) || badBytes(plan.hostPeak) ||
+             badBytes(plan.noReuse);
+  for (const Tensor &t : plan.tensors)
+    bad = bad || badBytes(t.bytes);
+  if (bad) {
+    error = "the plan has a byte count outside [0, 2^53]";
+    return false;
+  }
   return true;
 }
 
@@ -144,8 +162,7 @@ std::string opLabel(const Plan &plan, int64_t position) {
   const Op *op = opAt(plan, position);
   if (!op)
     return "op " + std::to_string(position);
-  return "op " + std::to_string(position) + " (" +
-         StringRef(op->op).drop_front(6).str() +
+  return "op " + std::to_string(position) + " (" + kindOf(op->op) +
          (op->name.empty() ? "" : " " + op->name) + ")";
 }
 
@@ -222,10 +239,9 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
   }
 
   // What each mechanism did.
-  DenseMap<int64_t, const Tensor *> byId;
-  for (const Tensor &t : plan.tensors)
-    byId[t.id] = &t;
-  DenseMap<int64_t, SmallVector<int64_t, 2>> prefetchesOf; // host id -> ops
+  // Any int64 may be an id in a malformed plan: a std::map, as DenseMap
+  // reserves two keys.
+  std::map<int64_t, SmallVector<int64_t, 2>> prefetchesOf; // host id -> ops
   int64_t hostOps = 0, hostUpdates = 0, hostLayers = 0;
   double hostUs = 0;
   for (const Op &op : plan.ops) {
@@ -237,9 +253,10 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
       hostLayers += !isUpdate(op.op);
     }
   }
-  int64_t streamed = 0, streamedBytes = 0, refetches = 0, hostState = 0,
-          hostStateBytes = 0, swapped = 0, swappedBytes = 0, recomputed = 0,
-          recomputedBytes = 0, sent = 0, sentBytes = 0;
+  int64_t streamed = 0, refetches = 0, hostState = 0, swapped = 0,
+          recomputed = 0, sent = 0;
+  uint64_t streamedBytes = 0, hostStateBytes = 0, swappedBytes = 0,
+           recomputedBytes = 0, sentBytes = 0;
   double swapStall = 0, cloneUs = 0, sentStall = 0;
   for (const Tensor &t : plan.tensors) {
     bool arg = !t.role.empty();
@@ -413,7 +430,7 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
       std::string name = t.name;
       if (StringRef(name).starts_with("%"))
         if (const Op *op = opAt(plan, t.producer))
-          name = StringRef(op->op).drop_front(6).str() + " " + op->name;
+          name = kindOf(op->op) + " " + op->name;
       os << format("  %6lld %12lld  %-10s %-32s ", (long long)t.id,
                    (long long)t.bytes, where.c_str(), name.c_str())
          << why << "\n";
@@ -427,7 +444,7 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
   os << "     pos  where  stream             start_us        us  op         "
         "                  name\n";
   for (const Op &op : plan.ops) {
-    std::string kind = StringRef(op.op).drop_front(6).str();
+    std::string kind = kindOf(op.op);
     if (op.recomputeOf)
       kind += " (recomputes op " + std::to_string(*op.recomputeOf) + ")";
     os << format("  %6lld  %-6s %-15s %11.1f %9.1f  %-28s %s\n",
