@@ -17,6 +17,8 @@
 
 #include "ConverterSupport.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
@@ -136,6 +138,12 @@ LogicalResult Recurrent::check() {
     return n.fail("W and R must have rank 3");
   if (hidden <= 0)
     hidden = r.getDimSize(2);
+  // Both come from the model: keep 2 * gates * hidden (the bias length)
+  // within int64_t, and a dynamic dim out.
+  if (hidden <= 0 || hidden > std::numeric_limits<int64_t>::max() / 8)
+    return n.fail("the hidden size (hidden_size, or dim 2 of R) must be a "
+                  "positive static size, got " +
+                  llvm::Twine(hidden));
   if (w.getDimSize(0) != dirs || w.getDimSize(1) != gates * hidden ||
       w.getDimSize(2) != input)
     return n.fail("W has shape " + typeToString(w) + ", not [" +
