@@ -17,6 +17,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::tidal;
@@ -37,7 +38,7 @@ bool tidal::canLinkCuda() { return StringRef(TIDAL_CUDA_LINK_LIBS) != ""; }
 
 LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
                                     StringRef argv0, bool cuda,
-                                    std::string &error) {
+                                    std::string &error, bool sharedLibrary) {
   if (cuda && !canLinkCuda()) {
     error = "this tidalc was built without CUDA (no nvcc at build time), so "
             "it cannot link a --target cuda executable; --emit plan, mlir, "
@@ -52,8 +53,8 @@ LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
     return failure();
   }
   std::string dir = runtimeDir(argv0);
-  SmallVector<StringRef> runtimeLibs = {"tidalrt_main", "tidalrt_driver",
-                                        "tidalrt"};
+  StringRef entryLib = sharedLibrary ? "tidalrt_lib" : "tidalrt_main";
+  SmallVector<StringRef> runtimeLibs = {entryLib, "tidalrt_driver", "tidalrt"};
   if (cuda)
     runtimeLibs.push_back("tidalrt_cuda");
   for (StringRef lib : runtimeLibs) {
@@ -72,13 +73,36 @@ LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
   // executable is ever visible under the output name.
   llvm::SmallString<256> temp(outputPath);
   temp += ".tmp." + std::to_string(llvm::sys::Process::getProcessId());
-  std::vector<std::string> args = {*cxx,
-                                   "-o",
-                                   std::string(temp),
-                                   std::string(objectPath),
-                                   "-L" + dir,
-                                   "-ltidalrt_main",
-                                   "-ltidalrt_driver"};
+  std::vector<std::string> args = {*cxx, "-o", std::string(temp),
+                                   std::string(objectPath), "-L" + dir};
+  llvm::SmallString<256> versionScript;
+  if (sharedLibrary) {
+    // Only the trainer ABI (tidalrt/trainer.h) is exported: the runtime
+    // inside stays private, so that libraries of several models load
+    // side by side.
+    int fd;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "tidal-exports", "map", fd, versionScript)) {
+      error = "cannot create a temporary file: " + ec.message();
+      return failure();
+    }
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << "{ global: tidalrt_trainer_abi_version; tidalrt_trainer_manifest; "
+          "tidalrt_trainer_create; tidalrt_trainer_destroy; "
+          "tidalrt_trainer_step; tidalrt_trainer_predict; "
+          "tidalrt_trainer_read; tidalrt_trainer_write; tidalrt_trainer_save; "
+          "tidalrt_trainer_load; tidalrt_trainer_counters; "
+          "tidalrt_status_code; tidalrt_status_message; tidalrt_status_free; "
+          "local: *; };\n";
+    os.close();
+    args.insert(args.end(),
+                {"-shared", "-Wl,--version-script=" + versionScript.str().str(),
+                 "-Wl,--whole-archive", "-ltidalrt_lib",
+                 "-Wl,--no-whole-archive"});
+  } else {
+    args.push_back("-ltidalrt_main");
+  }
+  args.push_back("-ltidalrt_driver");
   SmallVector<StringRef> libs;
   // tidalrt_cuda before tidalrt, whose symbols it uses.
   if (cuda) {
@@ -107,6 +131,8 @@ LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
   std::string execError;
   int rc = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, redirects, 0,
                                      0, &execError);
+  if (!versionScript.empty())
+    llvm::sys::fs::remove(versionScript);
   if (rc != 0) {
     auto text = llvm::MemoryBuffer::getFile(log);
     error = "linking failed";

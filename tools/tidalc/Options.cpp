@@ -16,8 +16,9 @@ cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::cat(category));
 cl::opt<std::string>
     emit("emit",
-         cl::desc("Stop after a stage: exe (a training executable), obj, "
-                  "llvm, mlir, plan (the plan JSON)"),
+         cl::desc("Stop after a stage: exe (a training executable), lib (a "
+                  "shared library with the trainer C ABI, tidalrt/trainer.h), "
+                  "obj, llvm, mlir, plan (the plan JSON)"),
          cl::init("exe"), cl::cat(category));
 cl::opt<int64_t> batchSize("batch-size",
                            cl::desc("Bind the symbolic batch dimension"),

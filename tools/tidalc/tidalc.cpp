@@ -351,10 +351,11 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
       return fail("cannot write the temporary object file");
     }
   }
-  std::string output =
-      outputPath.empty() ? defaultOutput("") : outputPath.getValue();
-  bool linked = succeeded(mlir::tidal::linkExecutable(objectPath, output, argv0,
-                                                      target == "cuda", error));
+  std::string output = outputPath.empty()
+                           ? defaultOutput(emit == "lib" ? ".so" : "")
+                           : outputPath.getValue();
+  bool linked = succeeded(mlir::tidal::linkExecutable(
+      objectPath, output, argv0, target == "cuda", error, emit == "lib"));
   sys::fs::remove(objectPath);
   if (!linked)
     return fail(error);
@@ -391,13 +392,14 @@ int main(int argc, char **argv) {
   }
 
   if (emit != "plan" && emit != "exe" && emit != "obj" && emit != "llvm" &&
-      emit != "mlir")
+      emit != "mlir" && emit != "lib")
     return fail("unknown --emit stage '" + emit +
-                "' (expected exe, obj, llvm, mlir or plan)");
+                "' (expected exe, lib, obj, llvm, mlir or plan)");
   if (target != "cpu" && target != "sim" && target != "cuda")
     return fail("unknown --target '" + target +
                 "' (expected cpu, cuda or sim)");
-  if (target == "cuda" && emit == "exe" && !mlir::tidal::canLinkCuda())
+  if (target == "cuda" && (emit == "exe" || emit == "lib") &&
+      !mlir::tidal::canLinkCuda())
     return fail("--target cuda --emit exe: this tidalc was built without "
                 "CUDA (no nvcc at build time); --emit plan, mlir, llvm and "
                 "obj work, or use --target sim");

@@ -61,9 +61,12 @@ FailureOr<llvm::SmallVector<char, 0>> emitObject(llvm::Module &module,
 /// (written atomically). `error` says what failed.
 /// `cuda`: a --target cuda program, which also links the CUDA runtime
 /// (fails, saying so, when tidal was built without nvcc).
+/// `sharedLibrary`: a shared library exporting the trainer ABI
+/// (tidalrt/trainer.h, `tidalc --emit lib`) instead of an executable.
 LogicalResult linkExecutable(llvm::StringRef objectPath,
                              llvm::StringRef outputPath, llvm::StringRef argv0,
-                             bool cuda, std::string &error);
+                             bool cuda, std::string &error,
+                             bool sharedLibrary = false);
 /// Whether this tidalc can link --target cuda executables.
 bool canLinkCuda();
 

@@ -41,6 +41,7 @@ add_library(tidalrt_driver STATIC
   src/driver/options.cpp
   src/driver/program.cpp
   src/driver/step_state.cpp
+  src/driver/trainer_lib.cpp
   src/driver/progress.cpp
   src/driver/step_log.cpp
   src/driver/trace.cpp
@@ -61,7 +62,13 @@ add_library(tidalrt_main STATIC src/driver/main.c)
 target_compile_options(tidalrt_main PRIVATE ${TIDALRT_WARNINGS})
 target_link_libraries(tidalrt_main PUBLIC tidalrt_driver)
 
-set_target_properties(tidalrt_driver tidalrt_main PROPERTIES
+# The entry of `tidalc --emit lib` shared libraries (lib_entry.c), linked
+# whole into them in place of tidalrt_main.
+add_library(tidalrt_lib STATIC src/driver/lib_entry.c)
+target_compile_options(tidalrt_lib PRIVATE ${TIDALRT_WARNINGS})
+target_link_libraries(tidalrt_lib PUBLIC tidalrt_driver)
+
+set_target_properties(tidalrt_driver tidalrt_main tidalrt_lib PROPERTIES
   C_STANDARD 11
   C_STANDARD_REQUIRED ON
   C_EXTENSIONS OFF
@@ -77,6 +84,7 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_train_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_checkpoint_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_nonfinite_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/trainer_lib_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_forward_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_device_test.cpp
 )

@@ -35,7 +35,8 @@ void release_pages(const void *p, size_t size) {
 
 } // namespace
 
-loaded_program load_program(const session &s, trace_recorder &trace) {
+loaded_program load_program(const session &s, trace_recorder &trace,
+                            bool evaluate) {
   const manifest &m = s.info;
   loaded_program loaded;
   double start = trace.now_us();
@@ -75,7 +76,7 @@ loaded_program load_program(const session &s, trace_recorder &trace) {
     loaded.run_first_step = loaded.steps_done;
   }
   loaded.runner = std::make_unique<program_runner>(m, s.program, s.opts.seed,
-                                                   !s.opts.eval_inputs.empty());
+                                                   evaluate);
   loaded.runner->load_initial_values(*loaded.model, init.get());
   // The run holds the step's values from here on: the parsed model keeps
   // only what --save needs besides them, and the blob's pages (the model's

@@ -96,7 +96,7 @@ int run_forward(const session &s) {
   step_log log(o.log);
   trace_recorder trace(!o.trace.empty());
 
-  loaded_program loaded = load_program(s, trace);
+  loaded_program loaded = load_program(s, trace, !s.opts.eval_inputs.empty());
   program_runner &runner = *loaded.runner;
 
   uint64_t batch = static_cast<uint64_t>(m.batch_size);

@@ -45,7 +45,10 @@ struct loaded_program {
   // The checkpoint resumed from ("" when the run starts afresh).
   std::string resumed_from;
 };
-loaded_program load_program(const session &session, trace_recorder &trace);
+// `evaluate`: the predict function gets its arena too (runs with
+// --eval-input, and library trainers).
+loaded_program load_program(const session &session, trace_recorder &trace,
+                            bool evaluate);
 
 // `name` as a file name: characters outside [A-Za-z0-9._-] become '_'.
 std::string sanitize_file_name(const std::string &name);
