@@ -75,8 +75,8 @@ loaded_program load_program(const session &s, trace_recorder &trace,
     loaded.steps_done = init->steps_done().value_or(0);
     loaded.run_first_step = loaded.steps_done;
   }
-  loaded.runner = std::make_unique<program_runner>(m, s.program, s.opts.seed,
-                                                   evaluate);
+  loaded.runner =
+      std::make_unique<program_runner>(m, s.program, s.opts.seed, evaluate);
   loaded.runner->load_initial_values(*loaded.model, init.get());
   // The run holds the step's values from here on: the parsed model keeps
   // only what --save needs besides them, and the blob's pages (the model's
