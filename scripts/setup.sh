@@ -35,3 +35,13 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 fi
 ninja -C "$BUILD_DIR"
+
+# `import tidal` for Debian's python3 (docs/python.md): a .pth file naming
+# this checkout's python/ folder; tidal finds tidalc in $BUILD_DIR/bin.
+if [ "$(id -u)" -eq 0 ]; then
+  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  mkdir -p "$site"
+  echo "$(pwd)/python" > "$site/tidal.pth"
+else
+  echo "setup: not root: run with PYTHONPATH=$(pwd)/python to import tidal"
+fi
