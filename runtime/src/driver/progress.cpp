@@ -58,9 +58,16 @@ void progress_bar::update(uint64_t done, double loss) {
   char loss_text[32] = "";
   if (!std::isnan(loss))
     std::snprintf(loss_text, sizeof(loss_text), " loss %.4g", loss);
-  std::fprintf(stream, "\r\033[K[%s] %llu/%llu%s  %.1f %s/s  ETA %s",
-               bar.c_str(), static_cast<unsigned long long>(done),
-               static_cast<unsigned long long>(total), loss_text, rate, unit,
+  char rate_text[48];
+  if (per_unit)
+    std::snprintf(rate_text, sizeof(rate_text), "%.0f samples/s",
+                  rate * static_cast<double>(per_unit));
+  else
+    std::snprintf(rate_text, sizeof(rate_text), "%.1f %s/s", rate, unit);
+  std::fprintf(stream, "\r\033[K%s%s[%s] %llu/%llu%s  %s  ETA %s",
+               label.c_str(), label.empty() ? "" : " ", bar.c_str(),
+               static_cast<unsigned long long>(done),
+               static_cast<unsigned long long>(total), loss_text, rate_text,
                clock_text(eta).c_str());
   std::fflush(stream);
   drawn = true;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 namespace tidalrt_driver {
 
@@ -25,6 +26,10 @@ public:
   // Erases the bar, so that a message can be printed; the next update
   // draws it again.
   void clear();
+  // Text drawn before the bar ("epoch 2/5"), and the samples one unit
+  // stands for (the batch size: the rate is then shown in samples/s).
+  void set_label(std::string text) { label = std::move(text); }
+  void set_samples_per_unit(uint64_t samples) { per_unit = samples; }
 
 private:
   std::FILE *stream;
@@ -32,6 +37,8 @@ private:
   bool drawn = false;
   uint64_t total;
   const char *unit;
+  std::string label;
+  uint64_t per_unit = 0;
   std::chrono::steady_clock::time_point start;
   std::chrono::steady_clock::time_point last_draw;
 };

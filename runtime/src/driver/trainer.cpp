@@ -265,6 +265,7 @@ int run_training(const session &s) {
                           ? std::optional<uint64_t>()
                           : std::optional<uint64_t>(first_step));
   progress_bar progress(s.err, !o.quiet, total, "steps");
+  progress.set_samples_per_unit(batch);
 
   double step_ms_sum = 0;
   std::deque<double> recent; // the last 10 losses
@@ -350,6 +351,11 @@ int run_training(const session &s) {
           ((o.checkpoint_every && (step + 1) % *o.checkpoint_every == 0) ||
            (!o.checkpoint_every && epoch_ends)))
         write_checkpoint(step + 1);
+      if (o.epochs)
+        progress.set_label("epoch " +
+                           std::to_string((step + 1) / per_epoch +
+                                          ((step + 1) % per_epoch ? 1 : 0)) +
+                           "/" + std::to_string(run_end / per_epoch));
       progress.update(i + 1, loss);
     }
     // A resumed run that started mid-epoch ends mid-epoch too.
