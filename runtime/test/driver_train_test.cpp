@@ -463,7 +463,7 @@ TEST_F(DriverTrainTest, ProgressBarOnlyOnATerminal) {
   EXPECT_EQ(status, 0);
   EXPECT_NE(drawn.find("\r\033[K["), std::string::npos) << drawn;
   EXPECT_NE(drawn.find("] 2/2 loss "), std::string::npos) << drawn;
-  EXPECT_NE(drawn.find(" steps/s  ETA 0:00"), std::string::npos) << drawn;
+  EXPECT_NE(drawn.find(" samples/s  ETA 0:00"), std::string::npos) << drawn;
   // The bar is erased at the end.
   EXPECT_EQ(drawn.substr(drawn.size() - 4), "\r\033[K");
   args.push_back("--quiet");
