@@ -50,6 +50,19 @@ class ExamplesTest(unittest.TestCase):
             vocabulary = set(f.read())
         self.assertTrue(set(text.rstrip("\n")) <= vocabulary, text)
 
+    def test_resnet_on_the_sim_device_at_a_third_of_its_memory(self):
+        with tempfile.TemporaryDirectory() as work:
+            picture = os.path.join(work, "plan.png")
+            proc = run_example("resnet_sim.py", "--steps", "3", "--batch", "8", "-o", picture)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            self.assertIn("weights equal the cpu target's: True", proc.stdout)
+            peak, budget = map(int, re.search(r"measured device peak ([0-9]+) bytes \(budget ([0-9]+)\)",
+                                              proc.stdout).groups())
+            self.assertLessEqual(peak, budget)
+            self.assertGreater(int(re.search(r"([0-9]+) swaps", proc.stdout).group(1)), 0)
+            with open(picture, "rb") as f:
+                self.assertTrue(f.read(8) == b"\x89PNG\r\n\x1a\n")
+
 
 if __name__ == "__main__":
     unittest.main()
