@@ -97,6 +97,9 @@ struct Recurrent {
   LogicalResult run();
 };
 
+/// The longest sequence the converters unroll.
+constexpr int64_t kMaxSteps = 1 << 16;
+
 LogicalResult Recurrent::check() {
   auto x = n.type(0);
   if (!x || x.getRank() != 3)
@@ -108,6 +111,13 @@ LogicalResult Recurrent::check() {
   seq = x.getDimSize(batchFirst ? 1 : 0);
   batch = x.getDimSize(batchFirst ? 0 : 1);
   input = x.getDimSize(2);
+  // The sequence is unrolled, a few ops per step: a static length, bounded
+  // (fuzzing found X of [2^31 - 1, 3, 2] allocating 16 GiB for the step
+  // values alone).
+  if (!x.hasStaticShape() || seq > kMaxSteps)
+    return n.fail("X must have a static shape with at most " +
+                  llvm::Twine(kMaxSteps) +
+                  " steps (the sequence is unrolled), got " + typeToString(x));
   hidden = n.i("hidden_size", 0);
   std::string direction = n.s("direction", "forward");
   if (direction == "bidirectional")
