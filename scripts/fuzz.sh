@@ -9,7 +9,8 @@
 # -fsanitize=fuzzer (TIDAL_LIBFUZZER=ON in test/fuzz/CMakeLists.txt). Builds
 # only tidal-fuzz-TARGET, copies test/fuzz/corpus/TARGET and
 # test/fuzz/regressions/TARGET to build-fuzz/runs/TARGET/corpus (new
-# inputs go there) and fuzzes for SECONDS with leak detection, a per-input
+# inputs go there; TIDAL_FUZZ_KEEP=1 keeps an earlier run's) and fuzzes for
+# SECONDS with leak detection, a per-input
 # timeout of $TIDAL_FUZZ_TIMEOUT seconds (default 10) and libFuzzer's 2 GiB
 # memory limit. Crashes, timeouts, leaks and out-of-memory inputs are
 # written to build-fuzz/runs/TARGET/artifacts/; the summary at the end
@@ -56,17 +57,22 @@ if [ ! -f "$build/build.ninja" ]; then
   flags="$flags -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
   # RelWithDebInfo without -DNDEBUG: the asserts in LLVM's and MLIR's
   # headers (cast<>, StringRef bounds) turn silent misuse into a crash.
+  # OpenMP (which the runtime's configuration requires) is GCC's libgomp,
+  # which oneDNN uses: clang has no libomp here.
   cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
     -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" \
-    -DTIDAL_LIBFUZZER=ON -DTIDAL_ENABLE_CUDA=OFF >/dev/null
+    -DTIDAL_LIBFUZZER=ON -DTIDAL_ENABLE_CUDA=OFF \
+    -DOpenMP_CXX_FLAGS=-fopenmp=libgomp -DOpenMP_CXX_LIB_NAMES=gomp \
+    -DOpenMP_gomp_LIBRARY="$(g++ -print-file-name=libgomp.so)" >/dev/null
 fi
 nice -n 10 ninja -C "$build" -j "$jobs" "tidal-fuzz-$target"
 
 run="$build/runs/$target"
-rm -rf "$run/corpus"
+# TIDAL_FUZZ_KEEP=1 continues from the inputs an earlier run added.
+[ "${TIDAL_FUZZ_KEEP:-0}" = 1 ] || rm -rf "$run/corpus"
 mkdir -p "$run/corpus" "$run/artifacts"
 cp test/fuzz/corpus/"$target"/* "$run/corpus/"
 find test/fuzz/regressions/"$target" -type f ! -name '.*' \
