@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <omp.h>
 
 struct tidalrt_context_s {
   size_t numOps = 0;
@@ -36,6 +37,14 @@ tidalrt_context_create(const tidalrt_context_options_t *options,
   auto *ctx = new (std::nothrow) tidalrt_context_s();
   if (!ctx)
     return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "context: out of memory");
+  // oneDNN's kernels synchronise the team they were planned for
+  // (omp_get_max_threads): with dynamic teams (OMP_DYNAMIC=true) a smaller
+  // team waits forever at their barriers. Teams started from this thread
+  // are static.
+  omp_set_dynamic(0);
+  // Nor may a team be asked for more threads than OMP_THREAD_LIMIT allows.
+  if (omp_get_max_threads() > omp_get_thread_limit())
+    omp_set_num_threads(omp_get_thread_limit());
   ctx->numOps = options->num_ops;
   ctx->seed = options->seed;
   if (ctx->numOps) {

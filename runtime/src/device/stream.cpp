@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <omp.h>
 #include <string>
 
 using namespace tidalrt_device;
@@ -134,6 +135,12 @@ void run_item(tidalrt_stream_s *stream, const work_item &item) {
 }
 
 void worker_main(tidalrt_stream_s *stream) {
+  // Kernels run from this thread: static OpenMP teams, as on the context's
+  // thread (cpu/context.cpp).
+  omp_set_dynamic(0);
+  // Nor may a team be asked for more threads than OMP_THREAD_LIMIT allows.
+  if (omp_get_max_threads() > omp_get_thread_limit())
+    omp_set_num_threads(omp_get_thread_limit());
   std::unique_lock<std::mutex> lock(stream->mutex);
   for (;;) {
     stream->work_ready.wait(

@@ -8,6 +8,7 @@
 #include "session.h"
 #include "trace.h"
 
+#include <algorithm>
 #include <csignal>
 #include <new>
 #include <omp.h>
@@ -171,7 +172,7 @@ int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
     }
     check_mode_options(m, o);
     if (o.threads)
-      omp_set_num_threads(*o.threads);
+      omp_set_num_threads(std::min(*o.threads, omp_get_thread_limit()));
     session s{name, m, *program, o, out, err};
     return m.forward_mode() ? run_forward(s) : run_training(s);
   } catch (const driver_error &e) {

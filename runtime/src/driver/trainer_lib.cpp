@@ -10,6 +10,7 @@
 #include "step_state.h"
 #include "trace.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -206,7 +207,7 @@ tidalrt_trainer_create_program(const tidalrt_program_t *program,
         fail_input("threads must be 0 (default) to 4096, got " +
                    std::to_string(options->threads));
       if (options->threads)
-        omp_set_num_threads(options->threads);
+        omp_set_num_threads(std::min(options->threads, omp_get_thread_limit()));
       state->opts.seed = options->seed;
       if (options->init_path)
         state->opts.init = options->init_path;
