@@ -195,14 +195,14 @@ def main(argv=None) -> int:
     parser.add_argument("--title", help="instead of the model, target, budget and predicted step time")
     args = parser.parse_args(argv)
     try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        print("error: tidal.plot needs matplotlib (python3-matplotlib)", file=sys.stderr)
-        return 1
-    try:
         plan = load(args.plan)
     except PlanError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 1
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("error: tidal.plot needs matplotlib (python3-matplotlib)", file=sys.stderr)
         return 1
     try:
         plot(plan, args.output, args.title)
