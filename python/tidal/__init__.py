@@ -16,9 +16,9 @@ through ctypes (`tidal.trainer.Trainer`). `tidal.plan` reads plans,
 training mode.
 """
 
-from tidal import optim
+from tidal import optim, plan
 from tidal._library import TidalError
 from tidal.api import compile, load
 from tidal.trainer import Trainer
 
-__all__ = ["compile", "load", "Trainer", "TidalError", "optim", "zoo", "export"]
+__all__ = ["compile", "load", "Trainer", "TidalError", "optim", "plan", "zoo", "export"]
