@@ -87,8 +87,10 @@ struct Odometer {
 
   Odometer(const Nest &nest, int64_t flat) : nest(nest) {
     for (int d = nest.n - 1; d >= 0; --d) {
-      idx[d] = flat % nest.ext[d];
-      flat /= nest.ext[d];
+      // An empty extent (a reduction over a 0-length axis) is only ever
+      // started at 0: no division by its 0.
+      idx[d] = nest.ext[d] ? flat % nest.ext[d] : 0;
+      flat = nest.ext[d] ? flat / nest.ext[d] : 0;
       off += idx[d] * nest.stride[d];
     }
   }
