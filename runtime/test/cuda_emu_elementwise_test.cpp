@@ -174,8 +174,9 @@ Outcome runCase(const Case &c, tidalrt_kernel_fn_t fn, bool prepare = true) {
     // Results start as 0xA5 bytes; inputs shorter than their shape (error
     // cases) are padded the same way. At least 16 bytes: a valid pointer.
     buf[k].assign(bytes > 16 ? bytes : 16, 0xA5);
-    std::memcpy(buf[k].data(), t.bytes.data(),
-                t.bytes.size() < bytes ? t.bytes.size() : bytes);
+    // memcpy from an empty vector's null data() is undefined even for 0.
+    if (size_t n = t.bytes.size() < bytes ? t.bytes.size() : bytes)
+      std::memcpy(buf[k].data(), t.bytes.data(), n);
     ptrs[k] = buf[k].data();
   }
   if (c.aliasOut >= 0)

@@ -356,7 +356,7 @@ TEST_P(DeviceProgramTest, CopyArgumentsAreChecked) {
       << text;
   // Also while preparing, when copies enqueue nothing.
   tidalrt_context_begin_prepare(ctx);
-  EXPECT_NE(tidalrt_dev_wait(ctx, 5), nullptr);
+  EXPECT_NE(message(tidalrt_dev_wait(ctx, 5)), "");
   EXPECT_STATUS_OK(tidalrt_dev_offload(ctx, 0, 0, 0, kT));
   EXPECT_STATUS_OK(tidalrt_dev_wait(ctx, 0));
   EXPECT_STATUS_OK(tidalrt_context_end_prepare(ctx));
@@ -591,8 +591,8 @@ TEST(DeviceProgramNoDeviceTest, LaunchCallsTheKernelAndCopiesFail) {
   EXPECT_STATUS_OK(tidalrt_dev_synchronize(ctx.get()));
   std::string text = message(tidalrt_dev_offload(ctx.get(), 0, 0, 0, 4));
   EXPECT_NE(text.find("no device is attached"), std::string::npos) << text;
-  EXPECT_NE(tidalrt_dev_prefetch(ctx.get(), 0, 0, 0, 4), nullptr);
-  EXPECT_NE(tidalrt_dev_wait(ctx.get(), 0), nullptr);
+  EXPECT_NE(message(tidalrt_dev_prefetch(ctx.get(), 0, 0, 0, 4)), "");
+  EXPECT_NE(message(tidalrt_dev_wait(ctx.get(), 0)), "");
   // A kernel failure names its op.
   EXPECT_EQ(tidalrt_context_failed_op(ctx.get()), -1);
   std::vector<int64_t> bad_desc = {0, 0, 0};
