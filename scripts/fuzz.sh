@@ -79,7 +79,9 @@ find test/fuzz/regressions/"$target" -type f ! -name '.*' \
   -exec cp {} "$run/corpus/" \;
 before="$(ls "$run/artifacts" | wc -l)"
 
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
+# allow_user_poisoning=0: see scripts/sanitize.sh (LLVM's allocators are
+# inlined instrumented but run uninstrumented inside libMLIR.so).
+export ASAN_OPTIONS="detect_leaks=1:allow_user_poisoning=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 log="$run/fuzz.log"
 echo "== fuzzing $target for $seconds s (log: $log)"

@@ -20,7 +20,9 @@ if getattr(config, "tidal_have_cuda", "OFF").upper() in ("ON", "TRUE", "1"):
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%src", config.tidal_src_root))
 
-llvm_config.with_system_environment(["HOME", "TMPDIR"])
+# TIDAL_CXX: tidalc's C++ driver for linking executables (scripts/sanitize.sh
+# points it at one that adds the sanitizer runtimes).
+llvm_config.with_system_environment(["HOME", "TMPDIR", "TIDAL_CXX"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
