@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tidal/Target/PlanExplain.h"
+#include "tidal/Support/Json.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Format.h"
@@ -62,7 +63,7 @@ std::string kindOf(StringRef op) {
 
 bool parsePlan(StringRef text, Plan &plan, json::Value &storage,
                std::string &error) {
-  Expected<json::Value> parsed = json::parse(text);
+  Expected<json::Value> parsed = mlir::tidal::parseJsonBounded(text);
   if (!parsed) {
     error = "the plan is not JSON: " + toString(parsed.takeError());
     return false;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tidal/Dialect/Tidal/Analysis/DeviceProfile.h"
+#include "tidal/Support/Json.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -282,7 +283,7 @@ tidal::parseMachineProfile(StringRef json, StringRef name, std::string &error) {
     error = (name + ": " + message).str();
     return failure();
   };
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
+  llvm::Expected<llvm::json::Value> value = parseJsonBounded(json);
   if (!value)
     return failWith("invalid JSON: " + llvm::toString(value.takeError()));
   const llvm::json::Object *top = value->getAsObject();
