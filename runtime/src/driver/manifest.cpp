@@ -273,6 +273,10 @@ std::string describe_optimizer(const json &optimizer) {
   for (auto it = optimizer.begin(); it != optimizer.end(); ++it) {
     if (it.key() == "name")
       continue;
+    // tidalc writes scalars only; dump() of a nested value recurses per
+    // level (300,000 nested arrays overflowed the stack).
+    if (it->is_structured())
+      bad("optimizer." + it.key() + " is not a number, string or boolean");
     text += " " + it.key() + "=" +
             (it->is_string() ? it->get<std::string>() : it->dump());
   }
@@ -355,8 +359,11 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
       result.embedded.push_back(std::move(range));
     }
   }
-  result.optimizer = describe_optimizer(
-      root.contains("optimizer") ? root["optimizer"] : json());
+  // By reference: copying a json value recurses per nesting level too.
+  static const json no_optimizer;
+  auto optimizer = root.find("optimizer");
+  result.optimizer =
+      describe_optimizer(optimizer != root.end() ? *optimizer : no_optimizer);
   const json &functions = member(root, "functions", "manifest");
   if (!functions.is_object())
     bad("manifest.functions is not an object");
