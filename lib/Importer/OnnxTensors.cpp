@@ -7,6 +7,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
@@ -211,6 +214,19 @@ DenseElementsAttr importer::decodeTensor(MLIRContext *ctx,
   }
 }
 
+/// int64_t(d), saturated: NaN is 0 and values past the int64 range clamp to
+/// it, where the cast itself is undefined (fuzzing: Pad's pads given as a
+/// float tensor holding 5.9e28).
+static int64_t saturatingInt(double d) {
+  if (std::isnan(d))
+    return 0;
+  if (d >= 9223372036854775808.0) // 2^63
+    return std::numeric_limits<int64_t>::max();
+  if (d < -9223372036854775808.0)
+    return std::numeric_limits<int64_t>::min();
+  return int64_t(d);
+}
+
 llvm::SmallVector<int64_t> importer::intValues(DenseElementsAttr attr) {
   llvm::SmallVector<int64_t> out;
   Type elt = attr.getElementType();
@@ -221,7 +237,7 @@ llvm::SmallVector<int64_t> importer::intValues(DenseElementsAttr attr) {
                         : v.getSExtValue());
   } else {
     for (const llvm::APFloat &v : attr.getValues<llvm::APFloat>())
-      out.push_back(int64_t(v.convertToDouble()));
+      out.push_back(saturatingInt(v.convertToDouble()));
   }
   return out;
 }
