@@ -10,10 +10,12 @@
 # only tidal-fuzz-TARGET, copies test/fuzz/corpus/TARGET and
 # test/fuzz/regressions/TARGET to build-fuzz/runs/TARGET/corpus (new
 # inputs go there; TIDAL_FUZZ_KEEP=1 keeps an earlier run's) and fuzzes for
-# SECONDS with leak detection, a per-input
-# timeout of $TIDAL_FUZZ_TIMEOUT seconds (default 10) and libFuzzer's 2 GiB
-# memory limit. Crashes, timeouts, leaks and out-of-memory inputs are
-# written to build-fuzz/runs/TARGET/artifacts/; the summary at the end
+# SECONDS with leak detection, a per-input timeout of $TIDAL_FUZZ_TIMEOUT
+# seconds (default 10), libFuzzer's 2 GiB memory limit and inputs of at
+# most $TIDAL_FUZZ_MAX_LEN bytes (default 128 KiB; otherwise the largest
+# regression input, 200 KB, sets the limit and slows every target down).
+# Crashes, timeouts, leaks and out-of-memory inputs are written to
+# build-fuzz/runs/TARGET/artifacts/; the summary at the end
 # says how to keep one as a regression input.
 #
 # clang-19 and its runtimes come from Debian (clang-19 libclang-rt-19-dev):
@@ -89,6 +91,7 @@ set +e
 nice -n 10 "$build/bin/tidal-fuzz-$target" "$run/corpus" \
   -max_total_time="$seconds" -timeout="${TIDAL_FUZZ_TIMEOUT:-10}" \
   -rss_limit_mb=2048 -detect_leaks=1 -print_final_stats=1 \
+  -max_len="${TIDAL_FUZZ_MAX_LEN:-131072}" \
   -artifact_prefix="$run/artifacts/" "$@" >"$log" 2>&1
 status=$?
 set -e
