@@ -643,6 +643,32 @@ TEST_P(DeviceProgramHostTest, ArgumentErrorsNameTheCall) {
   EXPECT_EQ(watch().runs, 0);
 }
 
+// Where device memory is host memory (no device, HOST, SIM), the constants
+// device kernels read are the program's image itself; a CUDA device gets a
+// copy (cuda_device_test.cpp).
+TEST_P(DeviceProgramHostTest, ConstantsAreTheImageWhereDeviceMemoryIsHost) {
+  static const uint8_t image[64] = {1, 2, 3};
+  const uint8_t *out = nullptr;
+  context_ptr ctx = make_context(1);
+  EXPECT_STATUS_OK(tidalrt_dev_constants(ctx.get(), image, 64, &out));
+  EXPECT_EQ(out, image); // no device
+  device_ptr device = make_device(GetParam(), 256);
+  ASSERT_STATUS_OK(
+      tidalrt_context_set_device(ctx.get(), device.get(), nullptr, 0, 1));
+  out = nullptr;
+  EXPECT_STATUS_OK(tidalrt_dev_constants(ctx.get(), image, 64, &out));
+  EXPECT_EQ(out, image);
+  for (tidalrt_status_t status :
+       {tidalrt_dev_constants(nullptr, image, 64, &out),
+        tidalrt_dev_constants(ctx.get(), image, 64, nullptr),
+        tidalrt_dev_constants(ctx.get(), nullptr, 64, &out)}) {
+    EXPECT_EQ(tidalrt_status_code(status), TIDALRT_INVALID_ARGUMENT);
+    tidalrt_status_free(status);
+  }
+  ASSERT_STATUS_OK(
+      tidalrt_context_set_device(ctx.get(), nullptr, nullptr, 0, 0));
+}
+
 TEST_P(DeviceProgramHostTest, HostArenaIsTheAttachedOne) {
   EXPECT_EQ(tidalrt_dev_host_arena(nullptr), nullptr);
   context_ptr ctx = make_context(1);

@@ -241,16 +241,52 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
     return b.create<LLVM::GEPOp>(loc, ptr, i8, base,
                                  ArrayRef<LLVM::GEPArg>{index});
   };
-  auto address = [&](Value v) -> Value {
+  // The constants as device kernels read them: on CUDA a device copy
+  // (tidalrt_dev_constants), made by the first step that needs it.
+  Value deviceConstants;
+  auto constantsFor = [&](bool hostSide) -> Value {
+    if (!constants)
+      constants = b.create<LLVM::AddressOfOp>(loc, ptr, kConstantsGlobal);
+    if (!onDevice || hostSide)
+      return constants;
+    if (!deviceConstants) {
+      auto global = module.lookupSymbol<LLVM::GlobalOp>(kConstantsGlobal);
+      int64_t bytes =
+          cast<LLVM::LLVMArrayType>(global.getType()).getNumElements();
+      Value slot;
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(entry);
+        Value one = b.create<LLVM::ConstantOp>(loc, i64, 1);
+        slot = b.create<LLVM::AllocaOp>(loc, ptr, ptr, one, 8);
+      }
+      auto uploadFn = declare(b, module, "tidalrt_dev_constants", ptr,
+                              {ptr, ptr, i64, ptr});
+      Value size = b.create<LLVM::ConstantOp>(loc, i64, bytes);
+      Value status =
+          b.create<LLVM::CallOp>(loc, uploadFn,
+                                 ValueRange{context, constants, size, slot})
+              .getResult();
+      Value failed =
+          b.create<LLVM::ICmpOp>(loc, LLVM::ICmpPredicate::ne, status, null);
+      Block *next = new Block();
+      fn.getBody().push_back(next);
+      b.create<LLVM::CondBrOp>(loc, failed, returnStatus, ValueRange{status},
+                               next, ValueRange{});
+      b.setInsertionPointToStart(next);
+      deviceConstants = b.create<LLVM::LoadOp>(loc, ptr, slot);
+    }
+    return deviceConstants;
+  };
+  // `hostSide`: for a kernel that runs on the host (host-placed, or the
+  // copies of results at the end), which reads the constants in place.
+  auto address = [&](Value v, bool hostSide = false) -> Value {
     if (!v)
       return null;
     Home home = homes.lookup(v);
     Value base = home.host ? hostArena : arena;
-    if (home.constant) {
-      if (!constants)
-        constants = b.create<LLVM::AddressOfOp>(loc, ptr, kConstantsGlobal);
-      base = constants;
-    }
+    if (home.constant)
+      base = constantsFor(hostSide);
     return byteOffset(base, home.offset);
   };
 
@@ -325,10 +361,15 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
     };
     constantArray(descName, *words);
     SmallVector<Value> tensors = kernelTensors(op);
+    bool hostSide = isHostPlaced(op);
+    // Any device copy of the constants first: it may end the block.
+    for (Value v : tensors)
+      if (v && homes.lookup(v).constant)
+        constantsFor(hostSide);
     for (auto [i, v] : llvm::enumerate(tensors)) {
       Value slot = b.create<LLVM::GEPOp>(opLoc, ptr, ptr, buffers,
                                          ArrayRef<LLVM::GEPArg>{(int32_t)i});
-      b.create<LLVM::StoreOp>(opLoc, address(v), slot);
+      b.create<LLVM::StoreOp>(opLoc, address(v, hostSide), slot);
     }
     Value desc = b.create<LLVM::AddressOfOp>(opLoc, ptr, descName);
     std::string kernelName =
@@ -413,7 +454,8 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
     Value dst = byteOffset(hostResult ? hostArena : arena, offset);
     Value len = b.create<LLVM::ConstantOp>(
         loc, i64, tensorByteSize(cast<ShapedType>(v.getType())));
-    b.create<LLVM::MemcpyOp>(loc, dst, address(v), len, /*isVolatile=*/false);
+    b.create<LLVM::MemcpyOp>(loc, dst, address(v, /*hostSide=*/true), len,
+                             /*isVolatile=*/false);
   }
   b.create<LLVM::ReturnOp>(loc, null);
   return fn;

@@ -403,6 +403,18 @@ tidalrt_status_t tidalrt_dev_launch_host(tidalrt_context_t *ctx,
  * host-placed kernels' buffers. */
 uint8_t *tidalrt_dev_host_arena(tidalrt_context_t *ctx);
 
+/* The program's constants as device kernels read them (0.7): sets *out to
+ * `host` (the constant image of `bytes` bytes in the program) where device
+ * memory is host memory (no device, SIM), and on CUDA to a device copy of
+ * it, made by the first call after the device is attached and kept (outside
+ * the arena) until it is detached or another image is given. Generated
+ * code calls it once per step, before the first device kernel that reads a
+ * constant; host-placed kernels read `host` itself. INVALID_ARGUMENT for a
+ * NULL ctx or out (or host with bytes), INTERNAL if the copy fails. */
+tidalrt_status_t tidalrt_dev_constants(tidalrt_context_t *ctx,
+                                       const uint8_t *host, uint64_t bytes,
+                                       const uint8_t **out);
+
 /* Offload: copies the device range [device_offset, +bytes) to the host
  * arena at host_offset on the copy-to-host stream, after all compute work
  * enqueued so far (records copy `copy_id`'s "reached" event on the compute

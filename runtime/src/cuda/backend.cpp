@@ -288,6 +288,22 @@ tidalrt_status_t pin(void *host, uint64_t bytes) {
 
 void unpin(void *host) { cudaHostUnregister(host); }
 
+tidalrt_status_t upload(const void *host, uint64_t bytes, void **device) {
+  *device = nullptr;
+  cudaError_t error = cudaMalloc(device, bytes ? bytes : 1);
+  if (error != cudaSuccess)
+    return cudaStatus(error, "cudaMalloc (the program's constants)");
+  error = cudaMemcpy(*device, host, bytes, cudaMemcpyHostToDevice);
+  if (error != cudaSuccess) {
+    cudaFree(*device);
+    *device = nullptr;
+    return cudaStatus(error, "cudaMemcpy (the program's constants)");
+  }
+  return nullptr;
+}
+
+void release(void *device) { cudaFree(device); }
+
 void set_current_stream(void *native_stream) {
   current_stream = static_cast<cuda_stream *>(native_stream);
 }
@@ -310,6 +326,8 @@ const tidalrt_device::backend the_backend = {
     event_query,
     pin,
     unpin,
+    upload,
+    release,
     cudaKernelFor,
     set_current_stream,
 };

@@ -59,6 +59,12 @@ struct backend {
   tidalrt_status_t (*pin)(void *host, uint64_t bytes);
   void (*unpin)(void *host);
 
+  // A program's constants in device memory, outside the arena: copies
+  // `bytes` of `host` into a new device allocation (synchronously);
+  // release frees it.
+  tidalrt_status_t (*upload)(const void *host, uint64_t bytes, void **device);
+  void (*release)(void *device);
+
   // Generated programs: the CUDA kernel of a CPU kernel (NULL: none), and
   // the stream that kernels prepared on the calling thread enqueue on
   // (NULL: none).

@@ -87,6 +87,10 @@ struct program_state {
   bool sync_each_launch = false;
   // The host arena pinned by the backend (unpinned at detach).
   void *pinned = nullptr;
+  // The program's constants uploaded by the backend (released at detach):
+  // the host image they came from and their device copy.
+  const uint8_t *constants_host = nullptr;
+  void *constants_device = nullptr;
   // Held by run_record around every kernel that runs on the CPU (all of
   // them on HOST and SIM; host-placed ones on CUDA).
   std::mutex kernel_mutex;
@@ -142,6 +146,10 @@ struct program_state {
     if (pinned)
       backend->unpin(pinned);
     pinned = nullptr;
+    if (constants_device)
+      backend->release(constants_device);
+    constants_host = nullptr;
+    constants_device = nullptr;
     backend = nullptr;
     emulate = sync_each_launch = false;
     for (launch_record *record : records)
@@ -527,6 +535,33 @@ extern "C" uint8_t *tidalrt_dev_host_arena(tidalrt_context_t *ctx) {
   if (!state || !state->device || !state->host_arena_bytes)
     return nullptr;
   return state->host_arena;
+}
+
+extern "C" tidalrt_status_t tidalrt_dev_constants(tidalrt_context_t *ctx,
+                                                  const uint8_t *host,
+                                                  uint64_t bytes,
+                                                  const uint8_t **out) {
+  if (!ctx || !out || (!host && bytes))
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "tidalrt_dev_constants: NULL argument");
+  *out = host;
+  program_state *state = state_of(ctx);
+  if (!state || !state->device || !state->backend)
+    return nullptr; // no device, or one whose memory is host memory
+  if (state->constants_host != host) {
+    if (state->constants_device) {
+      tidalrt_dev_synchronize(ctx);
+      state->backend->release(state->constants_device);
+      state->constants_device = nullptr;
+      state->constants_host = nullptr;
+    }
+    if (tidalrt_status_t s =
+            state->backend->upload(host, bytes, &state->constants_device))
+      return s;
+    state->constants_host = host;
+  }
+  *out = static_cast<const uint8_t *>(state->constants_device);
+  return nullptr;
 }
 
 extern "C" tidalrt_status_t tidalrt_dev_offload(tidalrt_context_t *ctx,
