@@ -9,7 +9,8 @@
 // workspace and cuDNN runs unpadded. Descriptors and algorithms are chosen
 // once, while preparing: the first deterministic algorithm of cuDNN's
 // ranked heuristics that needs at most kWorkspaceLimit of workspace, with
-// FMA maths only (no TF32).
+// FMA maths only (no TF32), and no FFT or Winograd transform where another
+// algorithm qualifies.
 #include "../../cpu/dnnl_checks.h"
 #include "common.h"
 #include "kernels.h"
@@ -60,24 +61,48 @@ bool tensorOpMath(cudnnMathType_t t) {
          t == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
+// FFT and Winograd transforms round more than a direct or GEMM-based
+// float32 convolution: about 1e-4 relative, not PyTorch's float32 spread.
+bool inexact(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool inexact(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool inexact(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
 // Takes the first of cuDNN's ranked algorithms that is deterministic, runs
-// with FMA maths and needs at most kWorkspaceLimit; `size(algo, &bytes)`
-// asks cuDNN for its workspace with our descriptors.
+// with FMA maths, needs at most kWorkspaceLimit and is no FFT or Winograd
+// transform (one of those only when nothing else qualifies);
+// `size(algo, &bytes)` asks cuDNN for its workspace with our descriptors.
 template <typename Perf, typename Size>
 void chooseAlgorithm(ConvState &s, const std::vector<Perf> &perf, int count,
                      Size &&size, const char *what) {
-  for (int i = 0; i < count; ++i) {
-    const Perf &p = perf[i];
-    if (p.status != CUDNN_STATUS_SUCCESS ||
-        p.determinism != CUDNN_DETERMINISTIC || p.memory > kWorkspaceLimit ||
-        tensorOpMath(p.mathType))
-      continue;
-    size_t bytes = 0;
-    if (size(p.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kWorkspaceLimit)
-      continue;
-    s.algo = (int)p.algo;
-    s.algoBytes = bytes;
-    return;
+  for (bool allowInexact : {false, true}) {
+    for (int i = 0; i < count; ++i) {
+      const Perf &p = perf[i];
+      if (p.status != CUDNN_STATUS_SUCCESS ||
+          p.determinism != CUDNN_DETERMINISTIC || p.memory > kWorkspaceLimit ||
+          tensorOpMath(p.mathType) || (inexact(p.algo) && !allowInexact))
+        continue;
+      size_t bytes = 0;
+      if (size(p.algo, &bytes) != CUDNN_STATUS_SUCCESS ||
+          bytes > kWorkspaceLimit)
+        continue;
+      s.algo = (int)p.algo;
+      s.algoBytes = bytes;
+      return;
+    }
   }
   fail(TIDALRT_UNSUPPORTED,
        "cuDNN has no deterministic %s algorithm for this shape within %zu MiB "
