@@ -239,6 +239,26 @@ TEST(DnnlMatMul, EmptyInnerDimensionGivesZeros) {
     EXPECT_EQ(v, 0.0f);
 }
 
+// A batch dimension of 0 against one of 1 broadcasts to 0 (NumPy), and the
+// product is empty: it once broadcast to 1 and rejected the [0, 2, 3]
+// output (found by the CUDA library test on an H100).
+TEST(DnnlMatMul, EmptyBatchBroadcasts) {
+  std::vector<float> a(1), b(12), y(1);
+  KernelCall call;
+  call.f32({0, 2, 4}, a.data())
+      .f32({1, 4, 3}, b.data())
+      .f32({0, 2, 3}, y.data());
+  EXPECT_EQ(call.run(tidalrt_k_matmul), "");
+  KernelCall rhs;
+  rhs.f32({0, 2, 4}, a.data()).f32({4, 3}, b.data()).f32({0, 2, 3}, y.data());
+  EXPECT_EQ(rhs.run(tidalrt_k_matmul), "");
+  KernelCall wrong;
+  wrong.f32({0, 2, 4}, a.data()).f32({4, 3}, b.data()).f32({1, 2, 3}, y.data());
+  EXPECT_EQ(wrong.run(tidalrt_k_matmul),
+            "INVALID_ARGUMENT: matmul (op 0): the output shape does not match "
+            "the operands");
+}
+
 TEST(DnnlMatMul, Errors) {
   std::vector<int64_t> a(6), b(6), y(4);
   KernelCall ints;

@@ -7,6 +7,8 @@
 
 #include "tidalrt/tidalrt.h"
 
+#include <cuda_runtime.h>
+
 #include <atomic>
 #include <cstring>
 #include <numeric>
@@ -134,6 +136,13 @@ TEST(CudaDevice, HostStreamsAreOrderedWithCopiesByEvents) {
       b->sum += v;
     return nullptr;
   };
+  // Pinned, as programs pin their host arena: CUDA reads pageable memory
+  // of an asynchronous copy to the device when the copy is enqueued, not
+  // in stream order (seen on an H100: the copy saw the zeros).
+  ASSERT_EQ(cudaHostRegister(b.source.data(), 1024, cudaHostRegisterDefault),
+            cudaSuccess);
+  ASSERT_EQ(cudaHostRegister(b.result.data(), 1024, cudaHostRegisterDefault),
+            cudaSuccess);
   ASSERT_STATUS_OK(
       tidalrt_stream_launch(host.get(), fill, &b, nullptr, 0, nullptr, 0));
   ASSERT_STATUS_OK(tidalrt_event_record(filled.get(), host.get()));
@@ -159,6 +168,8 @@ TEST(CudaDevice, HostStreamsAreOrderedWithCopiesByEvents) {
   EXPECT_EQ(stats.bytes_to_host, 1024u);
   EXPECT_EQ(stats.copies, 2u);
   EXPECT_GT(stats.copy_seconds, 0.0) << "copies are timed on the GPU";
+  cudaHostUnregister(b.source.data());
+  cudaHostUnregister(b.result.data());
 }
 
 TEST(CudaDevice, AFailedHostLaunchIsReportedWithItsStream) {
@@ -199,6 +210,32 @@ TEST(CudaDevice, EventsQueryAndSynchronize) {
 
 // A generated program's launch of a CPU kernel runs its CUDA twin on the
 // device's memory: relu over device buffers equals the CPU kernel.
+// Device kernels read the program's constants from a device copy, made once
+// per attached device (a host pointer faults on the GPU).
+TEST(CudaDeviceProgram, ConstantsGetOneDeviceCopy) {
+  TIDALRT_REQUIRE_GPU();
+  device_ptr device = make_device(TIDALRT_DEVICE_CUDA, 256);
+  tidalrt_context_options_t options = {1, 0};
+  tidalrt_context_t *ctx = nullptr;
+  ASSERT_STATUS_OK(tidalrt_context_create(&options, &ctx));
+  ASSERT_STATUS_OK(
+      tidalrt_context_set_device(ctx, device.get(), nullptr, 0, 0));
+  std::vector<uint8_t> image(100);
+  std::iota(image.begin(), image.end(), uint8_t(7));
+  const uint8_t *first = nullptr, *again = nullptr;
+  ASSERT_STATUS_OK(tidalrt_dev_constants(ctx, image.data(), 100, &first));
+  ASSERT_NE(first, nullptr);
+  EXPECT_NE(first, image.data());
+  ASSERT_STATUS_OK(tidalrt_dev_constants(ctx, image.data(), 100, &again));
+  EXPECT_EQ(again, first);
+  std::vector<uint8_t> back(100);
+  ASSERT_EQ(cudaMemcpy(back.data(), first, 100, cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_EQ(back, image);
+  ASSERT_STATUS_OK(tidalrt_context_set_device(ctx, nullptr, nullptr, 0, 0));
+  tidalrt_context_free(ctx);
+}
+
 TEST(CudaDeviceProgram, LaunchesRunTheCudaTwinOfTheCpuKernel) {
   TIDALRT_REQUIRE_GPU();
   device_ptr device = make_device(TIDALRT_DEVICE_CUDA, 2048);

@@ -753,8 +753,11 @@ TEST(CudaLibrary, BatchNormTrainingEdgeCases) {
   TIDALRT_REQUIRE_GPU();
   // One element per channel (the running variance is not unbiased), an
   // empty batch (zero statistics), momentum 0 and 1.
+  // With one element per channel, x - mean is 0 up to cuDNN's rounding of
+  // the mean (an ulp of x), which 1/sqrt(eps) = 316 amplifies in y: seen
+  // 5.9e-5 relative on an H100 (cuDNN 9.19).
   expectMatch(batchNormTraining({1, 3}, 1, 0.9), tidalrt_k_batch_norm_training,
-              tidalrt_cuda_k_batch_norm_training, kTolerance);
+              tidalrt_cuda_k_batch_norm_training, 1e-3);
   expectMatch(batchNormTraining({0, 3, 4}, 2, 0.9),
               tidalrt_k_batch_norm_training, tidalrt_cuda_k_batch_norm_training,
               0);
@@ -901,7 +904,7 @@ TEST(CudaLibrary, MatMul) {
       {{2, 1, 3, 3, 4}, {3, 1, 4, 2}, {2, 3, 3, 3, 2}},
       {{4}, {2, 3, 4, 5}, {2, 3, 5}},
       {{2, 3, 6, 4}, {4}, {2, 3, 6}},
-      {{1, 1, 17, 33}, {3, 1, 33, 9}, {1, 3, 17, 9}},
+      {{1, 1, 17, 33}, {3, 1, 33, 9}, {3, 1, 17, 9}},
       {{8, 64, 48}, {8, 48, 40}, {8, 64, 40}},
   };
   uint32_t seed = 1400;

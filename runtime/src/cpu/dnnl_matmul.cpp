@@ -213,7 +213,8 @@ MatMulShape tidalrt::dnnlutil::checkMatMul(const OpCall &op) {
     int64_t da = r.aBatch[i], db = r.bBatch[i];
     if (da != db && da != 1 && db != 1)
       fail(TIDALRT_INVALID_ARGUMENT, "batch dimensions do not broadcast");
-    r.batch[i] = std::max(da, db);
+    // A dimension of 1 broadcasts, to 0 too (NumPy): not max(da, db).
+    r.batch[i] = da == 1 ? db : da;
     r.nBatch *= r.batch[i];
     r.aCount *= da;
     r.bCount *= db;
