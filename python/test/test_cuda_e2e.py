@@ -15,6 +15,11 @@ Skips, stating why, where tidalc cannot link --target cuda executables or
 the executable finds no usable GPU (exit 2, "no usable CUDA device").
 
 Needs TIDAL_BUILD_DIR with bin/tidalc.
+
+TIDAL_CUDA_PREBUILD=1 compiles every executable and runs none (no GPU
+needed): with scripts/tidalc_replay.py recording, this is how
+scripts/gpu_pack.sh prepares the executables for a GPU machine that has no
+tidalc (docs/cuda.md, "Running the GPU checks").
 """
 
 import json
@@ -31,6 +36,7 @@ from test_train_e2e import CaseTests
 _SKIP = support.skip_reason("tidalc")
 PLAN_CASES = ("lenet_momentum", "resnet20_momentum", "transformer17_adamw")
 STEPS = 3
+PREBUILD = os.environ.get("TIDAL_CUDA_PREBUILD") == "1"
 _gpu_reason = None
 
 
@@ -50,6 +56,9 @@ def gpu_skip_reason():
         if proc.returncode != 0:
             _gpu_reason = "tidalc cannot build --target cuda executables: " + proc.stderr.strip().splitlines()[-1]
             return _gpu_reason
+        if PREBUILD:
+            _gpu_reason = ""
+            return None
         proc = support.run([exe] + training.write_inputs(case, work) + ["--steps", "1", "--quiet"], timeout=300)
         if proc.returncode == 2 and "no usable CUDA device" in proc.stderr:
             _gpu_reason = proc.stderr.strip().splitlines()[-1]
@@ -71,6 +80,12 @@ class CudaE2ETest(CaseTests, unittest.TestCase):
         if reason:
             raise unittest.SkipTest(reason)
         super().setUpClass()
+
+    def check_case(self, name):
+        if PREBUILD:
+            self.executable(training.CASES_BY_NAME[name])
+            return
+        super().check_case(name)
 
 
 @unittest.skipIf(_SKIP, _SKIP)
@@ -109,7 +124,7 @@ class CudaPlansTest(unittest.TestCase):
                 self.assertEqual(proc.returncode, 0, support.describe(proc))
                 with open(plan) as f:
                     peak = json.load(f)["predicted"]["peak_device_bytes"]
-                runs = {}
+                exes = {}
                 for placement in ("auto", "device"):
                     extra = ["--placement", placement]
                     smallest = self.smallest_budget(model, extra + flags)
@@ -119,16 +134,21 @@ class CudaPlansTest(unittest.TestCase):
                         proc = support.run_tidalc([model, "-o", exe, "--target", "cuda", "--device-memory",
                                                    str(budget)] + extra + flags, timeout=600)
                         self.assertEqual(proc.returncode, 0, support.describe(proc))
-                        log, out = os.path.join(work, f"log_{tag}.jsonl"), os.path.join(work, f"out_{tag}.onnx")
-                        proc = support.run([exe] + inputs + ["--steps", str(STEPS), "--shuffle", "--seed", "5",
-                                                             "--log", log, "--save", out, "--quiet"], timeout=600)
-                        self.assertEqual(proc.returncode, 0, f"{tag}: {support.describe(proc)}")
-                        lines = support.log_lines(log)
-                        for line in lines:
-                            self.assertLessEqual(line["device_peak_bytes"], budget, tag)
-                            if budget < peak:
-                                self.assertGreater(line["bytes_to_host"], 0, f"{tag}: nothing moved below the peak")
-                        runs[tag] = ([l["loss"] for l in lines], support.saved_initializers(out))
+                        exes[tag] = (exe, budget)
+                if PREBUILD:
+                    continue
+                runs = {}
+                for tag, (exe, budget) in exes.items():
+                    log, out = os.path.join(work, f"log_{tag}.jsonl"), os.path.join(work, f"out_{tag}.onnx")
+                    proc = support.run([exe] + inputs + ["--steps", str(STEPS), "--shuffle", "--seed", "5",
+                                                         "--log", log, "--save", out, "--quiet"], timeout=600)
+                    self.assertEqual(proc.returncode, 0, f"{tag}: {support.describe(proc)}")
+                    lines = support.log_lines(log)
+                    for line in lines:
+                        self.assertLessEqual(line["device_peak_bytes"], budget, tag)
+                        if budget < peak:
+                            self.assertGreater(line["bytes_to_host"], 0, f"{tag}: nothing moved below the peak")
+                    runs[tag] = ([l["loss"] for l in lines], support.saved_initializers(out))
                 first_tag, (first_losses, first_saved) = next(iter(runs.items()))
                 for tag, (losses, saved) in runs.items():
                     self.assertEqual(losses, first_losses, f"{name}: losses of {tag} vs {first_tag}")

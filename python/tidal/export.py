@@ -13,6 +13,8 @@ import argparse
 import functools
 import inspect
 import io
+import os
+import shutil
 import sys
 import warnings
 from typing import Optional
@@ -107,9 +109,28 @@ def export(name: str, path: str, opset: int = DEFAULT_OPSET, batch: Optional[int
     """Export zoo model `name` to `path`; returns the ModelProto written.
 
     The file is checked with onnx.checker and reloaded from disk.
+
+    With TIDAL_EXPORT_CACHE=DIR set, DIR/NAME.opsetN[.bB].onnx is used when
+    it exists, and written after an export when it does not: the same bytes
+    on a machine whose torch exports differently or not at all (how
+    scripts/gpu_pack.sh carries models to a GPU machine).
     """
+    cache = os.environ.get("TIDAL_EXPORT_CACHE")
+    cached = None
+    if cache:
+        cached = os.path.join(cache, f"{name}.opset{opset}" + (f".b{batch}" if batch else "") + ".onnx")
+        if os.path.isfile(cached):
+            shutil.copyfile(cached, path)
+            reloaded = onnx.load(path)
+            onnx.checker.check_model(reloaded)
+            return reloaded
     proto = export_model(name, opset=opset, batch=batch)
     onnx.save(proto, path)
+    if cached:
+        os.makedirs(cache, exist_ok=True)
+        tmp = f"{cached}.tmp.{os.getpid()}"
+        shutil.copyfile(path, tmp)
+        os.replace(tmp, cached)
     reloaded = onnx.load(path)
     onnx.checker.check_model(reloaded)
     return reloaded
