@@ -21,7 +21,7 @@ struct tidalrt_context_s {
   // on a device) and read by the driver after synchronising: relaxed, so
   // that it adds no ordering that could hide a missing wait from TSan.
   std::atomic<int64_t> failedOp{-1};
-  // Generated device programs' state (runtime/src/device/program_ops.cpp).
+  // Generated device programs' state (runtime/src/device/program_state.h).
   void *programState = nullptr;
   void (*programStateDestroy)(void *) = nullptr;
 };

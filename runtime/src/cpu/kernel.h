@@ -129,7 +129,7 @@ uint64_t step(const tidalrt_context_t *ctx);
 size_t numOps(const tidalrt_context_t *ctx);
 
 // The state of generated device programs (runtime/src/device/
-// program_ops.cpp: the attached device, its streams and events, the launch
+// program_state.h: the attached device, its streams and events, the launch
 // records), owned by the context: `destroy` runs first in
 // tidalrt_context_free, before the op states, so it can wait for device work
 // that still uses them. NULL until tidalrt_context_set_device.

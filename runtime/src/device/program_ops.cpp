@@ -29,7 +29,7 @@
 // device.h): a host launch waits for the "done" event of every copy
 // enqueued since the previous host launch, and a copy enqueued after a host
 // launch waits for host_reached, recorded on the host stream.
-#include "device_internal.h"
+#include "program_state.h"
 
 #include "../cpu/kernel.h"
 #include "../cuda/emu_table.h"
@@ -42,139 +42,9 @@
 #include <string>
 #include <vector>
 
+using namespace tidalrt_device::program;
+
 namespace {
-
-struct launch_record {
-  // program_state::kernel_mutex; NULL for a CUDA device's compute launches,
-  // which only enqueue GPU work.
-  std::mutex *kernel_mutex = nullptr;
-  tidalrt_context_t *ctx = nullptr;
-  tidalrt_kernel_fn_t fn = nullptr;
-  const int64_t *desc = nullptr;
-  std::vector<void *> buffers;
-  int64_t op_index = -1;
-  // The kernel the compute stream runs for `cpu_fn`, the one generated code
-  // passed (device_kernel): found once, reused every step.
-  tidalrt_kernel_fn_t cpu_fn = nullptr;
-  tidalrt_kernel_fn_t device_fn = nullptr;
-  // The program_state::epoch of the last launch: an op launched twice
-  // between two tidalrt_dev_synchronize() calls waits for its first launch
-  // before its record is overwritten.
-  uint64_t epoch = 0;
-  // The stream of the last launch (compute or host): the one to wait for.
-  tidalrt_stream_t *stream = nullptr;
-};
-
-struct program_state {
-  tidalrt_device_t *device = nullptr;
-  uint8_t *host_arena = nullptr;
-  uint64_t host_arena_bytes = 0;
-  tidalrt_stream_t *compute = nullptr;
-  tidalrt_stream_t *to_host = nullptr;
-  tidalrt_stream_t *to_device = nullptr;
-  tidalrt_stream_t *host = nullptr;       // host-placed kernels (a host stream)
-  std::vector<tidalrt_event_t *> reached; // per copy: compute got there
-  std::vector<tidalrt_event_t *> done;    // per copy: the copy finished
-  std::vector<launch_record *> records;   // per op; NULL until launched
-  uint64_t epoch = 1; // grows at each tidalrt_dev_synchronize()
-  // The device's backend (CUDA), or NULL (HOST, SIM).
-  const tidalrt_device::backend *backend = nullptr;
-  // SIM with TIDAL_SIM_KERNELS=emulated: compute launches run the host
-  // emulation of the CUDA kernel where one exists (runtime/src/cuda).
-  bool emulate = false;
-  // CUDA with TIDAL_CUDA_SYNC=1: wait for every kernel, so that a fault
-  // names its op (as CUDA_LAUNCH_BLOCKING does).
-  bool sync_each_launch = false;
-  // The host arena pinned by the backend (unpinned at detach).
-  void *pinned = nullptr;
-  // The program's constants uploaded by the backend (released at detach):
-  // the host image they came from and their device copy.
-  const uint8_t *constants_host = nullptr;
-  void *constants_device = nullptr;
-  // Held by run_record around every kernel that runs on the CPU (all of
-  // them on HOST and SIM; host-placed ones on CUDA).
-  std::mutex kernel_mutex;
-
-  // The host-launch protocol (only the calling thread uses these).
-  // Copies enqueued since the previous host launch (each id once; capacity
-  // num_copies, so a step never allocates), and which ids are listed.
-  std::vector<int64_t> copies_since_host;
-  std::vector<uint8_t> copy_listed;
-  // Recorded on the host stream: copies wait on it to follow host launches.
-  tidalrt_event_t *host_reached = nullptr;
-  // A host launch was enqueued since host_reached was last recorded.
-  bool host_unrecorded = false;
-  // A host launch was enqueued since the last tidalrt_dev_synchronize (or
-  // the attachment): copies must wait on host_reached.
-  bool host_active = false;
-
-  // After tidalrt_dev_synchronize (all work finished) or a detach: nothing
-  // is left to order.
-  void reset_host_protocol() {
-    for (int64_t copy_id : copies_since_host)
-      copy_listed[static_cast<size_t>(copy_id)] = 0;
-    copies_since_host.clear();
-    host_unrecorded = false;
-    host_active = false;
-  }
-
-  ~program_state() {
-    detach();
-    for (launch_record *record : records)
-      delete record;
-  }
-
-  // Waits for the device's work, then frees the streams and events.
-  void detach() {
-    if (device)
-      tidalrt_status_free(tidalrt_device_synchronize(device));
-    for (tidalrt_event_t *event : reached)
-      tidalrt_event_free(event);
-    for (tidalrt_event_t *event : done)
-      tidalrt_event_free(event);
-    tidalrt_event_free(host_reached);
-    host_reached = nullptr;
-    reached.clear();
-    done.clear();
-    reset_host_protocol();
-    copy_listed.clear();
-    tidalrt_stream_free(compute);
-    tidalrt_stream_free(to_host);
-    tidalrt_stream_free(to_device);
-    tidalrt_stream_free(host);
-    compute = to_host = to_device = host = nullptr;
-    if (pinned)
-      backend->unpin(pinned);
-    pinned = nullptr;
-    if (constants_device)
-      backend->release(constants_device);
-    constants_host = nullptr;
-    constants_device = nullptr;
-    backend = nullptr;
-    emulate = sync_each_launch = false;
-    for (launch_record *record : records)
-      if (record)
-        record->cpu_fn = record->device_fn = nullptr;
-    device = nullptr;
-    host_arena = nullptr;
-    host_arena_bytes = 0;
-    ++epoch;
-  }
-};
-
-program_state *state_of(const tidalrt_context_t *ctx) {
-  return static_cast<program_state *>(tidalrt::programState(ctx));
-}
-
-tidalrt_device_t *device_of(const tidalrt_context_t *ctx) {
-  program_state *state = state_of(ctx);
-  return state ? state->device : nullptr;
-}
-
-tidalrt_status_t null_argument(const char *call) {
-  return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: NULL argument",
-                             call);
-}
 
 // Runs a launch record on the compute or host stream's thread, one kernel
 // at a time (they share the context's scratch and per-op state).
@@ -437,8 +307,6 @@ tidalrt_status_t get_record(program_state *state, const char *call,
   return nullptr;
 }
 
-void destroy_state(void *state) { delete static_cast<program_state *>(state); }
-
 } // namespace
 
 extern "C" tidalrt_status_t tidalrt_dev_launch(
@@ -530,40 +398,6 @@ tidalrt_dev_launch_host(tidalrt_context_t *ctx, tidalrt_kernel_fn_t fn,
   return nullptr;
 }
 
-extern "C" uint8_t *tidalrt_dev_host_arena(tidalrt_context_t *ctx) {
-  program_state *state = ctx ? state_of(ctx) : nullptr;
-  if (!state || !state->device || !state->host_arena_bytes)
-    return nullptr;
-  return state->host_arena;
-}
-
-extern "C" tidalrt_status_t tidalrt_dev_constants(tidalrt_context_t *ctx,
-                                                  const uint8_t *host,
-                                                  uint64_t bytes,
-                                                  const uint8_t **out) {
-  if (!ctx || !out || (!host && bytes))
-    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
-                               "tidalrt_dev_constants: NULL argument");
-  *out = host;
-  program_state *state = state_of(ctx);
-  if (!state || !state->device || !state->backend)
-    return nullptr; // no device, or one whose memory is host memory
-  if (state->constants_host != host) {
-    if (state->constants_device) {
-      tidalrt_dev_synchronize(ctx);
-      state->backend->release(state->constants_device);
-      state->constants_device = nullptr;
-      state->constants_host = nullptr;
-    }
-    if (tidalrt_status_t s =
-            state->backend->upload(host, bytes, &state->constants_device))
-      return s;
-    state->constants_host = host;
-  }
-  *out = static_cast<const uint8_t *>(state->constants_device);
-  return nullptr;
-}
-
 extern "C" tidalrt_status_t tidalrt_dev_offload(tidalrt_context_t *ctx,
                                                 int64_t copy_id,
                                                 uint64_t host_offset,
@@ -617,94 +451,4 @@ extern "C" tidalrt_status_t tidalrt_dev_synchronize(tidalrt_context_t *ctx) {
     }
   }
   return status;
-}
-
-extern "C" tidalrt_status_t
-tidalrt_context_set_device(tidalrt_context_t *ctx, tidalrt_device_t *device,
-                           uint8_t *host_arena, uint64_t host_arena_bytes,
-                           int64_t num_copies) {
-  if (!ctx)
-    return null_argument("tidalrt_context_set_device");
-  program_state *state = state_of(ctx);
-  if (state)
-    state->detach();
-  if (!device)
-    return nullptr;
-  if (num_copies < 0 || (!host_arena && host_arena_bytes))
-    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
-                               "tidalrt_context_set_device: %s",
-                               num_copies < 0 ? "negative num_copies"
-                                              : "NULL host arena of non-zero "
-                                                "size");
-  if (!state) {
-    state = new (std::nothrow) program_state();
-    if (!state)
-      return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
-                                 "tidalrt_context_set_device: out of memory");
-    tidalrt::setProgramState(ctx, state, destroy_state);
-  }
-  try {
-    state->records.resize(tidalrt::numOps(ctx), nullptr);
-    state->reached.reserve(static_cast<size_t>(num_copies));
-    state->done.reserve(static_cast<size_t>(num_copies));
-    state->copies_since_host.reserve(static_cast<size_t>(num_copies));
-    state->copy_listed.assign(static_cast<size_t>(num_copies), 0);
-  } catch (const std::exception &) {
-    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
-                               "tidalrt_context_set_device: out of memory for "
-                               "%lld copies",
-                               (long long)num_copies);
-  }
-  state->device = device;
-  tidalrt_status_t status =
-      tidalrt_stream_create(device, TIDALRT_STREAM_COMPUTE, &state->compute);
-  if (!status)
-    status = tidalrt_stream_create(device, TIDALRT_STREAM_COPY_TO_HOST,
-                                   &state->to_host);
-  if (!status)
-    status = tidalrt_stream_create(device, TIDALRT_STREAM_COPY_TO_DEVICE,
-                                   &state->to_device);
-  if (!status) // host-placed kernels: their own thread on SIM
-    status = tidalrt_stream_create(device, TIDALRT_STREAM_HOST, &state->host);
-  if (!status)
-    status = tidalrt_event_create(device, &state->host_reached);
-  for (int64_t k = 0; !status && k < num_copies; ++k) {
-    tidalrt_event_t *reached = nullptr, *done = nullptr;
-    status = tidalrt_event_create(device, &reached);
-    if (!status)
-      state->reached.push_back(reached); // reserved: cannot throw
-    if (!status)
-      status = tidalrt_event_create(device, &done);
-    if (!status)
-      state->done.push_back(done);
-  }
-  if (status) {
-    state->detach();
-    return tidalrt_status_annotate(status, "tidalrt_context_set_device");
-  }
-  state->backend = device->backend;
-  if (state->backend && host_arena_bytes) {
-    // Copies run asynchronously only from page-locked memory.
-    status = state->backend->pin(host_arena, host_arena_bytes);
-    if (status) {
-      state->detach();
-      return tidalrt_status_annotate(status, "tidalrt_context_set_device: "
-                                             "pinning the host arena");
-    }
-    state->pinned = host_arena;
-  }
-  const char *kernels = getenv("TIDAL_SIM_KERNELS");
-  state->emulate = device->kind == TIDALRT_DEVICE_SIM && kernels &&
-                   strcmp(kernels, "emulated") == 0;
-  const char *sync = getenv("TIDAL_CUDA_SYNC");
-  state->sync_each_launch =
-      state->backend && sync && sync[0] && strcmp(sync, "0") != 0;
-  state->host_arena = host_arena;
-  state->host_arena_bytes = host_arena_bytes;
-  return nullptr;
-}
-
-extern "C" tidalrt_device_t *
-tidalrt_context_device(const tidalrt_context_t *ctx) {
-  return ctx ? device_of(ctx) : nullptr;
 }
