@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The GPU checks of docs/cuda.md, on a lent GPU machine without tidalc,
 # from what scripts/gpu_pack.sh recorded here (.gpu-pack/pack.tar.xz):
-#   bash scripts/gpu_checks.sh [cuda-tests] [e2e] [bench] [debug]
+#   bash scripts/gpu_checks.sh [cuda-tests] [e2e] [bench] [debug] [compare]
 # (default: the first three; debug runs training cases under
-# compute-sanitizer, scripts/gpu_debug.py)
+# compute-sanitizer, compare compares them op by op with the CPU kernels,
+# scripts/gpu_debug.py)
 # Writes logs under $OUT (or /tmp/gpu-out): cuda-tests.log, e2e.log,
 # bench.md, bench.json, env.txt. Each step has its own time limit
 # (GPU_CHECK_LIMIT_S, default 200 s per step).
@@ -67,6 +68,11 @@ for step in $steps; do
     # GPU_DEBUG_CASES (default mlp_digits_sgd) under compute-sanitizer.
     timeout "$limit" python3 scripts/gpu_debug.py "$out" ${GPU_DEBUG_CASES:-mlp_digits_sgd} \
       --timeout $((limit / 2)) || rc=1 ;;
+  compare)
+    # GPU_DEBUG_CASES (default mobilenet_mini14_momentum): every op's output
+    # on the GPU against the same plan on the CPU kernels.
+    timeout "$limit" python3 scripts/gpu_debug.py "$out" ${GPU_DEBUG_CASES:-mobilenet_mini14_momentum} \
+      --compare --timeout $((limit / 3)) || rc=1 ;;
   *) echo "unknown step $step" ;;
   esac
 done

@@ -4,6 +4,7 @@ list(APPEND TIDALRT_DEVICE_SOURCES
   src/device/device.cpp
   src/device/event.cpp
   src/device/program_attach.cpp
+  src/device/program_dump.cpp
   src/device/program_ops.cpp
   src/device/stream.cpp
 )

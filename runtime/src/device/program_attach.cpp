@@ -131,6 +131,8 @@ tidalrt_context_set_device(tidalrt_context_t *ctx, tidalrt_device_t *device,
   const char *sync = getenv("TIDAL_CUDA_SYNC");
   state->sync_each_launch =
       state->backend && sync && sync[0] && strcmp(sync, "0") != 0;
+  const char *dump = getenv("TIDAL_DUMP_DIR");
+  state->dump_dir = dump ? dump : "";
   state->host_arena = host_arena;
   state->host_arena_bytes = host_arena_bytes;
   return nullptr;

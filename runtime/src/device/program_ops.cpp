@@ -343,6 +343,8 @@ extern "C" tidalrt_status_t tidalrt_dev_launch(
                      num_buffers, op_index, ranges, num_reads, num_writes);
   if (!status && state->sync_each_launch)
     status = tidalrt_stream_synchronize(state->compute);
+  if (!status && !state->dump_dir.empty())
+    status = dump_writes(state, op_index, ranges, num_reads, num_writes);
   if (status) {
     tidalrt_context_fail_at(ctx, op_index);
     return tidalrt_status_annotate(status, "op %lld", (long long)op_index);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace tidalrt_device {
@@ -58,6 +59,9 @@ struct program_state {
   // CUDA with TIDAL_CUDA_SYNC=1: wait for every kernel, so that a fault
   // names its op (as CUDA_LAUNCH_BLOCKING does).
   bool sync_each_launch = false;
+  // TIDAL_DUMP_DIR: after every device kernel, its write ranges go to files
+  // there (program_dump.cpp); empty: off.
+  std::string dump_dir;
   // The host arena pinned by the backend (unpinned at detach).
   void *pinned = nullptr;
   // The program's constants uploaded by the backend (released at detach):
@@ -143,6 +147,13 @@ inline tidalrt_device_t *device_of(const tidalrt_context_t *ctx) {
   program_state *state = state_of(ctx);
   return state ? state->device : nullptr;
 }
+
+// Waits for op `op_index`'s kernel, then writes each of its `num_writes`
+// write ranges (after `num_reads` read ranges in `ranges`) to
+// state->dump_dir/op-NNNNN-wK.bin (program_dump.cpp).
+tidalrt_status_t dump_writes(program_state *state, int64_t op_index,
+                             const tidalrt_range_t *ranges, int64_t num_reads,
+                             int64_t num_writes);
 
 inline tidalrt_status_t null_argument(const char *call) {
   return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: NULL argument",

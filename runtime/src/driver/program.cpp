@@ -5,6 +5,12 @@
 #include "error.h"
 #include "onnx_weights.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+
 namespace tidalrt_driver {
 
 std::vector<update> find_updates(const function_info &function) {
@@ -72,6 +78,46 @@ void attach_device(const function_info &function, tidalrt_device_kind_t kind,
     fail_runtime(take_message(status));
 }
 
+// The device a device target's functions run on: the target's, unless
+// TIDAL_DEVICE says `sim` or `cuda`. The generated program is the same for
+// both, so TIDAL_DEVICE=sim runs a cuda executable's plan on the simulated
+// device with the CPU kernels: the reference for comparing the GPU's
+// kernels op by op (TIDAL_DUMP_DIR, scripts/compare_dumps.py).
+tidalrt_device_kind_t device_kind(const manifest &m) {
+  const char *kind = std::getenv("TIDAL_DEVICE");
+  if (!kind || !*kind)
+    return m.device_kind();
+  if (std::strcmp(kind, "sim") == 0)
+    return TIDALRT_DEVICE_SIM;
+  if (std::strcmp(kind, "cuda") == 0)
+    return TIDALRT_DEVICE_CUDA;
+  fail_input(std::string("TIDAL_DEVICE must be 'sim' or 'cuda', not '") + kind +
+             "'");
+}
+
+// TIDAL_DUMP_DIR: the folder (made if missing) and its ops.tsv, which names
+// the op index of each dumped file (program_dump.cpp).
+void prepare_dump_dir(const manifest &m) {
+  const char *dir = std::getenv("TIDAL_DUMP_DIR");
+  if (!dir || !*dir)
+    return;
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    fail_input(std::string("TIDAL_DUMP_DIR: cannot make ") + dir + ": " +
+               std::strerror(errno));
+  std::string path = std::string(dir) + "/ops.tsv";
+  std::FILE *file = std::fopen(path.c_str(), "w");
+  if (!file)
+    fail_input("TIDAL_DUMP_DIR: cannot write " + path + ": " +
+               std::strerror(errno));
+  std::fprintf(file, "index\tkind\tname\n");
+  for (size_t i = 0; i < m.ops.size(); ++i)
+    std::fprintf(file, "%zu\t%s\t%s\n", i, m.ops[i].kind.c_str(),
+                 m.ops[i].name.c_str());
+  if (std::fclose(file) != 0)
+    fail_input("TIDAL_DUMP_DIR: cannot write " + path + ": " +
+               std::strerror(errno));
+}
+
 } // namespace
 
 program_runner::program_runner(const manifest &manifest,
@@ -85,7 +131,9 @@ program_runner::program_runner(const manifest &manifest,
     fail_runtime("the manifest lists a predict function the program lacks");
   context_ = make_context(manifest, seed);
   if (manifest.device_target())
-    attach_device(manifest.step, manifest.device_kind(), "step's",
+    prepare_dump_dir(manifest);
+  if (manifest.device_target())
+    attach_device(manifest.step, device_kind(manifest), "step's",
                   context_.get(), step_device_, step_);
   else
     step_.allocate(manifest.step.arena_bytes);
@@ -95,7 +143,7 @@ program_runner::program_runner(const manifest &manifest,
     if (manifest.device_target())
       predict_context_ = make_context(manifest, seed);
     if (predict.device_bytes)
-      attach_device(predict, manifest.device_kind(), "predict function's",
+      attach_device(predict, device_kind(manifest), "predict function's",
                     predict_context_.get(), predict_device_, predict_);
     else
       predict_.allocate(predict.arena_bytes);
