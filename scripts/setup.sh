@@ -9,6 +9,7 @@ PACKAGES=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools zlib1g-dev libzstd-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libdnnl-dev nlohmann-json3-dev libgtest-dev libglpk-dev
+  libopenmpi-dev openmpi-bin
   python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
   python3-matplotlib python3-tqdm
 )

@@ -38,7 +38,7 @@ extern "C" {
 /* MINOR grows when functions or enumerators are added; MAJOR grows (and
  * MINOR resets) when anything existing changes meaning, signature or value. */
 #define TIDALRT_ABI_VERSION_MAJOR 0
-#define TIDALRT_ABI_VERSION_MINOR 7
+#define TIDALRT_ABI_VERSION_MINOR 8
 #define TIDALRT_ABI_VERSION                                                    \
   ((uint32_t)(((uint32_t)TIDALRT_ABI_VERSION_MAJOR << 16) |                    \
               (uint32_t)TIDALRT_ABI_VERSION_MINOR))
@@ -66,6 +66,9 @@ typedef enum tidalrt_status_code_e {
   TIDALRT_UNSUPPORTED = 5,
   /* A bug in the runtime or in the generated code. */
   TIDALRT_INTERNAL = 6,
+  /* Another process did not answer in time or failed (0.8): a collective
+   * of a data-parallel run past its timeout. */
+  TIDALRT_UNAVAILABLE = 7,
 } tidalrt_status_code_t;
 
 /* An opaque status object; NULL means TIDALRT_OK. */

@@ -24,6 +24,7 @@ static struct tidalrt_status_s fallback_statuses[] = {
     {TIDALRT_OUT_OF_MEMORY, "out of memory"},
     {TIDALRT_UNSUPPORTED, "unsupported (no memory left for the message)"},
     {TIDALRT_INTERNAL, "internal error (no memory left for the message)"},
+    {TIDALRT_UNAVAILABLE, "unavailable (no memory left for the message)"},
 };
 
 enum {
@@ -129,6 +130,8 @@ const char *tidalrt_status_code_name(tidalrt_status_code_t code) {
     return "UNSUPPORTED";
   case TIDALRT_INTERNAL:
     return "INTERNAL";
+  case TIDALRT_UNAVAILABLE:
+    return "UNAVAILABLE";
   }
   return "UNKNOWN";
 }

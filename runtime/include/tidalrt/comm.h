@@ -1,0 +1,82 @@
+/*===- tidalrt/comm.h - processes of a data-parallel run --------*- C -*-===*
+ *
+ * Communication between the processes (ranks) of a data-parallel training
+ * run (ABI 0.8; docs/runtime-abi.md, "Communication"). A communicator is an
+ * opaque handle over a backend:
+ *
+ * - TIDALRT_COMM_SINGLE: one process, rank 0 of 1; collectives leave their
+ *   data as it is. Always available.
+ * - TIDALRT_COMM_MPI: the processes an MPI launcher started (mpirun, or a
+ *   scheduler that sets the MPI environment), through the separate library
+ *   tidalrt_mpi (Open MPI). A process started without a launcher is rank 0
+ *   of 1. UNSUPPORTED when tidalrt_mpi is not linked in.
+ *
+ * Collectives are deterministic: an all-reduce adds the ranks' values in
+ * rank order, ((x0 + x1) + x2) + ..., whatever the transport, so a run on N
+ * ranks gives the same bits every time, and every rank the same bits. Each
+ * collective waits at most the communicator's timeout for the other ranks:
+ * past it the call returns TIDALRT_UNAVAILABLE (a rank failed or is stuck)
+ * instead of hanging, and the communicator is broken: later collectives
+ * fail at once. tidalrt_comm_abort() then ends every rank.
+ *
+ * One thread uses a communicator at a time.
+ *===----------------------------------------------------------------------===*/
+#ifndef TIDALRT_COMM_H
+#define TIDALRT_COMM_H
+
+#include "tidalrt/tidalrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tidalrt_comm_kind_e {
+  TIDALRT_COMM_SINGLE = 0,
+  TIDALRT_COMM_MPI = 1,
+} tidalrt_comm_kind_t;
+
+typedef struct tidalrt_comm_options_s {
+  tidalrt_comm_kind_t kind;
+  /* How long a collective waits for the other ranks; <= 0: 300 s. */
+  double timeout_seconds;
+} tidalrt_comm_options_t;
+
+typedef struct tidalrt_comm_s tidalrt_comm_t;
+
+/* Joins the run (MPI: initializes MPI unless the program did, and
+ * duplicates MPI_COMM_WORLD). INVALID_ARGUMENT for NULL arguments or an
+ * unknown kind; UNSUPPORTED for a backend not linked in; INTERNAL when MPI
+ * fails. */
+tidalrt_status_t tidalrt_comm_create(const tidalrt_comm_options_t *options,
+                                     tidalrt_comm_t **out);
+
+/* Leaves the run. MPI itself is finalized at exit when tidalrt_comm_create
+ * initialized it. NULL is ignored. */
+void tidalrt_comm_free(tidalrt_comm_t *comm);
+
+/* "single" or "mpi". */
+const char *tidalrt_comm_backend(const tidalrt_comm_t *comm);
+int64_t tidalrt_comm_rank(const tidalrt_comm_t *comm);
+int64_t tidalrt_comm_size(const tidalrt_comm_t *comm);
+
+/* Replaces `data[0..count)` on every rank with the sum over the ranks, added
+ * in rank order. Every rank passes the same count. */
+tidalrt_status_t tidalrt_comm_allreduce_f32(tidalrt_comm_t *comm, float *data,
+                                            uint64_t count);
+
+/* Copies `bytes` bytes of rank `root`'s `data` to every rank's `data`. */
+tidalrt_status_t tidalrt_comm_broadcast(tidalrt_comm_t *comm, void *data,
+                                        uint64_t bytes, int64_t root);
+
+/* Returns when every rank has called it. */
+tidalrt_status_t tidalrt_comm_barrier(tidalrt_comm_t *comm);
+
+/* Ends every rank of the run with exit status `code` (MPI_Abort); with one
+ * process, exits this one. Does not return. */
+void tidalrt_comm_abort(tidalrt_comm_t *comm, int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIDALRT_COMM_H */

@@ -1,0 +1,30 @@
+// comm_backend.h - what a communication backend provides to comm.cpp
+// (tidalrt/comm.h). The MPI backend lives in the separate library
+// tidalrt_mpi and is found through a weak reference, as the CUDA device is.
+#ifndef TIDALRT_COMM_COMM_BACKEND_H
+#define TIDALRT_COMM_COMM_BACKEND_H
+
+#include "tidalrt/comm.h"
+
+namespace tidalrt_comm {
+
+struct backend {
+  const char *name; // "mpi"
+  // Joins the run; sets the rank, the size and the backend's state.
+  tidalrt_status_t (*create)(double timeout_seconds, void **native,
+                             int64_t *rank, int64_t *size);
+  void (*destroy)(void *native);
+  // The collectives of tidalrt/comm.h, after comm.cpp's argument checks.
+  tidalrt_status_t (*allreduce_f32)(void *native, float *data, uint64_t count);
+  tidalrt_status_t (*broadcast)(void *native, void *data, uint64_t bytes,
+                                int64_t root);
+  tidalrt_status_t (*barrier)(void *native);
+  void (*abort)(void *native, int code); // does not return
+};
+
+// The MPI backend, or NULL when tidalrt_mpi is not linked in.
+const backend *mpi_backend();
+
+} // namespace tidalrt_comm
+
+#endif // TIDALRT_COMM_COMM_BACKEND_H

@@ -1,0 +1,138 @@
+// The MPI backend of communicators (tidalrt/comm.h), run by ctest under
+// mpirun on 1, 2 and 4 ranks (runtime/test/CMakeLists.txt): ranks and
+// sizes, the all-reduce's rank-order sum (bit for bit, on every rank, at
+// sizes that split unevenly), broadcasts from every root, a barrier, and a
+// collective that one rank never joins (its own ctest: the others get
+// UNAVAILABLE after the timeout and abort the run).
+#include "tidalrt/comm.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+tidalrt_comm_t *world(double timeout = 60) {
+  tidalrt_comm_options_t options = {TIDALRT_COMM_MPI, timeout};
+  tidalrt_comm_t *comm = nullptr;
+  tidalrt_status_t status = tidalrt_comm_create(&options, &comm);
+  if (status) {
+    ADD_FAILURE() << tidalrt_status_message(status);
+    tidalrt_status_free(status);
+  }
+  return comm;
+}
+
+std::string message_of(tidalrt_status_t status) {
+  std::string text = status ? tidalrt_status_message(status) : "";
+  tidalrt_status_free(status);
+  return text;
+}
+
+// Values whose float sum depends on the order of the additions (on 4
+// ranks, 909 of the first 1000 differ between rank order and reverse or
+// pairwise order; two summands commute, so 2 ranks cannot tell).
+float value(int64_t rank, uint64_t i) {
+  float big = (i + rank) % 2 ? 3e7f : 1.0f;
+  float sign = (rank / 2) % 2 ? -1.0f : 1.0f;
+  return sign * big * (1.0f + float((i * 7 + rank * 3) % 11) / 16) +
+         float(rank + 1) * 0.37f;
+}
+
+TEST(CommMpi, RankAndSizeFollowTheLauncher) {
+  tidalrt_comm_t *comm = world();
+  ASSERT_NE(comm, nullptr);
+  EXPECT_STREQ(tidalrt_comm_backend(comm), "mpi");
+  const char *size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  EXPECT_EQ(tidalrt_comm_size(comm), size ? std::atoll(size) : 1);
+  EXPECT_EQ(tidalrt_comm_rank(comm), rank ? std::atoll(rank) : 0);
+  tidalrt_comm_free(comm);
+}
+
+TEST(CommMpi, AllReduceAddsInRankOrderOnEveryRank) {
+  tidalrt_comm_t *comm = world();
+  ASSERT_NE(comm, nullptr);
+  const int64_t rank = tidalrt_comm_rank(comm), size = tidalrt_comm_size(comm);
+  for (uint64_t count : {1ull, 3ull, 5ull, 1000ull, (1ull << 20) + 7}) {
+    SCOPED_TRACE("count " + std::to_string(count));
+    std::vector<float> data(count), expected(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      data[i] = value(rank, i);
+      float sum = value(0, i);
+      for (int64_t r = 1; r < size; ++r)
+        sum += value(r, i);
+      expected[i] = sum;
+    }
+    ASSERT_EQ(message_of(tidalrt_comm_allreduce_f32(comm, data.data(), count)),
+              "");
+    size_t differ = 0;
+    for (uint64_t i = 0; i < count; ++i)
+      differ += data[i] != expected[i];
+    EXPECT_EQ(differ, 0u) << "elements not bitwise equal to the rank-order sum";
+  }
+  tidalrt_comm_free(comm);
+}
+
+TEST(CommMpi, BroadcastFromEveryRoot) {
+  tidalrt_comm_t *comm = world();
+  ASSERT_NE(comm, nullptr);
+  const int64_t rank = tidalrt_comm_rank(comm), size = tidalrt_comm_size(comm);
+  for (int64_t root = 0; root < size; ++root) {
+    std::vector<int> data(1001, int(rank));
+    ASSERT_EQ(message_of(tidalrt_comm_broadcast(
+                  comm, data.data(), data.size() * sizeof(int), root)),
+              "");
+    EXPECT_EQ(data, std::vector<int>(1001, int(root)));
+  }
+  EXPECT_EQ(message_of(tidalrt_comm_barrier(comm)), "");
+  tidalrt_comm_free(comm);
+}
+
+// Run alone (its own ctest): rank 1 never joins the all-reduce; rank 0
+// reports UNAVAILABLE after its 2 s timeout, a second collective fails at
+// once, and abort ends both with status 3.
+TEST(CommMpi, DISABLED_ATimedOutCollectiveAborts) {
+  tidalrt_comm_t *comm = world(2);
+  ASSERT_NE(comm, nullptr);
+  ASSERT_EQ(tidalrt_comm_size(comm), 2);
+  if (tidalrt_comm_rank(comm) == 1) {
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+    std::exit(0); // never reached: rank 0 aborts the run first
+  }
+  float x = 1;
+  auto start = std::chrono::steady_clock::now();
+  tidalrt_status_t status = tidalrt_comm_allreduce_f32(comm, &x, 1);
+  double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(tidalrt_status_code(status), TIDALRT_UNAVAILABLE);
+  EXPECT_GE(waited, 2.0);
+  EXPECT_LT(waited, 10.0);
+  std::printf("%s\n", tidalrt_status_message(status));
+  tidalrt_status_free(status);
+  std::string again = message_of(tidalrt_comm_barrier(comm));
+  EXPECT_NE(again.find("an earlier collective timed out"), std::string::npos)
+      << again;
+  std::fflush(stdout);
+  tidalrt_comm_abort(comm, 3);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  // Only rank 0 prints (every rank runs every test).
+  const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank && std::atoi(rank) != 0) {
+    auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  return RUN_ALL_TESTS();
+}
