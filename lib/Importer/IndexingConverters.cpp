@@ -114,6 +114,13 @@ LogicalResult checkElementsIndices(Node &n, RankedTensorType data,
   if (idx.getRank() != data.getRank())
     return n.fail("indices " + typeToString(idx) + " must have the rank of " +
                   what + " " + typeToString(data));
+  // The indices' flat positions with the axis coordinate zeroed are a
+  // compile-time constant of one int64 per index (elementsFlatIndex).
+  const int64_t kMaxIndices = int64_t(1) << 24;
+  if (!idx.hasStaticShape() || idx.getNumElements() > kMaxIndices)
+    return n.fail("indices " + typeToString(idx) +
+                  " must have a static shape of at most 2^24 elements (their "
+                  "positions are a compile-time constant)");
   for (int64_t d = 0; d < data.getRank(); ++d)
     if (d != axis && idx.getDimSize(d) > data.getDimSize(d))
       return n.fail("indices " + typeToString(idx) + " are larger than " +
