@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 
@@ -37,16 +38,24 @@ std::optional<int64_t> tidal::windowOutputSize(int64_t in, int64_t kernel,
                                                int64_t stride, int64_t padBegin,
                                                int64_t padEnd, int64_t dilation,
                                                bool ceilMode) {
-  int64_t span = dilation * (kernel - 1) + 1;
-  int64_t padded = in + padBegin + padEnd;
-  if (stride <= 0 || padded < span)
+  // Sizes past 64 bits do not fit anything (fuzzing: a dilation of 2^63-1).
+  std::optional<int64_t> span = llvm::checkedMul(dilation, kernel - 1);
+  if (span)
+    span = llvm::checkedAdd(*span, int64_t(1));
+  std::optional<int64_t> padded = llvm::checkedAdd(in, padBegin);
+  if (padded)
+    padded = llvm::checkedAdd(*padded, padEnd);
+  if (!span || !padded || stride <= 0 || *padded < *span)
     return std::nullopt;
-  int64_t steps = padded - span;
-  int64_t out = (ceilMode ? (steps + stride - 1) / stride : steps / stride) + 1;
+  int64_t steps = *padded - *span;
+  int64_t out = steps / stride + (ceilMode && steps % stride != 0) + 1;
   // As PyTorch and ONNX: with ceil mode the last window must start inside
   // the input or the begin padding.
-  if (ceilMode && (out - 1) * stride >= in + padBegin)
-    --out;
+  if (ceilMode) {
+    std::optional<int64_t> lastStart = llvm::checkedMul(out - 1, stride);
+    if (!lastStart || *lastStart >= in + padBegin)
+      --out;
+  }
   return out;
 }
 
