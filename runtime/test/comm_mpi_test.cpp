@@ -4,6 +4,8 @@
 // sizes that split unevenly), broadcasts from every root, a barrier, and a
 // collective that one rank never joins (its own ctest: the others get
 // UNAVAILABLE after the timeout and abort the run).
+#include "kernel_test_util.h"
+
 #include "tidalrt/comm.h"
 
 #include <gtest/gtest.h>
@@ -76,6 +78,95 @@ TEST(CommMpi, AllReduceAddsInRankOrderOnEveryRank) {
       differ += data[i] != expected[i];
     EXPECT_EQ(differ, 0u) << "elements not bitwise equal to the rank-order sum";
   }
+  tidalrt_comm_free(comm);
+}
+
+// Buckets started back to back run in order on the communicator's thread
+// while this one goes on; each segment gets the rank-order sum divided by
+// the divisor, bit for bit, whatever the bucketing; a synchronous
+// collective after them waits for them.
+TEST(CommMpi, StartedAllReducesOverlapAndMatchTheSynchronousSum) {
+  tidalrt_comm_t *comm = world();
+  ASSERT_NE(comm, nullptr);
+  const int64_t rank = tidalrt_comm_rank(comm), size = tidalrt_comm_size(comm);
+  const std::vector<uint64_t> sizes = {5, 1000, 1, 70001, 33, 4096};
+  std::vector<std::vector<float>> data(sizes.size());
+  for (size_t t = 0; t < sizes.size(); ++t)
+    for (uint64_t i = 0; i < sizes[t]; ++i)
+      data[t].push_back(value(rank, i + 13 * t));
+  // Buckets {0,1}, {2}, {3,4,5}; the divisor is the number of ranks.
+  const std::vector<std::vector<size_t>> buckets = {{0, 1}, {2}, {3, 4, 5}};
+  std::vector<uint64_t> tickets;
+  for (const auto &bucket : buckets) {
+    std::vector<float *> segments;
+    std::vector<uint64_t> counts;
+    for (size_t t : bucket) {
+      segments.push_back(data[t].data());
+      counts.push_back(sizes[t]);
+    }
+    uint64_t ticket = 0;
+    ASSERT_EQ(message_of(tidalrt_comm_allreduce_f32_start(
+                  comm, segments.data(), counts.data(), segments.size(),
+                  static_cast<uint64_t>(size), &ticket)),
+              "");
+    tickets.push_back(ticket);
+  }
+  float one = 1.0f;
+  ASSERT_EQ(message_of(tidalrt_comm_allreduce_f32(comm, &one, 1)), "");
+  EXPECT_EQ(one, float(size));
+  for (size_t k = tickets.size(); k-- > 0;)
+    ASSERT_EQ(message_of(tidalrt_comm_wait(comm, tickets[k])), "");
+  size_t differ = 0;
+  for (size_t t = 0; t < sizes.size(); ++t)
+    for (uint64_t i = 0; i < sizes[t]; ++i) {
+      float sum = value(0, i + 13 * t);
+      for (int64_t r = 1; r < size; ++r)
+        sum += value(r, i + 13 * t);
+      differ += data[t][i] != sum / float(size);
+    }
+  EXPECT_EQ(differ, 0u);
+  tidalrt_comm_free(comm);
+}
+
+// The generated code's view: all_reduce_start / all_reduce_wait kernels on
+// a context whose communicator is the run's; two buckets in flight at once.
+TEST(CommMpi, AllReduceKernelsAverageOverTheRanks) {
+  tidalrt_comm_t *comm = world();
+  ASSERT_NE(comm, nullptr);
+  const int64_t rank = tidalrt_comm_rank(comm), size = tidalrt_comm_size(comm);
+  tidalrt_context_options_t options = {4, 0};
+  tidalrt_context_t *ctx = nullptr;
+  ASSERT_EQ(message_of(tidalrt_context_create(&options, &ctx)), "");
+  tidalrt_context_set_comm(ctx, comm);
+  std::vector<float> a(300), b(7);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = value(rank, i);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = value(rank, 500 + i);
+  auto call = [&](tidalrt_kernel_fn_t kernel, int64_t index, float *data,
+                  int64_t n, int64_t bucket, bool start) {
+    tidalrt_test::KernelCall c(index);
+    c.f32({n}, data).f32({n}, data).attrInt(bucket);
+    if (start)
+      c.attrInt(size).attrInt(size);
+    std::vector<int64_t> d = c.descriptor();
+    return message_of(kernel(ctx, d.data(), c.pointers().data()));
+  };
+  EXPECT_EQ(call(tidalrt_k_all_reduce_start, 0, a.data(), 300, 0, true), "");
+  EXPECT_EQ(call(tidalrt_k_all_reduce_start, 1, b.data(), 7, 1, true), "");
+  EXPECT_EQ(call(tidalrt_k_all_reduce_wait, 2, b.data(), 7, 1, false), "");
+  EXPECT_EQ(call(tidalrt_k_all_reduce_wait, 3, a.data(), 300, 0, false), "");
+  size_t differ = 0;
+  for (size_t i = 0; i < a.size() + b.size(); ++i) {
+    size_t at = i < a.size() ? i : 500 + (i - a.size());
+    float sum = value(0, at);
+    for (int64_t r = 1; r < size; ++r)
+      sum += value(r, at);
+    float got = i < a.size() ? a[i] : b[i - a.size()];
+    differ += got != sum / float(size);
+  }
+  EXPECT_EQ(differ, 0u);
+  tidalrt_context_free(ctx);
   tidalrt_comm_free(comm);
 }
 

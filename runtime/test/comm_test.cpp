@@ -3,6 +3,8 @@
 // is not linked in (comm_mpi_test.cpp tests the MPI backend under mpirun).
 #include "test_util.h"
 
+#include "kernel_test_util.h"
+
 #include "tidalrt/comm.h"
 
 #include <gtest/gtest.h>
@@ -31,6 +33,26 @@ TEST(Comm, SingleProcessIsRankZeroOfOne) {
   tidalrt_comm_free(nullptr);
 }
 
+TEST(Comm, SingleProcessStartedAllReduceDividesAtOnce) {
+  tidalrt_comm_options_t options = {TIDALRT_COMM_SINGLE, 0};
+  tidalrt_comm_t *comm = nullptr;
+  ASSERT_STATUS_OK(tidalrt_comm_create(&options, &comm));
+  std::vector<float> a = {1.0f, 3.0f}, b = {-6.0f};
+  float *segments[] = {a.data(), b.data()};
+  uint64_t counts[] = {2, 1};
+  uint64_t ticket = 0;
+  ASSERT_STATUS_OK(
+      tidalrt_comm_allreduce_f32_start(comm, segments, counts, 2, 2, &ticket));
+  EXPECT_EQ(a, (std::vector<float>{0.5f, 1.5f}));
+  EXPECT_EQ(b, (std::vector<float>{-3.0f}));
+  EXPECT_STATUS_OK(tidalrt_comm_wait(comm, ticket));
+  ASSERT_STATUS_OK(
+      tidalrt_comm_allreduce_f32_start(comm, segments, counts, 2, 1, &ticket));
+  EXPECT_EQ(a, (std::vector<float>{0.5f, 1.5f}));
+  EXPECT_STATUS_OK(tidalrt_comm_wait(comm, ticket));
+  tidalrt_comm_free(comm);
+}
+
 void expect_error(tidalrt_status_t status, tidalrt_status_code_t code,
                   const std::string &message) {
   ASSERT_NE(status, nullptr);
@@ -56,6 +78,17 @@ TEST(Comm, Errors) {
                "tidalrt_comm_broadcast: root 1 outside the 1 ranks");
   expect_error(tidalrt_comm_barrier(nullptr), TIDALRT_INVALID_ARGUMENT,
                "tidalrt_comm_barrier: NULL argument");
+  uint64_t ticket = 0, count = 1;
+  float *segment = &x;
+  expect_error(
+      tidalrt_comm_allreduce_f32_start(comm, &segment, &count, 1, 0, &ticket),
+      TIDALRT_INVALID_ARGUMENT, "tidalrt_comm_allreduce_f32_start: divisor 0");
+  expect_error(
+      tidalrt_comm_allreduce_f32_start(comm, &segment, &count, 1, 1, nullptr),
+      TIDALRT_INVALID_ARGUMENT,
+      "tidalrt_comm_allreduce_f32_start: NULL argument");
+  expect_error(tidalrt_comm_wait(comm, 7), TIDALRT_INVALID_ARGUMENT,
+               "tidalrt_comm_wait: ticket 7 was never issued");
   tidalrt_comm_free(comm);
 }
 
@@ -75,6 +108,59 @@ TEST(Comm, UnavailableHasAName) {
   EXPECT_EQ(tidalrt_status_code(status), TIDALRT_UNAVAILABLE);
   EXPECT_STREQ(tidalrt_status_code_name(TIDALRT_UNAVAILABLE), "UNAVAILABLE");
   tidalrt_status_free(status);
+}
+
+// The all-reduce kernels (comm_kernels.cpp) on one process: start divides
+// by the divisor (in place, or into separate results), wait completes it;
+// a step compiled for more ranks than run it, and a wait without its
+// start, are errors naming the kernel.
+std::string runCall(tidalrt_context_t *ctx, tidalrt_kernel_fn_t kernel,
+                    const tidalrt_test::KernelCall &call) {
+  std::vector<int64_t> d = call.descriptor();
+  tidalrt_status_t s = kernel(ctx, d.data(), call.pointers().data());
+  std::string m = s ? tidalrt_status_message(s) : "";
+  tidalrt_status_free(s);
+  return m;
+}
+
+TEST(CommKernels, OneProcessStartAndWait) {
+  for (bool withComm : {false, true}) {
+    tidalrt_context_options_t options = {2, 0};
+    tidalrt_context_t *ctx = nullptr;
+    ASSERT_STATUS_OK(tidalrt_context_create(&options, &ctx));
+    tidalrt_comm_options_t commOptions = {TIDALRT_COMM_SINGLE, 0};
+    tidalrt_comm_t *comm = nullptr;
+    ASSERT_STATUS_OK(tidalrt_comm_create(&commOptions, &comm));
+    if (withComm)
+      tidalrt_context_set_comm(ctx, comm);
+    EXPECT_EQ(tidalrt_context_comm(ctx), withComm ? comm : nullptr);
+    std::vector<float> g1 = {2.0f, 4.0f}, g2 = {8.0f}, r2(1, 0.0f);
+    tidalrt_test::KernelCall start(0), wait(1);
+    start.f32({2}, g1.data()).f32({1}, g2.data());
+    start.f32({2}, g1.data()).f32({1}, r2.data());
+    start.attrInt(3).attrInt(2).attrInt(1); // bucket, divisor, ranks
+    wait.f32({2}, g1.data()).f32({1}, r2.data());
+    wait.f32({2}, g1.data()).f32({1}, r2.data());
+    wait.attrInt(3);
+    EXPECT_EQ(runCall(ctx, tidalrt_k_all_reduce_wait, wait),
+              "all_reduce_wait (op 1): bucket 3 was not started");
+    EXPECT_EQ(runCall(ctx, tidalrt_k_all_reduce_start, start), "");
+    EXPECT_EQ(runCall(ctx, tidalrt_k_all_reduce_start, start),
+              "all_reduce_start (op 0): bucket 3 started twice without a "
+              "wait");
+    EXPECT_EQ(runCall(ctx, tidalrt_k_all_reduce_wait, wait), "");
+    EXPECT_EQ(g1, (std::vector<float>{1.0f, 2.0f}));
+    EXPECT_EQ(r2, (std::vector<float>{4.0f}));
+    EXPECT_EQ(g2, (std::vector<float>{8.0f})) << "operand of another result";
+    tidalrt_test::KernelCall twoRanks(0);
+    twoRanks.f32({1}, g2.data()).f32({1}, g2.data());
+    twoRanks.attrInt(0).attrInt(2).attrInt(2);
+    EXPECT_EQ(runCall(ctx, tidalrt_k_all_reduce_start, twoRanks),
+              "all_reduce_start (op 0): the step was compiled for 2 ranks "
+              "(tidalc --ranks) but runs on 1");
+    tidalrt_context_free(ctx);
+    tidalrt_comm_free(comm);
+  }
 }
 
 } // namespace

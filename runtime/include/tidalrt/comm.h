@@ -19,7 +19,8 @@
  * instead of hanging, and the communicator is broken: later collectives
  * fail at once. tidalrt_comm_abort() then ends every rank.
  *
- * One thread uses a communicator at a time.
+ * One thread uses a communicator at a time (besides the communicator's own
+ * thread, which runs started collectives).
  *===----------------------------------------------------------------------===*/
 #ifndef TIDALRT_COMM_H
 #define TIDALRT_COMM_H
@@ -64,12 +65,35 @@ int64_t tidalrt_comm_size(const tidalrt_comm_t *comm);
 tidalrt_status_t tidalrt_comm_allreduce_f32(tidalrt_comm_t *comm, float *data,
                                             uint64_t count);
 
+/* Starts an all-reduce of `num_segments` float32 arrays as one message, on
+ * the communicator's own thread (ABI 0.9): each element becomes the
+ * rank-order sum over the ranks divided by `divisor` (1: the sum; the
+ * number of ranks: the mean). Returns at once with a ticket; the arrays
+ * must stay untouched until tidalrt_comm_wait(ticket) returns. Collectives
+ * run in the order they were started, on every rank the same; a
+ * synchronous collective first waits for the started ones. With one rank
+ * the division happens before this returns. */
+tidalrt_status_t
+tidalrt_comm_allreduce_f32_start(tidalrt_comm_t *comm, float *const *segments,
+                                 const uint64_t *counts, uint64_t num_segments,
+                                 uint64_t divisor, uint64_t *ticket);
+
+/* Waits for a started collective; its failure, if any, is returned (once).
+ * Every ticket must be waited for. */
+tidalrt_status_t tidalrt_comm_wait(tidalrt_comm_t *comm, uint64_t ticket);
+
 /* Copies `bytes` bytes of rank `root`'s `data` to every rank's `data`. */
 tidalrt_status_t tidalrt_comm_broadcast(tidalrt_comm_t *comm, void *data,
                                         uint64_t bytes, int64_t root);
 
 /* Returns when every rank has called it. */
 tidalrt_status_t tidalrt_comm_barrier(tidalrt_comm_t *comm);
+
+/* The communicator that a context's all-reduce kernels (tidal.all_reduce_
+ * start/wait) use (ABI 0.9); NULL, the default: one process. The context
+ * does not own it; it must outlive the context's last step. */
+void tidalrt_context_set_comm(tidalrt_context_t *context, tidalrt_comm_t *comm);
+tidalrt_comm_t *tidalrt_context_comm(const tidalrt_context_t *context);
 
 /* Ends every rank of the run with exit status `code` (MPI_Abort); with one
  * process, exits this one. Does not return. */

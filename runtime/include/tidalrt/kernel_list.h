@@ -141,11 +141,19 @@
   X(pad)                                                                       \
   X(pad_backward)
 
+/* The gradient all-reduce of data-parallel training over the context's
+ * communicator (runtime/src/cpu/comm_kernels.cpp, tidalrt/comm.h). No CUDA
+ * kernels: the cuda target's collectives are NCCL's. */
+#define TIDALRT_COMM_KERNEL_LIST(X)                                            \
+  X(all_reduce_start)                                                          \
+  X(all_reduce_wait)
+
 #define TIDALRT_KERNEL_LIST(X)                                                 \
   TIDALRT_DNNL_KERNEL_LIST(X)                                                  \
   TIDALRT_ELEMENTWISE_KERNEL_LIST(X)                                           \
   TIDALRT_ACTIVATION_KERNEL_LIST(X)                                            \
   TIDALRT_LOGIC_KERNEL_LIST(X)                                                 \
-  TIDALRT_OTHER_KERNEL_LIST(X)
+  TIDALRT_OTHER_KERNEL_LIST(X)                                                 \
+  TIDALRT_COMM_KERNEL_LIST(X)
 
 #endif /* TIDALRT_KERNEL_LIST_H */

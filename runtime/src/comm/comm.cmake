@@ -2,7 +2,7 @@
 # tidalrt, and the MPI backend in its own library, tidalrt_mpi, built when
 # CMake finds MPI (Debian: libopenmpi-dev) and linked only into programs
 # that run on several processes.
-list(APPEND TIDALRT_COMM_SOURCES src/comm/comm.cpp)
+list(APPEND TIDALRT_COMM_SOURCES src/comm/comm.cpp src/comm/comm_async.cpp)
 list(APPEND TIDALRT_COMM_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/comm_test.cpp)
 

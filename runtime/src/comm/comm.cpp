@@ -14,13 +14,6 @@ const tidalrt_comm::backend *tidalrt_comm::mpi_backend() {
   return tidalrt_mpi_comm_backend ? tidalrt_mpi_comm_backend() : nullptr;
 }
 
-struct tidalrt_comm_s {
-  const tidalrt_comm::backend *backend = nullptr; // NULL: single process
-  void *native = nullptr;
-  int64_t rank = 0;
-  int64_t size = 1;
-};
-
 namespace {
 
 tidalrt_status_t invalid(const char *call, const char *what) {
@@ -75,6 +68,7 @@ tidalrt_comm_create(const tidalrt_comm_options_t *options,
 extern "C" void tidalrt_comm_free(tidalrt_comm_t *comm) {
   if (!comm)
     return;
+  tidalrt_comm::free_queue(comm->queue);
   if (comm->backend)
     comm->backend->destroy(comm->native);
   delete comm;
@@ -99,6 +93,7 @@ tidalrt_comm_allreduce_f32(tidalrt_comm_t *comm, float *data, uint64_t count) {
     return invalid(call, "NULL argument");
   if (!comm->backend || comm->size == 1 || count == 0)
     return nullptr;
+  tidalrt_comm::drain_queue(comm->queue);
   return comm->backend->allreduce_f32(comm->native, data, count);
 }
 
@@ -114,6 +109,7 @@ extern "C" tidalrt_status_t tidalrt_comm_broadcast(tidalrt_comm_t *comm,
                                (long long)root, (long long)comm->size);
   if (!comm->backend || comm->size == 1 || bytes == 0)
     return nullptr;
+  tidalrt_comm::drain_queue(comm->queue);
   return comm->backend->broadcast(comm->native, data, bytes, root);
 }
 
@@ -122,6 +118,7 @@ extern "C" tidalrt_status_t tidalrt_comm_barrier(tidalrt_comm_t *comm) {
     return invalid("tidalrt_comm_barrier", "NULL argument");
   if (!comm->backend || comm->size == 1)
     return nullptr;
+  tidalrt_comm::drain_queue(comm->queue);
   return comm->backend->barrier(comm->native);
 }
 

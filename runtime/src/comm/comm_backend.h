@@ -25,6 +25,24 @@ struct backend {
 // The MPI backend, or NULL when tidalrt_mpi is not linked in.
 const backend *mpi_backend();
 
+class async_queue; // comm_async.cpp
+
+// Runs queued collectives (tidalrt_comm_allreduce_f32_start) on their own
+// thread, in order.
+async_queue *make_queue(tidalrt_comm_t *comm);
+void free_queue(async_queue *queue); // waits for what is queued
+// Waits until every collective queued so far has run; their failures stay
+// for tidalrt_comm_wait.
+void drain_queue(async_queue *queue);
+
 } // namespace tidalrt_comm
+
+struct tidalrt_comm_s {
+  const tidalrt_comm::backend *backend = nullptr; // NULL: single process
+  void *native = nullptr;
+  int64_t rank = 0;
+  int64_t size = 1;
+  tidalrt_comm::async_queue *queue = nullptr; // made by the first start
+};
 
 #endif // TIDALRT_COMM_COMM_BACKEND_H

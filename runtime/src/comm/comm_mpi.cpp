@@ -99,9 +99,16 @@ tidalrt_status_t create(double timeout, void **native, int64_t *rank,
   if (!initialized) {
     int provided = 0;
     int code =
-        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
     if (code != MPI_SUCCESS)
       return mpi_failed("MPI_Init_thread", code);
+    // Bucketed all-reduces run on the communicator's own thread
+    // (comm_async.cpp), one MPI call at a time.
+    if (provided < MPI_THREAD_SERIALIZED)
+      return tidalrt_status_make(TIDALRT_UNSUPPORTED,
+                                 "MPI_Init_thread: this MPI library does not "
+                                 "allow calls from a second thread "
+                                 "(MPI_THREAD_SERIALIZED)");
     if (!initialized_here) {
       initialized_here = true;
       std::atexit(finalize_at_exit);

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <omp.h>
+#include <vector>
+
+#include "tidalrt/comm.h"
 
 struct tidalrt_context_s {
   size_t numOps = 0;
@@ -24,6 +27,10 @@ struct tidalrt_context_s {
   // Generated device programs' state (runtime/src/device/program_state.h).
   void *programState = nullptr;
   void (*programStateDestroy)(void *) = nullptr;
+  // The run's communicator (not owned) and the ticket of each all-reduce
+  // bucket in flight (comm_kernels.cpp).
+  tidalrt_comm_t *comm = nullptr;
+  std::vector<uint64_t> commTickets;
 };
 
 extern "C" tidalrt_status_t
@@ -102,6 +109,15 @@ tidalrt_context_end_prepare(tidalrt_context_t *ctx) {
                                "cannot allocate %zu bytes of kernel scratch",
                                ctx->scratchReserved);
   return nullptr;
+}
+
+extern "C" void tidalrt_context_set_comm(tidalrt_context_t *ctx,
+                                         tidalrt_comm_t *comm) {
+  ctx->comm = comm;
+}
+
+extern "C" tidalrt_comm_t *tidalrt_context_comm(const tidalrt_context_t *ctx) {
+  return ctx->comm;
 }
 
 extern "C" void tidalrt_context_set_step(tidalrt_context_t *ctx,
@@ -187,5 +203,14 @@ void setProgramState(tidalrt_context_t *ctx, void *state,
   ctx->programStateDestroy = destroy;
 }
 uint64_t step(const tidalrt_context_t *ctx) { return ctx->step; }
+
+uint64_t &commTicket(tidalrt_context_t *ctx, int64_t bucket) {
+  if (bucket < 0 || bucket > (int64_t{1} << 20))
+    fail(TIDALRT_INTERNAL, "all-reduce bucket %lld out of range",
+         (long long)bucket);
+  if ((size_t)bucket >= ctx->commTickets.size())
+    ctx->commTickets.resize((size_t)bucket + 1, kNoTicket);
+  return ctx->commTickets[(size_t)bucket];
+}
 
 } // namespace tidalrt

@@ -137,6 +137,11 @@ void *programState(const tidalrt_context_t *ctx);
 void setProgramState(tidalrt_context_t *ctx, void *state,
                      void (*destroy)(void *));
 
+// The slot of all-reduce bucket `bucket`'s ticket (tidalrt_comm_wait),
+// kNoTicket when none is in flight.
+constexpr uint64_t kNoTicket = UINT64_MAX - 1;
+uint64_t &commTicket(tidalrt_context_t *ctx, int64_t bucket);
+
 // Decodes, runs `body(op)` and converts exceptions to a status.
 template <typename Body>
 tidalrt_status_t runKernel(tidalrt_context_t *ctx, const int64_t *desc,

@@ -6,6 +6,7 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/optimizer.cpp
   src/cpu/data_movement.cpp
   src/cpu/pad.cpp
+  src/cpu/comm_kernels.cpp
 )
 # No implicit floating-point contraction: the optimizer updates reproduce
 # PyTorch's float32 operation order, its fused multiply-adds included,

@@ -1,0 +1,228 @@
+// comm_async.cpp - collectives that overlap with computation
+// (tidalrt_comm_allreduce_f32_start / tidalrt_comm_wait, tidalrt/comm.h).
+//
+// A communicator of several ranks gets its own thread at the first start:
+// started all-reduces queue there and run one at a time, in the order they
+// were started (every rank starts the same collectives in the same order, so
+// the ranks' queues match). The caller's thread keeps computing and waits
+// only for the ticket it needs. A bucket's segments are packed into one
+// message, summed in rank order by the backend, and unpacked divided by the
+// divisor: every element's value is the same however the tensors were
+// bucketed.
+#include "comm_backend.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+namespace tidalrt_comm {
+
+namespace {
+
+struct job {
+  uint64_t ticket = 0;
+  std::vector<float *> segments;
+  std::vector<uint64_t> counts;
+  float divisor = 1.0f;
+};
+
+} // namespace
+
+class async_queue {
+public:
+  explicit async_queue(tidalrt_comm_t *comm) : comm(comm) {
+    worker = std::thread([this] { run(); });
+  }
+  ~async_queue() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    worker.join();
+    for (auto &failure : failures)
+      tidalrt_status_free(failure.second);
+  }
+
+  uint64_t submit(job &&j) {
+    std::lock_guard<std::mutex> lock(mutex);
+    j.ticket = next++;
+    pending.push_back(std::move(j));
+    wake.notify_all();
+    return pending.back().ticket;
+  }
+
+  // Waits for `ticket`; its failure, if any, passes to the caller.
+  tidalrt_status_t wait(uint64_t ticket) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (ticket >= next)
+      return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                                 "tidalrt_comm_wait: ticket %llu was never "
+                                 "issued",
+                                 (unsigned long long)ticket);
+    finished.wait(lock, [&] { return completed > ticket; });
+    auto it = failures.find(ticket);
+    if (it == failures.end())
+      return nullptr;
+    tidalrt_status_t status = it->second;
+    failures.erase(it);
+    return status;
+  }
+
+  void drain() {
+    std::unique_lock<std::mutex> lock(mutex);
+    finished.wait(lock, [&] { return completed == next; });
+  }
+
+private:
+  void run() {
+    for (;;) {
+      job j;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || !pending.empty(); });
+        if (pending.empty())
+          return; // stopping, nothing left
+        j = std::move(pending.front());
+        pending.pop_front();
+      }
+      tidalrt_status_t status = reduce(j);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (status)
+          failures[j.ticket] = status;
+        ++completed;
+      }
+      finished.notify_all();
+    }
+  }
+
+  tidalrt_status_t reduce(const job &j) {
+    float *data = nullptr;
+    uint64_t total = 0;
+    for (uint64_t c : j.counts)
+      total += c;
+    if (j.segments.size() == 1) {
+      data = j.segments[0];
+    } else {
+      try {
+        if (staging.size() < total)
+          staging.resize(total);
+      } catch (const std::exception &) {
+        return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                                   "all-reduce: %llu floats of staging",
+                                   (unsigned long long)total);
+      }
+      data = staging.data();
+      uint64_t at = 0;
+      for (size_t i = 0; i < j.segments.size(); ++i) {
+        std::memcpy(data + at, j.segments[i], j.counts[i] * sizeof(float));
+        at += j.counts[i];
+      }
+    }
+    if (tidalrt_status_t status =
+            comm->backend->allreduce_f32(comm->native, data, total))
+      return status;
+    uint64_t at = 0;
+    for (size_t i = 0; i < j.segments.size(); ++i) {
+      float *out = j.segments[i];
+      const float *sum = data + at;
+      if (j.divisor != 1.0f)
+        for (uint64_t k = 0; k < j.counts[i]; ++k)
+          out[k] = sum[k] / j.divisor;
+      else if (out != sum)
+        std::memcpy(out, sum, j.counts[i] * sizeof(float));
+      at += j.counts[i];
+    }
+    return nullptr;
+  }
+
+  tidalrt_comm_t *comm;
+  std::thread worker;
+  std::mutex mutex;
+  std::condition_variable wake, finished;
+  std::deque<job> pending;
+  uint64_t next = 0, completed = 0;
+  std::map<uint64_t, tidalrt_status_t> failures;
+  bool stopping = false;
+  std::vector<float> staging; // the worker's only
+};
+
+async_queue *make_queue(tidalrt_comm_t *comm) {
+  try {
+    return new async_queue(comm);
+  } catch (const std::exception &) {
+    return nullptr;
+  }
+}
+
+void free_queue(async_queue *queue) { delete queue; }
+
+void drain_queue(async_queue *queue) {
+  if (queue)
+    queue->drain();
+}
+
+} // namespace tidalrt_comm
+
+extern "C" tidalrt_status_t
+tidalrt_comm_allreduce_f32_start(tidalrt_comm_t *comm, float *const *segments,
+                                 const uint64_t *counts, uint64_t num_segments,
+                                 uint64_t divisor, uint64_t *ticket) {
+  static const char call[] = "tidalrt_comm_allreduce_f32_start";
+  if (!comm || !ticket || (num_segments && (!segments || !counts)))
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: NULL argument",
+                               call);
+  *ticket = 0;
+  if (divisor == 0)
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: divisor 0", call);
+  for (uint64_t i = 0; i < num_segments; ++i)
+    if (!segments[i] && counts[i])
+      return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                                 "%s: segment %llu is NULL", call,
+                                 (unsigned long long)i);
+  const float d = static_cast<float>(divisor);
+  if (!comm->backend || comm->size == 1) {
+    // One rank: the sum is the data; nothing to wait for.
+    if (d != 1.0f)
+      for (uint64_t i = 0; i < num_segments; ++i)
+        for (uint64_t k = 0; k < counts[i]; ++k)
+          segments[i][k] /= d;
+    *ticket = UINT64_MAX;
+    return nullptr;
+  }
+  tidalrt_comm::job j;
+  try {
+    j.segments.assign(segments, segments + num_segments);
+    j.counts.assign(counts, counts + num_segments);
+  } catch (const std::exception &) {
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "%s: out of memory",
+                               call);
+  }
+  j.divisor = d;
+  if (!comm->queue && !(comm->queue = tidalrt_comm::make_queue(comm)))
+    return tidalrt_status_make(
+        TIDALRT_INTERNAL, "%s: cannot start the communication thread", call);
+  *ticket = comm->queue->submit(std::move(j));
+  return nullptr;
+}
+
+extern "C" tidalrt_status_t tidalrt_comm_wait(tidalrt_comm_t *comm,
+                                              uint64_t ticket) {
+  if (!comm)
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "tidalrt_comm_wait: NULL argument");
+  if (ticket == UINT64_MAX)
+    return nullptr; // completed when it started
+  if (!comm->queue)
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "tidalrt_comm_wait: ticket %llu was never "
+                               "issued",
+                               (unsigned long long)ticket);
+  return comm->queue->wait(ticket);
+}
