@@ -169,5 +169,22 @@ Handled eval::evalOptimizerOp(Operation *op, EvalState &st,
         return done(evalOnnxAdagrad(o, st, results));
       })
       .Case([&](OnnxAdamOp o) { return done(evalOnnxAdam(o, st, results)); })
+      .Case([&](AllReduceStartOp o) -> Handled {
+        // Every rank holds the same values: their sum over the ranks,
+        // divided, is input * ranks / divisor.
+        double factor = double(o.getRanks()) / double(o.getDivisor());
+        for (auto [in, out] : llvm::zip(o.getInputs(), results)) {
+          out.data = st.get(in).data;
+          if (factor != 1.0)
+            for (double &x : out.data)
+              x *= factor;
+        }
+        return true;
+      })
+      .Case([&](AllReduceWaitOp o) -> Handled {
+        for (auto [in, out] : llvm::zip(o.getInputs(), results))
+          out.data = st.get(in).data;
+        return true;
+      })
       .Default([](Operation *) -> Handled { return false; });
 }

@@ -10,7 +10,8 @@ using namespace mlir::tidal;
 
 ArrayRef<StringRef> tidal::trainingPipelineStages() {
   static const StringRef stages[] = {"tidal-add-loss", "tidal-autodiff",
-                                     "tidal-insert-optimizer"};
+                                     "tidal-insert-optimizer",
+                                     "tidal-insert-all-reduce"};
   return stages;
 }
 
@@ -41,6 +42,14 @@ void tidal::buildTrainingPipeline(OpPassManager &pm,
   o.beta2 = options.beta2;
   o.eps = options.eps;
   pm.addPass(createTidalInsertOptimizerPass(o));
+  if (stopAfter == "tidal-insert-optimizer")
+    return;
+  if (options.ranks > 1) {
+    TidalInsertAllReducePassOptions a;
+    a.ranks = options.ranks;
+    a.bucketBytes = options.bucketBytes;
+    pm.addPass(createTidalInsertAllReducePass(a));
+  }
 }
 
 void tidal::buildMemoryPipeline(OpPassManager &pm,

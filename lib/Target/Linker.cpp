@@ -35,10 +35,12 @@ static std::string runtimeDir(StringRef argv0) {
 }
 
 bool tidal::canLinkCuda() { return StringRef(TIDAL_CUDA_LINK_LIBS) != ""; }
+bool tidal::canLinkMpi() { return StringRef(TIDAL_MPI_LINK_LIBS) != ""; }
 
 LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
                                     StringRef argv0, bool cuda,
-                                    std::string &error, bool sharedLibrary) {
+                                    std::string &error, bool sharedLibrary,
+                                    bool mpi) {
   if (cuda && !canLinkCuda()) {
     error = "this tidalc was built without CUDA (no nvcc at build time), so "
             "it cannot link a --target cuda executable; --emit plan, mlir, "
@@ -57,6 +59,13 @@ LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
   SmallVector<StringRef> runtimeLibs = {entryLib, "tidalrt_driver", "tidalrt"};
   if (cuda)
     runtimeLibs.push_back("tidalrt_cuda");
+  if (mpi && !canLinkMpi()) {
+    error = "this tidalc was built without MPI (no libopenmpi-dev at build "
+            "time), so it cannot link a --distributed mpi executable";
+    return failure();
+  }
+  if (mpi)
+    runtimeLibs.push_back("tidalrt_mpi");
   for (StringRef lib : runtimeLibs) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, "lib" + lib + ".a");
@@ -107,6 +116,15 @@ LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
   // tidalrt_cuda before tidalrt, whose symbols it uses.
   if (cuda) {
     StringRef(TIDAL_CUDA_LINK_LIBS).split(libs, ';', -1, false);
+    for (StringRef lib : libs)
+      args.push_back(lib.str());
+    libs.clear();
+  }
+  // tidalrt_mpi before tidalrt; tidalrt finds it through a weak reference.
+  if (mpi) {
+    args.insert(args.end(),
+                {"-Wl,-u,tidalrt_mpi_comm_backend", "-ltidalrt_mpi"});
+    StringRef(TIDAL_MPI_LINK_LIBS).split(libs, ';', -1, false);
     for (StringRef lib : libs)
       args.push_back(lib.str());
     libs.clear();

@@ -146,6 +146,11 @@ FailureOr<std::string> tidal::buildManifest(ModuleOp planned,
       {"optimizer", std::move(optimizer)},
       {"functions", std::move(functions)},
   };
+  if (!info.distributed.empty())
+    manifest["distributed"] =
+        json::Object{{"backend", info.distributed},
+                     {"ranks", info.ranks},
+                     {"global_batch_size", info.batchSize * info.ranks}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << json::Value(std::move(manifest));

@@ -23,6 +23,22 @@ cl::opt<std::string>
 cl::opt<int64_t> batchSize("batch-size",
                            cl::desc("Bind the symbolic batch dimension"),
                            cl::init(0), cl::cat(category));
+cl::opt<std::string>
+    distributed("distributed",
+                cl::desc("Data-parallel training over processes: mpi "
+                         "(launched by mpirun; --target cpu or sim); "
+                         "needs --ranks and --batch-size (the global batch)"),
+                cl::init(""), cl::cat(category));
+cl::opt<int64_t> ranks("ranks",
+                       cl::desc("The number of processes of a --distributed "
+                                "run; each takes batch-size / ranks samples "
+                                "of every global batch"),
+                       cl::init(0), cl::cat(category));
+cl::opt<std::string>
+    bucketSize("bucket-size",
+               cl::desc("Largest gradient all-reduce bucket of a "
+                        "--distributed run (default 25MiB, as PyTorch DDP)"),
+               cl::value_desc("size"), cl::init("25MiB"), cl::cat(category));
 cl::list<std::string> freeze("freeze",
                              cl::desc("Initializers that are not trained"),
                              cl::CommaSeparated, cl::cat(category));

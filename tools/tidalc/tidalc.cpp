@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Distributed.h"
 #include "Files.h"
 #include "Options.h"
 #include "Statistics.h"
@@ -46,6 +47,9 @@ using namespace llvm;
 using namespace tidalc;
 
 namespace {
+
+/// --distributed, --ranks, --bucket-size (Distributed.cpp).
+DataParallel dataParallel;
 
 /// Reports `msg` the way every tidalc error is reported and returns 1.
 int fail(const Twine &msg) {
@@ -274,7 +278,10 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
       info.batchSize = type.getDimSize(0);
   }
   if (batchSize.getNumOccurrences())
-    info.batchSize = batchSize;
+    info.batchSize =
+        dataParallel.rankBatch ? dataParallel.rankBatch : batchSize;
+  info.distributed = dataParallel.backend;
+  info.ranks = dataParallel.ranks;
   // A forward program without data inputs, or whose inputs are empty along
   // dim 0, runs once on exactly-shaped files.
   if (info.batchSize <= 0)
@@ -355,7 +362,8 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
                            ? defaultOutput(emit == "lib" ? ".so" : "")
                            : outputPath.getValue();
   bool linked = succeeded(mlir::tidal::linkExecutable(
-      objectPath, output, argv0, target == "cuda", error, emit == "lib"));
+      objectPath, output, argv0, target == "cuda", error, emit == "lib",
+      !dataParallel.backend.empty()));
   sys::fs::remove(objectPath);
   if (!linked)
     return fail(error);
@@ -455,6 +463,11 @@ int main(int argc, char **argv) {
   bool codegen = emit != "mlir";
   if (batchSize.getNumOccurrences() && batchSize <= 0)
     return fail("--batch-size must be a positive integer");
+  if (std::string e = parseDataParallel(dataParallel); !e.empty())
+    return fail(e);
+  if (!dataParallel.backend.empty() && emit == "lib")
+    return fail("--distributed builds an executable that mpirun starts, not "
+                "a library (--emit lib)");
   if (loss != "output" && loss != "cross-entropy" && loss != "mse")
     return fail("unknown --loss '" + loss +
                 "' (expected cross-entropy, mse or output)");
@@ -497,8 +510,10 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
 
   mlir::tidal::ImportOptions options;
+  // Each rank's step takes its share of the global batch.
   if (batchSize.getNumOccurrences())
-    options.batchSize = batchSize;
+    options.batchSize =
+        dataParallel.rankBatch ? dataParallel.rankBatch : batchSize;
   options.freeze.assign(freeze.begin(), freeze.end());
 
   auto start = std::chrono::steady_clock::now();
@@ -542,6 +557,9 @@ int main(int argc, char **argv) {
     pipeline.beta2 = beta2.getValue();
     pipeline.eps = eps.getValue();
     pipeline.predict = codegen;
+    pipeline.ranks = dataParallel.ranks;
+    if (dataParallel.bucketBytes)
+      pipeline.bucketBytes = dataParallel.bucketBytes;
     if (!runPasses(
             [&](mlir::PassManager &pm) {
               mlir::tidal::buildTrainingPipeline(pm, pipeline, stopAfter);

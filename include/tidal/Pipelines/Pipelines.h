@@ -45,6 +45,14 @@ struct TrainingPipelineOptions
                        llvm::cl::desc("keep an eval-mode copy of the forward "
                                       "function (tidal-add-predict)"),
                        llvm::cl::init(false)};
+  Option<int64_t> ranks{
+      *this, "ranks",
+      llvm::cl::desc("data-parallel processes (more than 1: gradient "
+                     "all-reduce, tidal-insert-all-reduce)"),
+      llvm::cl::init(1)};
+  Option<int64_t> bucketBytes{*this, "bucket-bytes",
+                              llvm::cl::desc("all-reduce bucket size"),
+                              llvm::cl::init(26214400)};
 };
 
 /// The pass arguments of the training pipeline, in order.

@@ -37,6 +37,10 @@ struct ProgramInfo {
   std::string stepFunc = "train_step";
   std::string predictFunc = "predict";
   std::string optimizerJson = "{}"; // a JSON object, informational
+  /// Data parallel (tidalc --distributed): the backend ("" for one
+  /// process), the number of ranks; batchSize is then each rank's share.
+  std::string distributed;
+  int64_t ranks = 1;
   std::vector<char> modelBytes;
   std::vector<EmbeddedData> embedded;
 };
@@ -63,12 +67,15 @@ FailureOr<llvm::SmallVector<char, 0>> emitObject(llvm::Module &module,
 /// (fails, saying so, when tidal was built without nvcc).
 /// `sharedLibrary`: a shared library exporting the trainer ABI
 /// (tidalrt/trainer.h, `tidalc --emit lib`) instead of an executable.
+/// `mpi`: a --distributed mpi program, which also links tidalrt_mpi and MPI.
 LogicalResult linkExecutable(llvm::StringRef objectPath,
                              llvm::StringRef outputPath, llvm::StringRef argv0,
                              bool cuda, std::string &error,
-                             bool sharedLibrary = false);
+                             bool sharedLibrary = false, bool mpi = false);
 /// Whether this tidalc can link --target cuda executables.
 bool canLinkCuda();
+/// Whether this tidalc can link --distributed mpi executables.
+bool canLinkMpi();
 
 } // namespace mlir::tidal
 

@@ -30,6 +30,7 @@ find_path(TIDALRT_NLOHMANN_JSON_INCLUDE_DIR nlohmann/json.hpp REQUIRED)
 add_library(tidalrt_driver STATIC
   src/driver/checkpoint.cpp
   src/driver/data.cpp
+  src/driver/distributed.cpp
   src/driver/driver.cpp
   src/driver/error.cpp
   src/driver/file_util.cpp

@@ -4,6 +4,7 @@
 
 #include "checkpoint.h"
 #include "data.h"
+#include "distributed.h"
 #include "error.h"
 #include "session.h"
 #include "trace.h"
@@ -79,6 +80,10 @@ loaded_program load_program(const session &s, trace_recorder &trace,
   loaded.runner =
       std::make_unique<program_runner>(m, s.program, s.opts.seed, evaluate);
   loaded.runner->load_initial_values(*loaded.model, init.get());
+  if (s.comm) {
+    loaded.runner->set_comm(s.comm);
+    share_initial_values(s.comm, m, loaded.runner->step_memory());
+  }
   // The run holds the step's values from here on: the parsed model keeps
   // only what --save needs besides them, and the blob's pages (the model's
   // bytes and external data, read again from the executable if needed)
@@ -143,11 +148,30 @@ void check_mode_options(const manifest &m, const options &o) {
   }
 }
 
+// The output of a rank other than 0 of a data-parallel run.
+struct null_output {
+  std::FILE *file = nullptr;
+  ~null_output() {
+    if (file)
+      std::fclose(file);
+  }
+};
+
+// Ends a failed rank's run: every rank of a data-parallel run, so that
+// none waits for it; else returns the status.
+int failed(int status, const data_parallel *dp) {
+  if (dp && dp->size() > 1)
+    dp->abort(status);
+  return status;
+}
+
 } // namespace
 
 int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
         std::FILE *err) {
   std::string name = base_name(argc > 0 ? argv[0] : nullptr);
+  std::unique_ptr<data_parallel> dp;
+  null_output quiet;
   try {
     if (!program)
       fail_runtime("no program");
@@ -173,25 +197,37 @@ int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
     check_mode_options(m, o);
     if (o.threads)
       omp_set_num_threads(std::min(*o.threads, omp_get_thread_limit()));
-    session s{name, m, *program, o, out, err};
+    dp = data_parallel::join(m);
+    if (dp && dp->size() > 1) {
+      name += " (rank " + std::to_string(dp->rank()) + " of " +
+              std::to_string(dp->size()) + ")";
+      if (!dp->leader()) {
+        o = data_parallel::follower_options(o);
+        quiet.file = std::fopen("/dev/null", "w");
+        if (!quiet.file)
+          fail_runtime("cannot open /dev/null");
+        out = quiet.file;
+      }
+    }
+    session s{name, m, *program, o, out, err, dp ? dp->comm() : nullptr};
     return m.forward_mode() ? run_forward(s) : run_training(s);
   } catch (const driver_error &e) {
     std::fflush(out);
     std::fprintf(err, "%s: error: %s\n", name.c_str(),
                  one_line(e.what()).c_str());
     std::fflush(err);
-    return e.exit_status();
+    return failed(e.exit_status(), dp.get());
   } catch (const std::bad_alloc &) {
     std::fflush(out);
     std::fprintf(err, "%s: error: out of memory\n", name.c_str());
     std::fflush(err);
-    return EXIT_RUNTIME_FAULT;
+    return failed(EXIT_RUNTIME_FAULT, dp.get());
   } catch (const std::exception &e) {
     std::fflush(out);
     std::fprintf(err, "%s: error: internal error: %s\n", name.c_str(),
                  one_line(e.what()).c_str());
     std::fflush(err);
-    return EXIT_RUNTIME_FAULT;
+    return failed(EXIT_RUNTIME_FAULT, dp.get());
   }
 }
 

@@ -321,6 +321,22 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
   if (batch < 1 || batch > (1ull << 40))
     bad("batch_size " + std::to_string(batch) + " is out of range");
   result.batch_size = static_cast<int64_t>(batch);
+  if (root.contains("distributed")) {
+    const json &d = root["distributed"];
+    if (!d.is_object())
+      bad("manifest.distributed is not an object");
+    result.distributed = get_string(d, "backend", "manifest.distributed");
+    if (result.distributed != "mpi")
+      bad("distributed backend '" + result.distributed +
+          "' is not one this runtime runs (mpi)");
+    uint64_t ranks = get_uint(d, "ranks", "manifest.distributed");
+    if (ranks < 1 || ranks > 65536)
+      bad("distributed.ranks " + std::to_string(ranks) + " is out of range");
+    result.ranks = static_cast<int64_t>(ranks);
+    if (get_uint(d, "global_batch_size", "manifest.distributed") !=
+        batch * ranks)
+      bad("distributed.global_batch_size is not batch_size * ranks");
+  }
   uint64_t num_ops = get_uint(root, "num_ops", "manifest");
   // ops is resized to num_ops below: bound it (a real step has at most tens
   // of thousands of kernel calls; fuzzing found 2^64 - 1 aborting the

@@ -78,10 +78,16 @@ struct manifest {
   std::vector<blob_range> embedded;
   // The optimizer as one line, e.g. "sgd lr=0.01 momentum=0.9".
   std::string optimizer;
+  // Data parallel (tidalc --distributed): the backend ("" for one
+  // process) and the number of ranks; batch_size is then each rank's
+  // share of a global batch of batch_size * ranks samples.
+  std::string distributed;
+  int64_t ranks = 1;
   function_info step;
   std::optional<function_info> predict;
 
   bool forward_mode() const { return mode == "forward"; }
+  int64_t global_batch_size() const { return batch_size * ranks; }
   // Whether the step runs on a device ("sim", "cuda"): then it needs a
   // device_bytes, and functions with one may have copies and host slots.
   bool device_target() const { return target != "cpu"; }

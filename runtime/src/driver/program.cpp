@@ -153,6 +153,10 @@ program_runner::program_runner(const manifest &manifest,
 
 program_runner::~program_runner() = default;
 
+void program_runner::set_comm(tidalrt_comm_t *comm) {
+  tidalrt_context_set_comm(context_.get(), comm);
+}
+
 void program_runner::load_initial_values(const onnx_model &model,
                                          const onnx_model *init) {
   auto load = [&](const function_info &function, function_memory &into,

@@ -7,6 +7,8 @@
 #include "manifest.h"
 #include "memory.h"
 
+#include "tidalrt/comm.h"
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -79,6 +81,9 @@ public:
   // Runs each function once in preparation mode (kernels build their state
   // and reserve scratch), then allocates the scratch.
   void prepare();
+  // The communicator of a data-parallel run, for the step's all-reduce
+  // kernels (before prepare(), which checks the number of ranks).
+  void set_comm(tidalrt_comm_t *comm);
 
   // Calls the step function as global step `step`, then applies its
   // updates. Throws a driver_error (exit 2) naming the failing op.

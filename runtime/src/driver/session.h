@@ -9,6 +9,8 @@
 #include "options.h"
 #include "program.h"
 
+#include "tidalrt/comm.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -26,6 +28,9 @@ struct session {
   const options &opts;
   std::FILE *out;
   std::FILE *err;
+  // A data-parallel run's communicator (distributed.h); NULL for one
+  // process. The step's all-reduce kernels use it.
+  tidalrt_comm_t *comm = nullptr;
 
   // Prints "NAME: warning: MESSAGE" on err.
   void warn(const std::string &message) const;

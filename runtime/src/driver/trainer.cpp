@@ -209,7 +209,8 @@ int run_training(const session &s) {
   const manifest &m = s.info;
   const options &o = s.opts;
   data_set data = load_data(m.step.data_inputs(), o.inputs, "--input", m,
-                            &s.program, m.batch_size, /*need_full_batch=*/true);
+                            &s.program, m.global_batch_size(),
+                            /*need_full_batch=*/true);
   std::unique_ptr<evaluation> eval;
   if (!o.eval_inputs.empty())
     eval = std::make_unique<evaluation>(set_up_evaluation(s));
@@ -224,7 +225,14 @@ int run_training(const session &s) {
   loaded_program loaded = load_program(s, trace, !s.opts.eval_inputs.empty());
   program_runner &runner = *loaded.runner;
 
-  uint64_t batch = static_cast<uint64_t>(m.batch_size);
+  // A data-parallel run goes through global batches (every rank the same
+  // order, --shuffle included); rank r takes rows [r * batch, (r + 1) *
+  // batch) of each.
+  uint64_t batch = static_cast<uint64_t>(m.global_batch_size());
+  const uint64_t rank_batch = static_cast<uint64_t>(m.batch_size);
+  const uint64_t first_row =
+      s.comm ? static_cast<uint64_t>(tidalrt_comm_rank(s.comm)) * rank_batch
+             : 0;
   // A program without data inputs sees one (empty) batch per epoch.
   uint64_t samples = data.inputs.empty() ? batch : data.samples;
   batch_order order(samples, batch, o.shuffle, o.seed);
@@ -318,7 +326,8 @@ int run_training(const session &s) {
       auto start = clock_type::now();
       const std::vector<uint64_t> &rows = order.rows(step);
       for (const data_input &input : data.inputs)
-        memory.write_rows(input, rows.data(), rows.size(), m.batch_size);
+        memory.write_rows(input, rows.data() + first_row, rank_batch,
+                          m.batch_size);
       guard.before_step();
       runner.run_step(step);
       float loss;

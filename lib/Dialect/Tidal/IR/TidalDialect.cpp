@@ -61,6 +61,18 @@ bool tidal::isOptimizerUpdate(Operation *op) {
              OnnxAdagradOp, OnnxAdamOp>(op);
 }
 
+Value tidal::optimizerGradient(Operation *op) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case<SgdUpdateOp, SgdMomentumUpdateOp, AdamUpdateOp, OnnxMomentumOp,
+            OnnxAdagradOp, OnnxAdamOp>(
+          [](auto update) -> Value { return update.getGrad(); })
+      .Default([](Operation *) { return Value(); });
+}
+
+bool tidal::isCollectiveOp(Operation *op) {
+  return isa<AllReduceStartOp, AllReduceWaitOp>(op);
+}
+
 int64_t tidal::tensorByteSize(ShapedType type) {
   int64_t bits = type.getElementTypeBitWidth();
   return type.getNumElements() * ((bits + 7) / 8);

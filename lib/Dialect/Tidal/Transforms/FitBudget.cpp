@@ -408,7 +408,7 @@ bool Fitter::chainFor(const BufferLiveness &liveness, Value v, int64_t at,
   Operation *def = v.getDefiningOp();
   if (!def || def->getBlock() != body || isViewOp(def) || isCopyOp(def) ||
       isa<ConstantOp>(def) || isHostPlaced(def) || def->getNumRegions() ||
-      !isa<TidalDialect>(def->getDialect()))
+      !isa<TidalDialect>(def->getDialect()) || isCollectiveOp(def))
     return false;
   if (inChain.contains(def))
     return true;

@@ -4,7 +4,8 @@
 // change in live bytes that running it now would cause (its results minus
 // the operands that die at it, results written in place over a dying
 // operand counting neither); a ready op that frees bytes runs at once,
-// otherwise the ready op first in program order runs. Values are grouped
+// otherwise the ready op first in program order runs. A gradient
+// all-reduce starts as soon as its bucket is ready. Values are grouped
 // with their views (one set of bytes); arguments that outlive the step and
 // returned values never die.
 //
@@ -158,9 +159,16 @@ int64_t ListScheduler::delta(Operation *op) {
   return change;
 }
 
+/// Ops that run as soon as they are ready: those that free bytes, and the
+/// start of a gradient all-reduce (the earlier it starts, the more of the
+/// backward pass it overlaps).
+static bool urgent(Operation *op, int64_t delta) {
+  return delta < 0 || isa<AllReduceStartOp>(op);
+}
+
 void ListScheduler::makeReady(Operation *op) {
   ready.insert(op);
-  (delta(op) < 0 ? freeing : others).insert(index[op]);
+  (urgent(op, delta(op)) ? freeing : others).insert(index[op]);
 }
 
 void ListScheduler::update(Operation *op) {
@@ -169,7 +177,7 @@ void ListScheduler::update(Operation *op) {
   unsigned i = index[op];
   freeing.erase(i);
   others.erase(i);
-  (delta(op) < 0 ? freeing : others).insert(i);
+  (urgent(op, delta(op)) ? freeing : others).insert(i);
 }
 
 SmallVector<Operation *> ListScheduler::run() {

@@ -77,6 +77,11 @@ bool isHostArgument(FunctionOpInterface func, unsigned argNumber);
 bool isHostResult(FunctionOpInterface func, unsigned resultNumber);
 /// True for the optimizer update ops (one per parameter).
 bool isOptimizerUpdate(Operation *op);
+/// The gradient an optimizer update op reads (null for other ops).
+Value optimizerGradient(Operation *op);
+/// True for the collectives of data-parallel training (all_reduce_start,
+/// all_reduce_wait): never erased, recomputed or moved across each other.
+bool isCollectiveOp(Operation *op);
 
 /// The tidal-schedule strategy that ordered a function's ops.
 inline constexpr llvm::StringLiteral kScheduleAttr = "tidal.schedule";

@@ -86,6 +86,38 @@ def TidalInsertOptimizerPass : Pass<"tidal-insert-optimizer", "mlir::ModuleOp"> 
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalInsertAllReducePass
+    : Pass<"tidal-insert-all-reduce", "mlir::ModuleOp"> {
+  let summary = "sum gradients over the ranks of a data-parallel run, in buckets";
+  let description = [{
+    For a step that each of `ranks` processes runs on its share of the
+    global batch (`tidalc --distributed`): groups the gradients that the
+    optimizer updates of `train_step` read into buckets of at most
+    `bucket-bytes` (a gradient larger than that is a bucket of its own; at
+    most 120 tensors a bucket), in the order the backward pass computes
+    them, as PyTorch DDP does. Each bucket becomes a
+    `tidal.all_reduce_start`, placed just after its last gradient is
+    computed, and a `tidal.all_reduce_wait`, placed just before the first
+    update that reads one of them; the updates read the waited results.
+    The loss result joins the first bucket, so that every rank returns the
+    global loss. The divisor is the number of ranks for a mean loss (the
+    gradient of the global batch's mean loss) and 1 for a sum;
+    `loss-reduction=auto` reads it from the loss op's `reduction` (or a
+    final `reduce_sum`), mean otherwise.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1",
+           "the number of processes of the run">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
+           "largest bucket in bytes (PyTorch DDP's 25 MiB by default)">,
+    Option<"lossReduction", "loss-reduction", "std::string", "\"auto\"",
+           "auto, mean or sum: how the loss combines the batch's samples">,
+    Option<"funcName", "func-name", "std::string", "\"train_step\"",
+           "the training-step function">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 def TidalAddPredictPass : Pass<"tidal-add-predict", "mlir::ModuleOp"> {
   let summary = "keep an eval-mode copy of the forward function for inference";
   let description = [{

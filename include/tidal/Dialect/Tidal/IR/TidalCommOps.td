@@ -1,0 +1,57 @@
+//===- TidalCommOps.td - collectives of data-parallel training -*- tablegen -*-===//
+//
+// The gradient all-reduce that `--tidal-insert-all-reduce` adds to a
+// training step compiled for several processes (`tidalc --distributed`).
+// A bucket of gradients is started as soon as its last gradient is
+// computed and waited for just before the first optimizer update that
+// reads one of them, so that the reduction overlaps the rest of the
+// backward pass. Both ops write their results over their operands when the
+// memory plan allows: a bucket's gradients stay live from the start to the
+// wait, and the plan counts them there.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TIDAL_DIALECT_TIDAL_IR_TIDALCOMMOPS_TD
+#define TIDAL_DIALECT_TIDAL_IR_TIDALCOMMOPS_TD
+
+// Not Pure: every rank must run the same collectives in the same order, so
+// no pass may erase, merge, duplicate (recompute) or reorder one against
+// another.
+class Tidal_CollectiveOp<string mnemonic>
+    : Tidal_InferOp<mnemonic, [DeclareOpInterfaceMethods<
+          Tidal_InPlaceOpInterface, ["getInPlaceOperands"]>]> {
+  let results = (outs Variadic<Tidal_FloatTensor>:$outputs);
+  let hasVerifier = 1;
+}
+
+def Tidal_AllReduceStartOp : Tidal_CollectiveOp<"all_reduce_start"> {
+  let summary = "start summing a bucket of float32 tensors over the ranks";
+  let description = [{
+    Starts, on the communicator's own thread, the all-reduce of `inputs` as
+    one message: each element of result i becomes the sum of input i over
+    the `ranks` processes of the run, added in rank order (the same bits on
+    every rank and in every run), divided by `divisor` (`ranks` for a mean
+    loss: the gradient of the global batch's mean). Results may be read
+    only through the `tidal.all_reduce_wait` of the same `bucket`; `bucket`
+    numbers the step's buckets from 0 in the order they start. The
+    reference evaluator treats every rank as holding the same values
+    (result = input * ranks / divisor).
+  }];
+  let arguments = (ins Variadic<Tidal_FloatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bucket,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$divisor,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks);
+}
+
+def Tidal_AllReduceWaitOp : Tidal_CollectiveOp<"all_reduce_wait"> {
+  let summary = "wait for a bucket's all-reduce; its results are the sums";
+  let description = [{
+    Waits for the `tidal.all_reduce_start` whose results are `inputs` (all
+    of them, in order). The results are the same bytes, now reduced: the
+    optimizer updates of the bucket read them.
+  }];
+  let arguments = (ins Variadic<Tidal_FloatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bucket);
+}
+
+#endif // TIDAL_DIALECT_TIDAL_IR_TIDALCOMMOPS_TD

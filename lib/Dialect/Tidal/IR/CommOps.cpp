@@ -1,0 +1,84 @@
+//===- CommOps.cpp - type rules of the data-parallel collectives ----------===//
+//
+// all_reduce_start and all_reduce_wait return one tensor per operand, of its
+// type, written over it when the plan allows (InPlaceOpInterface); the
+// kernels take float32 only. A wait reads exactly the results of one start
+// of its bucket, in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+/// Result i has operand i's type.
+template <typename Adaptor>
+static LogicalResult sameTypes(Adaptor adaptor, SmallVectorImpl<Type> &out) {
+  for (Value v : adaptor.getInputs())
+    out.push_back(v.getType());
+  return success();
+}
+
+LogicalResult
+AllReduceStartOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                   AllReduceStartOp::Adaptor adaptor,
+                                   SmallVectorImpl<Type> &out) {
+  return sameTypes(adaptor, out);
+}
+
+LogicalResult
+AllReduceWaitOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                  AllReduceWaitOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &out) {
+  return sameTypes(adaptor, out);
+}
+
+/// Result i may take operand i's bytes.
+static SmallVector<unsigned, 2> ownOperand(unsigned result) { return {result}; }
+
+SmallVector<unsigned, 2> AllReduceStartOp::getInPlaceOperands(unsigned result) {
+  return ownOperand(result);
+}
+
+SmallVector<unsigned, 2> AllReduceWaitOp::getInPlaceOperands(unsigned result) {
+  return ownOperand(result);
+}
+
+/// What the runtime's kernels accept: 1 to 120 float32 tensors (a kernel
+/// call holds at most 256 tensors, operands and results).
+static LogicalResult verifyBucket(Operation *op, ValueRange inputs) {
+  if (inputs.empty())
+    return op->emitOpError("needs at least one tensor");
+  if (inputs.size() > 120)
+    return op->emitOpError("takes at most 120 tensors, got ") << inputs.size();
+  for (Value v : inputs)
+    if (!cast<RankedTensorType>(v.getType()).getElementType().isF32())
+      return op->emitOpError("reduces float32 tensors only, got ")
+             << v.getType();
+  return success();
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  if (failed(verifyBucket(*this, getInputs())))
+    return failure();
+  if ((uint64_t)getDivisor() != 1 && (uint64_t)getDivisor() != getRanks())
+    return emitOpError("divisor must be 1 (a sum) or the number of ranks (a "
+                       "mean), got ")
+           << getDivisor() << " for " << getRanks() << " ranks";
+  return success();
+}
+
+LogicalResult AllReduceWaitOp::verify() {
+  if (failed(verifyBucket(*this, getInputs())))
+    return failure();
+  auto start = getInputs().front().getDefiningOp<AllReduceStartOp>();
+  if (!start || !llvm::equal(start->getResults(), getInputs()))
+    return emitOpError("waits for one all_reduce_start: its operands must be "
+                       "all the results of one, in order");
+  if (start.getBucket() != getBucket())
+    return emitOpError("waits for bucket ")
+           << getBucket() << " but its operands come from bucket "
+           << start.getBucket();
+  return success();
+}

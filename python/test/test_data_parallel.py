@@ -1,0 +1,177 @@
+"""Data-parallel training across processes (tidalc --distributed mpi,
+docs/distributed.md), on this machine's loopback with mpirun
+--oversubscribe and one kernel thread per rank:
+
+- 2 and 4 ranks follow the single-process run of the same global batch:
+  per-step losses and final weights (optimizer state included) within
+  float32 summation-order tolerance, for zoo models without BatchNorm
+  (each rank's BatchNorm statistics are its own, as in PyTorch DDP);
+- a repeated run is bit-identical, and every rank ends with the same bits
+  (rank 0's --save against the others' final all-reduced state is
+  implied: the run shares rank 0's initial weights and adds gradients in
+  rank order);
+- one rank compiled as --ranks 1 is the plain program, bit for bit;
+- a program started on the wrong number of ranks says so; a killed rank
+  ends the whole run with an error instead of a hang.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+import support
+
+MPIRUN = shutil.which("mpirun")
+_SKIP = support.skip_reason("tidalc") or (None if MPIRUN else "mpirun is not installed (openmpi-bin)")
+STEPS = 6
+# Open MPI refuses to run as root without this consent.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMP_NUM_THREADS": "1",
+           "TIDAL_COMM_TIMEOUT": "60"}
+
+
+def saved_arrays(path):
+    """Every initializer of the ONNX file at `path`, as arrays by name."""
+    import onnx
+    from onnx import numpy_helper
+    return {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+
+
+def mpirun(ranks, argv, timeout=300):
+    return subprocess.run([MPIRUN, "--oversubscribe", "-n", str(ranks)] + argv, capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ, **MPI_ENV))
+
+
+@unittest.skipIf(_SKIP, _SKIP)
+class DataParallelTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="tidal-dp-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def compile_case(self, name, ranks_list):
+        """Exports zoo case `name`; compiles it for one process and for each
+        of `ranks_list` ranks; returns (dir, data flags, {ranks: exe})."""
+        from tidal import training
+        case = training.CASES_BY_NAME[name]
+        work = os.path.join(self.work, name)
+        os.makedirs(work, exist_ok=True)
+        model = os.path.join(work, "model.onnx")
+        training.export_case(case, model)
+        flags = training.tidalc_flags(case)
+        inputs = training.write_inputs(case, work)
+        exes = {}
+        for ranks in [0] + list(ranks_list):
+            exe = os.path.join(work, f"train{ranks}")
+            extra = ["--distributed", "mpi", "--ranks", str(ranks)] if ranks else []
+            proc = support.run_tidalc([model, "-o", exe] + flags + extra, timeout=600)
+            self.assertEqual(proc.returncode, 0, support.describe(proc))
+            exes[ranks] = exe
+        return work, inputs, exes
+
+    def train(self, exe, inputs, work, tag, ranks=None):
+        """Trains STEPS shuffled steps; returns (losses, saved tensors)."""
+        log, out = os.path.join(work, f"log_{tag}.jsonl"), os.path.join(work, f"out_{tag}.onnx")
+        argv = [exe] + inputs + ["--steps", str(STEPS), "--shuffle", "--seed", "5", "--log", log, "--save", out,
+                                 "--quiet", "--threads", "1"]
+        if ranks:
+            proc = mpirun(ranks, argv)
+        else:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=300,
+                                  env=dict(os.environ, OMP_NUM_THREADS="1"))
+        self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {support.describe(proc)}")
+        return [line["loss"] for line in support.log_lines(log)], saved_arrays(out)
+
+    def check_case(self, name, ranks_list):
+        work, inputs, exes = self.compile_case(name, ranks_list)
+        base_losses, base_saved = self.train(exes[0], inputs, work, "single")
+        self.assertEqual(len(base_losses), STEPS)
+        for ranks in ranks_list:
+            with self.subTest(model=name, ranks=ranks):
+                losses, saved = self.train(exes[ranks], inputs, work, f"r{ranks}", ranks)
+                self.assertEqual(len(losses), STEPS, "only rank 0 logs, every step")
+                np.testing.assert_allclose(losses, base_losses, rtol=2e-5, atol=1e-6,
+                                           err_msg="global mean losses differ from one process")
+                self.assertEqual(sorted(saved), sorted(base_saved))
+                for key, ref in base_saved.items():
+                    if ref.dtype.kind != "f" or not ref.size:
+                        np.testing.assert_array_equal(saved[key], ref, err_msg=key)
+                        continue
+                    # Relative, with an absolute floor for tensors that are
+                    # rounding noise (the key bias's gradient is zero in
+                    # exact arithmetic: softmax ignores a shift of the keys).
+                    ref, ours = ref.astype(np.float64), saved[key].astype(np.float64)
+                    diff, bound = np.linalg.norm(ours - ref), 1e-4 * np.linalg.norm(ref) + 1e-7 * np.sqrt(ref.size)
+                    self.assertLessEqual(diff, bound, f"{key}: |difference| {diff:.2e}, |ref| {np.linalg.norm(ref):.2e}")
+        return work, inputs, exes
+
+    def test_mlp_nesterov_on_2_and_4_ranks(self):
+        work, inputs, exes = self.check_case("mlp_digits_nesterov", [2, 4])
+        # Bit-identical when repeated.
+        first = saved_arrays(os.path.join(work, "out_r4.onnx"))
+        _, again = self.train(exes[4], inputs, work, "r4_again", 4)
+        for key in first:
+            np.testing.assert_array_equal(np.asarray(again[key]), np.asarray(first[key]), err_msg=key)
+
+    def test_lenet_on_2_ranks(self):
+        self.check_case("lenet_momentum", [2])
+
+    def test_regressor_adam_mse_on_2_and_4_ranks(self):
+        self.check_case("regressor_adam", [2, 4])
+
+    def test_transformer_adamw_on_2_ranks(self):
+        self.check_case("transformer13_adamw", [2])
+
+    def test_one_rank_is_the_plain_program(self):
+        work, inputs, exes = self.compile_case("mlp_digits_sgd", [1])
+        base_losses, base_saved = self.train(exes[0], inputs, work, "plain")
+        losses, saved = self.train(exes[1], inputs, work, "one")
+        self.assertEqual(losses, base_losses)
+        for key in base_saved:
+            np.testing.assert_array_equal(np.asarray(saved[key]), np.asarray(base_saved[key]), err_msg=key)
+        losses, _ = self.train(exes[1], inputs, work, "one_mpirun", 1)
+        self.assertEqual(losses, base_losses)
+
+    def test_wrong_number_of_ranks_and_a_killed_rank(self):
+        work, inputs, exes = self.compile_case("mlp_digits_sgd", [2])
+        proc = subprocess.run([exes[2]] + inputs + ["--steps", "1"], capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, **MPI_ENV))
+        self.assertEqual(proc.returncode, 1, support.describe(proc))
+        self.assertIn("compiled for 2 ranks (tidalc --ranks 2); start it with mpirun -np 2 (this run has 1)",
+                      proc.stderr)
+        # Kill rank 1 mid-run: the job ends, with an error, long before the
+        # steps could finish.
+        argv = [MPIRUN, "--oversubscribe", "-n", "2", exes[2]] + inputs + ["--steps", "100000000", "--quiet",
+                                                                           "--threads", "1"]
+        job = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, **MPI_ENV))
+        try:
+            ranks = []
+            deadline = time.monotonic() + 60
+            while len(ranks) < 2 and time.monotonic() < deadline:
+                time.sleep(0.5)
+                found = subprocess.run(["pgrep", "-f", exes[2]], capture_output=True, text=True).stdout.split()
+                ranks = [int(p) for p in found if int(p) != job.pid]
+            self.assertEqual(len(ranks), 2, "the two ranks did not start")
+            time.sleep(2)
+            os.kill(max(ranks), signal.SIGKILL)
+            start = time.monotonic()
+            _, err = job.communicate(timeout=120)
+            self.assertLess(time.monotonic() - start, 90)
+            self.assertNotEqual(job.returncode, 0)
+            self.assertRegex(err, r"(?i)signal 9|killed|abort")
+        finally:
+            if job.poll() is None:
+                job.kill()
+                job.communicate()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,80 @@
+// distributed.cpp - joining a data-parallel run (distributed.h).
+#include "distributed.h"
+
+#include "error.h"
+#include "memory.h"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace tidalrt_driver {
+
+namespace {
+
+// How long a collective waits for the other ranks before the run is
+// declared broken; TIDAL_COMM_TIMEOUT (seconds) overrides it.
+double comm_timeout() {
+  if (const char *text = std::getenv("TIDAL_COMM_TIMEOUT")) {
+    char *end = nullptr;
+    double seconds = std::strtod(text, &end);
+    if (end != text && *end == '\0' && seconds > 0)
+      return seconds;
+    fail_input(std::string("TIDAL_COMM_TIMEOUT '") + text +
+               "' is not a positive number of seconds");
+  }
+  return 300.0;
+}
+
+} // namespace
+
+std::unique_ptr<data_parallel> data_parallel::join(const manifest &m) {
+  if (m.distributed.empty())
+    return nullptr;
+  tidalrt_comm_options_t opts = {TIDALRT_COMM_MPI, comm_timeout()};
+  std::unique_ptr<data_parallel> dp(new data_parallel());
+  if (tidalrt_status_t status = tidalrt_comm_create(&opts, &dp->comm_))
+    fail_runtime("cannot join the data-parallel run: " + take_message(status));
+  dp->rank_ = tidalrt_comm_rank(dp->comm_);
+  dp->size_ = tidalrt_comm_size(dp->comm_);
+  if (dp->size_ != m.ranks)
+    fail_input("this program was compiled for " + std::to_string(m.ranks) +
+               " ranks (tidalc --ranks " + std::to_string(m.ranks) +
+               "); start it with mpirun -np " + std::to_string(m.ranks) +
+               " (this run has " + std::to_string(dp->size_) + ")");
+  return dp;
+}
+
+data_parallel::~data_parallel() { tidalrt_comm_free(comm_); }
+
+options data_parallel::follower_options(options o) {
+  o.save.clear();
+  o.log.clear();
+  o.trace.clear();
+  o.checkpoint_dir.clear();
+  o.eval_inputs.clear();
+  o.quiet = true;
+  return o;
+}
+
+void share_initial_values(tidalrt_comm_t *comm, const manifest &m,
+                          function_memory &memory) {
+  std::vector<uint8_t> buffer;
+  for (const tensor_slot &slot : m.step.args) {
+    if (!slot.is_persistent() || slot.bytes == 0)
+      continue;
+    buffer.resize(slot.bytes);
+    memory.read(slot, buffer.data());
+    if (tidalrt_status_t status =
+            tidalrt_comm_broadcast(comm, buffer.data(), slot.bytes, 0))
+      fail_runtime("cannot share the initial value of '" + slot.name +
+                   "' from rank 0: " + take_message(status));
+    memory.write(slot, buffer.data());
+  }
+}
+
+void data_parallel::abort(int status) const {
+  tidalrt_comm_abort(comm_, status);
+}
+
+} // namespace tidalrt_driver

@@ -1,0 +1,57 @@
+//===- Distributed.cpp - tidalc's data-parallel options -------------------===//
+
+#include "Distributed.h"
+
+#include "Files.h"
+#include "Options.h"
+
+#include "tidal/Target/Program.h"
+
+using namespace llvm;
+
+std::string tidalc::parseDataParallel(DataParallel &out) {
+  out = DataParallel();
+  if (distributed.empty()) {
+    if (ranks.getNumOccurrences())
+      return "--ranks needs --distributed mpi";
+    if (bucketSize.getNumOccurrences())
+      return "--bucket-size needs --distributed mpi";
+    return "";
+  }
+  if (distributed == "nccl")
+    return "--distributed nccl (the cuda target's collectives) is not "
+           "implemented yet; use --distributed mpi with --target cpu or sim";
+  if (distributed != "mpi")
+    return "unknown --distributed '" + distributed.getValue() +
+           "' (expected mpi)";
+  if (target == "cuda")
+    return "--distributed mpi runs on --target cpu or sim; the cuda target "
+           "needs NCCL, which is not implemented yet";
+  if (mode != "train")
+    return "--distributed applies to training (--mode train)";
+  if (!ranks.getNumOccurrences() || ranks < 1)
+    return "--distributed needs --ranks N, the number of processes that "
+           "mpirun will start (N >= 1)";
+  if (ranks > 65536)
+    return "--ranks " + std::to_string(ranks) + " is more than 65536";
+  if (!batchSize.getNumOccurrences())
+    return "--distributed needs --batch-size, the global batch that the "
+           "ranks share";
+  if (batchSize % ranks != 0)
+    return "--batch-size " + std::to_string(batchSize) +
+           " does not divide among " + std::to_string(ranks) +
+           " ranks: each rank takes an equal contiguous share of every "
+           "global batch";
+  std::optional<int64_t> bucket = parseSize(bucketSize);
+  if (!bucket || *bucket <= 0)
+    return "--bucket-size '" + bucketSize.getValue() +
+           "' is not a positive size (bytes, or e.g. 25MiB)";
+  if (!mlir::tidal::canLinkMpi() && emit != "mlir" && emit != "plan")
+    return "this tidalc was built without MPI (no libopenmpi-dev at build "
+           "time), so it cannot build a --distributed mpi program";
+  out.backend = distributed;
+  out.ranks = ranks;
+  out.rankBatch = batchSize / ranks;
+  out.bucketBytes = *bucket;
+  return "";
+}
