@@ -49,6 +49,11 @@ void tidal::buildTrainingPipeline(OpPassManager &pm,
     a.ranks = options.ranks;
     a.bucketBytes = options.bucketBytes;
     pm.addPass(createTidalInsertAllReducePass(a));
+    if (options.syncBatchNorm) {
+      TidalSyncBatchNormPassOptions s;
+      s.ranks = options.ranks;
+      pm.addPass(createTidalSyncBatchNormPass(s));
+    }
   }
 }
 

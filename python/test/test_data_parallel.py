@@ -5,7 +5,8 @@ docs/distributed.md), on this machine's loopback with mpirun
 - 2 and 4 ranks follow the single-process run of the same global batch:
   per-step losses and final weights (optimizer state included) within
   float32 summation-order tolerance, for zoo models without BatchNorm
-  (each rank's BatchNorm statistics are its own, as in PyTorch DDP);
+  (each rank's BatchNorm statistics are its own, as in PyTorch DDP) and
+  for VGG-BN with --sync-batch-norm; on the cpu and the sim target;
 - a repeated run is bit-identical, and every rank ends with the same bits
   (rank 0's --save against the others' final all-reduced state is
   implied: the run shares rank 0's initial weights and adds gradients in
@@ -56,12 +57,13 @@ class DataParallelTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.work, ignore_errors=True)
 
-    def compile_case(self, name, ranks_list):
+    def compile_case(self, name, ranks_list, flags_for_ranks=()):
         """Exports zoo case `name`; compiles it for one process and for each
-        of `ranks_list` ranks; returns (dir, data flags, {ranks: exe})."""
+        of `ranks_list` ranks (with `flags_for_ranks` added); returns (dir,
+        data flags, {ranks: exe})."""
         from tidal import training
         case = training.CASES_BY_NAME[name]
-        work = os.path.join(self.work, name)
+        work = os.path.join(self.work, "_".join([name] + [f.strip("-") for f in flags_for_ranks]))
         os.makedirs(work, exist_ok=True)
         model = os.path.join(work, "model.onnx")
         training.export_case(case, model)
@@ -70,7 +72,7 @@ class DataParallelTest(unittest.TestCase):
         exes = {}
         for ranks in [0] + list(ranks_list):
             exe = os.path.join(work, f"train{ranks}")
-            extra = ["--distributed", "mpi", "--ranks", str(ranks)] if ranks else []
+            extra = ["--distributed", "mpi", "--ranks", str(ranks)] + list(flags_for_ranks) if ranks else []
             proc = support.run_tidalc([model, "-o", exe] + flags + extra, timeout=600)
             self.assertEqual(proc.returncode, 0, support.describe(proc))
             exes[ranks] = exe
@@ -89,8 +91,8 @@ class DataParallelTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {support.describe(proc)}")
         return [line["loss"] for line in support.log_lines(log)], saved_arrays(out)
 
-    def check_case(self, name, ranks_list):
-        work, inputs, exes = self.compile_case(name, ranks_list)
+    def check_case(self, name, ranks_list, flags_for_ranks=()):
+        work, inputs, exes = self.compile_case(name, ranks_list, flags_for_ranks)
         base_losses, base_saved = self.train(exes[0], inputs, work, "single")
         self.assertEqual(len(base_losses), STEPS)
         for ranks in ranks_list:
@@ -128,6 +130,16 @@ class DataParallelTest(unittest.TestCase):
 
     def test_transformer_adamw_on_2_ranks(self):
         self.check_case("transformer13_adamw", [2])
+
+    def test_sync_batch_norm_on_2_ranks(self):
+        # Global BatchNorm statistics: the BN nets follow the single-process
+        # run too (running statistics included).
+        self.check_case("vgg_bn13_momentum_wd", [2], ["--sync-batch-norm"])
+
+    def test_sim_target_on_2_ranks(self):
+        # The simulated device runs the all-reduce kernels on its compute
+        # stream; against the cpu target's single process.
+        self.check_case("lenet_momentum", [2], ["--target", "sim", "--placement", "device"])
 
     def test_one_rank_is_the_plain_program(self):
         work, inputs, exes = self.compile_case("mlp_digits_sgd", [1])

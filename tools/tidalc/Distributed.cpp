@@ -16,6 +16,8 @@ std::string tidalc::parseDataParallel(DataParallel &out) {
       return "--ranks needs --distributed mpi";
     if (bucketSize.getNumOccurrences())
       return "--bucket-size needs --distributed mpi";
+    if (syncBatchNorm)
+      return "--sync-batch-norm needs --distributed mpi";
     return "";
   }
   if (distributed == "nccl")
@@ -53,5 +55,6 @@ std::string tidalc::parseDataParallel(DataParallel &out) {
   out.ranks = ranks;
   out.rankBatch = batchSize / ranks;
   out.bucketBytes = *bucket;
+  out.syncBatchNorm = syncBatchNorm;
   return "";
 }

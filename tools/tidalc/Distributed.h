@@ -21,6 +21,8 @@ struct DataParallel {
   /// Each rank's share of the global batch (0: no --batch-size).
   int64_t rankBatch = 0;
   int64_t bucketBytes = 0;
+  /// --sync-batch-norm: BatchNorm statistics over every rank.
+  bool syncBatchNorm = false;
 };
 
 /// Reads the options; an error message, or "" with `out` filled.

@@ -34,6 +34,11 @@ cl::opt<int64_t> ranks("ranks",
                                 "run; each takes batch-size / ranks samples "
                                 "of every global batch"),
                        cl::init(0), cl::cat(category));
+cl::opt<bool> syncBatchNorm(
+    "sync-batch-norm",
+    cl::desc("BatchNorm statistics of the global batch in a --distributed run "
+             "(torch.nn.SyncBatchNorm); default: each rank's own, as DDP"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string>
     bucketSize("bucket-size",
                cl::desc("Largest gradient all-reduce bucket of a "

@@ -558,6 +558,7 @@ int main(int argc, char **argv) {
     pipeline.eps = eps.getValue();
     pipeline.predict = codegen;
     pipeline.ranks = dataParallel.ranks;
+    pipeline.syncBatchNorm = dataParallel.syncBatchNorm;
     if (dataParallel.bucketBytes)
       pipeline.bucketBytes = dataParallel.bucketBytes;
     if (!runPasses(

@@ -50,6 +50,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("data-parallel processes (more than 1: gradient "
                      "all-reduce, tidal-insert-all-reduce)"),
       llvm::cl::init(1)};
+  Option<bool> syncBatchNorm{
+      *this, "sync-batch-norm",
+      llvm::cl::desc("batch norm statistics over every rank "
+                     "(tidal-sync-batch-norm)"),
+      llvm::cl::init(false)};
   Option<int64_t> bucketBytes{*this, "bucket-bytes",
                               llvm::cl::desc("all-reduce bucket size"),
                               llvm::cl::init(26214400)};

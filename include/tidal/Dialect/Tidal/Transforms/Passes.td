@@ -118,6 +118,33 @@ def TidalInsertAllReducePass
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalSyncBatchNormPass
+    : Pass<"tidal-sync-batch-norm", "mlir::ModuleOp"> {
+  let summary = "batch norm statistics over every rank (torch SyncBatchNorm)";
+  let description = [{
+    For a data-parallel step of `ranks` processes (`tidalc
+    --sync-batch-norm`): every `tidal.batch_norm_training` of `train_step`
+    normalizes with the global batch's mean and biased variance, averaged
+    over the ranks by one `tidal.all_reduce_start`/`wait` pair (on the
+    input shifted by the running mean, which every rank holds alike), and
+    updates its running statistics from them (the variance made unbiased
+    over the global batch); the output is a `tidal.batch_norm_inference`
+    with those statistics. Each `tidal.batch_norm_backward` of such a batch
+    norm becomes element-wise ops and reductions whose sums of `grad` and
+    `grad * xhat` are summed over the ranks before the input's gradient is
+    formed; the scale's and bias's gradients stay this rank's sums (the
+    gradient all-reduce averages them). Buckets are numbered after those
+    already in the step. With one rank it changes nothing.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1",
+           "the number of processes of the run">,
+    Option<"funcName", "func-name", "std::string", "\"train_step\"",
+           "the training-step function">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 def TidalAddPredictPass : Pass<"tidal-add-predict", "mlir::ModuleOp"> {
   let summary = "keep an eval-mode copy of the forward function for inference";
   let description = [{
