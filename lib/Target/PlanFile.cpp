@@ -25,7 +25,7 @@ struct PlannedStep {
   std::vector<OpCost> costs;         // by op position - 1
   std::vector<double> startUs;       // by op position - 1
   std::vector<const char *> streams; // by op position - 1
-  double stepUs = 0, stallUs = 0;
+  double stepUs = 0, stallUs = 0, commStallUs = 0;
   int64_t arenaBytes = 0, constantsBytes = 0, lowerBound = 0, noReuse = 0;
   int64_t hostArenaBytes = 0, hostLowerBound = 0;
   bool onDevice = false; ///< the arena is device memory (sim, cuda)
@@ -70,6 +70,7 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
   step.streams = std::move(timeline.streams);
   step.stepUs = timeline.stepUs;
   step.stallUs = timeline.stallUs;
+  step.commStallUs = timeline.commStallUs;
   for (BlockArgument arg : step.func.getArguments()) {
     step.ids[arg] = step.tensors.size();
     step.tensors.push_back(arg);
@@ -259,6 +260,7 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
       j.attribute("peak_device_bytes", devicePeak);
       j.attribute("step_time_us", step.stepUs);
       j.attribute("copy_stall_us", step.stallUs);
+      j.attribute("all_reduce_stall_us", step.commStallUs);
     });
     j.attribute("lower_bound_bytes",
                 step.lowerBound + (step.onDevice ? 0 : step.constantsBytes));
@@ -418,11 +420,11 @@ FailureOr<std::string> tidal::buildPlanTrace(ModuleOp module,
         });
       });
       // One track per stream: compute, copies to the host, to the device,
-      // and the host-placed ops' stream.
+      // the host-placed ops' stream, and the gradient all-reduces.
       const char *tracks[] = {step.onDevice ? "device compute" : "host compute",
                               "copy to host", "copy to device",
-                              "host (placed ops)"};
-      for (int tid = 1; tid <= 4; ++tid)
+                              "host (placed ops)", "all-reduce (ranks)"};
+      for (int tid = 1; tid <= 5; ++tid)
         j.object([&] {
           j.attribute("name", "thread_name");
           j.attribute("ph", "M");
@@ -439,9 +441,11 @@ FailureOr<std::string> tidal::buildPlanTrace(ModuleOp module,
         int tid = stream == "copy_to_host"     ? 2
                   : stream == "copy_to_device" ? 3
                   : stream == "host"           ? 4
+                  : stream == "comm"           ? 5
                                                : 1;
         // Kernels, copies, and waits that stall the compute stream.
-        if (cost.kernel || (isCopyOp(op) && cost.us > 0))
+        if (cost.kernel ||
+            ((isCopyOp(op) || isa<AllReduceStartOp>(op)) && cost.us > 0))
           j.object([&] {
             j.attribute("name", isCopyOp(op) ? op->getName().stripDialect()
                                              : StringRef(opDisplayName(op)));

@@ -116,6 +116,19 @@ TEST(CommMpi, StartedAllReducesOverlapAndMatchTheSynchronousSum) {
   EXPECT_EQ(one, float(size));
   for (size_t k = tickets.size(); k-- > 0;)
     ASSERT_EQ(message_of(tidalrt_comm_wait(comm, tickets[k])), "");
+  tidalrt_comm_stats_t stats;
+  tidalrt_comm_stats(comm, &stats);
+  if (size > 1) {
+    uint64_t floats = 0;
+    for (uint64_t n : sizes)
+      floats += n;
+    EXPECT_EQ(stats.collectives, 3u);
+    EXPECT_EQ(stats.bytes, floats * sizeof(float));
+    EXPECT_GT(stats.busy_seconds, 0.0);
+    EXPECT_GE(stats.wait_seconds, 0.0);
+  } else {
+    EXPECT_EQ(stats.collectives, 0u) << "one rank: nothing to send";
+  }
   size_t differ = 0;
   for (size_t t = 0; t < sizes.size(); ++t)
     for (uint64_t i = 0; i < sizes[t]; ++i) {

@@ -82,6 +82,18 @@ tidalrt_comm_allreduce_f32_start(tidalrt_comm_t *comm, float *const *segments,
  * Every ticket must be waited for. */
 tidalrt_status_t tidalrt_comm_wait(tidalrt_comm_t *comm, uint64_t ticket);
 
+/* What a communicator's started collectives cost this process (ABI 0.9):
+ * how many ran, the seconds its thread spent running them, and the seconds
+ * callers spent blocked in tidalrt_comm_wait. 1 - wait / busy is the share
+ * of the communication that computation hid. */
+typedef struct tidalrt_comm_stats_s {
+  uint64_t collectives;
+  uint64_t bytes;
+  double busy_seconds;
+  double wait_seconds;
+} tidalrt_comm_stats_t;
+void tidalrt_comm_stats(const tidalrt_comm_t *comm, tidalrt_comm_stats_t *out);
+
 /* Copies `bytes` bytes of rank `root`'s `data` to every rank's `data`. */
 tidalrt_status_t tidalrt_comm_broadcast(tidalrt_comm_t *comm, void *data,
                                         uint64_t bytes, int64_t root);

@@ -11,6 +11,7 @@
 // bucketed.
 #include "comm_backend.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -65,7 +66,12 @@ public:
                                  "tidalrt_comm_wait: ticket %llu was never "
                                  "issued",
                                  (unsigned long long)ticket);
-    finished.wait(lock, [&] { return completed > ticket; });
+    if (completed <= ticket) {
+      auto start = clock::now();
+      finished.wait(lock, [&] { return completed > ticket; });
+      stats.wait_seconds +=
+          std::chrono::duration<double>(clock::now() - start).count();
+    }
     auto it = failures.find(ticket);
     if (it == failures.end())
       return nullptr;
@@ -91,12 +97,19 @@ private:
         j = std::move(pending.front());
         pending.pop_front();
       }
+      auto start = clock::now();
       tidalrt_status_t status = reduce(j);
+      double seconds =
+          std::chrono::duration<double>(clock::now() - start).count();
       {
         std::lock_guard<std::mutex> lock(mutex);
         if (status)
           failures[j.ticket] = status;
         ++completed;
+        ++stats.collectives;
+        for (uint64_t c : j.counts)
+          stats.bytes += c * sizeof(float);
+        stats.busy_seconds += seconds;
       }
       finished.notify_all();
     }
@@ -142,9 +155,18 @@ private:
     return nullptr;
   }
 
+public:
+  tidalrt_comm_stats_t snapshot() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return stats;
+  }
+
+private:
+  using clock = std::chrono::steady_clock;
   tidalrt_comm_t *comm;
   std::thread worker;
-  std::mutex mutex;
+  mutable std::mutex mutex;
+  tidalrt_comm_stats_t stats = {0, 0, 0.0, 0.0};
   std::condition_variable wake, finished;
   std::deque<job> pending;
   uint64_t next = 0, completed = 0;
@@ -162,6 +184,10 @@ async_queue *make_queue(tidalrt_comm_t *comm) {
 }
 
 void free_queue(async_queue *queue) { delete queue; }
+
+void queue_stats(const async_queue *queue, tidalrt_comm_stats_t *out) {
+  *out = queue ? queue->snapshot() : tidalrt_comm_stats_t{0, 0, 0.0, 0.0};
+}
 
 void drain_queue(async_queue *queue) {
   if (queue)
@@ -210,6 +236,13 @@ tidalrt_comm_allreduce_f32_start(tidalrt_comm_t *comm, float *const *segments,
         TIDALRT_INTERNAL, "%s: cannot start the communication thread", call);
   *ticket = comm->queue->submit(std::move(j));
   return nullptr;
+}
+
+extern "C" void tidalrt_comm_stats(const tidalrt_comm_t *comm,
+                                   tidalrt_comm_stats_t *out) {
+  if (!out)
+    return;
+  tidalrt_comm::queue_stats(comm ? comm->queue : nullptr, out);
 }
 
 extern "C" tidalrt_status_t tidalrt_comm_wait(tidalrt_comm_t *comm,

@@ -34,6 +34,8 @@ void free_queue(async_queue *queue); // waits for what is queued
 // Waits until every collective queued so far has run; their failures stay
 // for tidalrt_comm_wait.
 void drain_queue(async_queue *queue);
+// The queue's statistics (zeros for NULL).
+void queue_stats(const async_queue *queue, tidalrt_comm_stats_t *out);
 
 } // namespace tidalrt_comm
 

@@ -172,14 +172,20 @@ void print_usage(std::FILE *stream, const std::string &program_name,
   else
     std::fprintf(stream, "Trains %s: batch size %lld, loss %s, optimizer %s.\n",
                  manifest.model.c_str(),
-                 static_cast<long long>(manifest.batch_size),
+                 static_cast<long long>(manifest.global_batch_size()),
                  manifest.loss.empty() ? "output" : manifest.loss.c_str(),
                  manifest.optimizer.c_str());
+  if (!manifest.distributed.empty())
+    std::fprintf(stream,
+                 "Data parallel: start it with mpirun -np %lld; each rank "
+                 "takes %lld samples of every batch.\n",
+                 static_cast<long long>(manifest.ranks),
+                 static_cast<long long>(manifest.batch_size));
   if (forward)
     std::fprintf(stream, "\nData inputs (N samples each):\n");
   else
     std::fprintf(stream, "\nData inputs (N samples each, N >= %lld):\n",
-                 static_cast<long long>(manifest.batch_size));
+                 static_cast<long long>(manifest.global_batch_size()));
   auto list_inputs = [&](const function_info &function) {
     std::vector<const tensor_slot *> inputs = function.data_inputs();
     if (inputs.empty())

@@ -10,6 +10,7 @@
 #include "step_log.h"
 #include "trace.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -435,6 +436,24 @@ int run_training(const session &s) {
                       ? static_cast<double>(total * batch) / loop_seconds
                       : NAN)
           .c_str());
+  if (s.comm && tidalrt_comm_size(s.comm) > 1 && total) {
+    // The gradient all-reduce: its time per step on this rank's
+    // communication thread, the part the step waited for, and the share
+    // the backward pass hid.
+    tidalrt_comm_stats_t comm;
+    tidalrt_comm_stats(s.comm, &comm);
+    double steps = static_cast<double>(total);
+    std::fprintf(s.out, "comm_ms_per_step %s\n",
+                 text_number(comm.busy_seconds * 1000 / steps).c_str());
+    std::fprintf(s.out, "comm_wait_ms_per_step %s\n",
+                 text_number(comm.wait_seconds * 1000 / steps).c_str());
+    std::fprintf(s.out, "comm_hidden %s\n",
+                 text_number(comm.busy_seconds > 0
+                                 ? std::max(0.0, 1 - comm.wait_seconds /
+                                                         comm.busy_seconds)
+                                 : NAN)
+                     .c_str());
+  }
   if (eval) {
     if (!std::isnan(last_eval.loss))
       std::fprintf(s.out, "eval_loss %s\n",

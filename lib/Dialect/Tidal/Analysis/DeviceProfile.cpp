@@ -66,6 +66,22 @@ MachineProfile tidal::defaultMachineProfile() {
   return p;
 }
 
+LinkProfile tidal::defaultCommProfile() {
+  LinkProfile p;
+  p.name = "mpi (default)";
+  p.gbytesPerS = 5.0;
+  p.latencyUs = 30.0;
+  return p;
+}
+
+double tidal::allReduceMicroseconds(const LinkProfile &link, int64_t bytes,
+                                    int64_t ranks) {
+  if (ranks <= 1 || bytes <= 0)
+    return 0;
+  double moved = 2.0 * double(ranks - 1) / double(ranks) * double(bytes);
+  return 2 * link.latencyUs + moved / (link.gbytesPerS * 1e3);
+}
+
 double tidal::copyMicroseconds(const LinkProfile &link, int64_t bytes) {
   if (bytes <= 0)
     return 0;

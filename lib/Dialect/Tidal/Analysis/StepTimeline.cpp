@@ -16,13 +16,34 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
                                     double linkGbps) {
   StepTimeline timeline;
   LinkProfile link = simulatedLinkProfile(linkGbps);
+  LinkProfile network = defaultCommProfile();
   double t = 0, toHostFree = 0, toDeviceFree = 0, hostFree = 0, copiesDone = 0;
+  double commFree = 0;
   llvm::DenseMap<Value, double> copyDone;
+  llvm::DenseMap<int64_t, double> bucketDone;
   for (Operation *op : ops) {
     OpCost cost;
     const char *stream = "compute";
     double start = t;
-    if (isa<OffloadOp, PrefetchOp>(op)) {
+    if (auto allReduce = dyn_cast<AllReduceStartOp>(op)) {
+      // The bucket goes to the communication thread, one at a time.
+      int64_t bytes = 0;
+      for (Value v : allReduce.getInputs())
+        bytes += tensorByteSize(cast<ShapedType>(v.getType()));
+      start = std::max(t, commFree);
+      cost.bytes = bytes;
+      cost.us = allReduceMicroseconds(network, bytes, allReduce.getRanks());
+      commFree = start + cost.us;
+      bucketDone[allReduce.getBucket()] = commFree;
+      stream = "comm";
+    } else if (auto allReduceWait = dyn_cast<AllReduceWaitOp>(op)) {
+      double done = bucketDone.lookup(allReduceWait.getBucket());
+      if (done > t) {
+        cost.us = done - t;
+        timeline.commStallUs += cost.us;
+        t = done;
+      }
+    } else if (isa<OffloadOp, PrefetchOp>(op)) {
       bool toHost = isa<OffloadOp>(op);
       double &free = toHost ? toHostFree : toDeviceFree;
       int64_t bytes =
@@ -54,6 +75,6 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
     timeline.startUs.push_back(start);
     timeline.streams.push_back(stream);
   }
-  timeline.stepUs = std::max({t, hostFree, toHostFree, toDeviceFree});
+  timeline.stepUs = std::max({t, hostFree, toHostFree, toDeviceFree, commFree});
   return timeline;
 }

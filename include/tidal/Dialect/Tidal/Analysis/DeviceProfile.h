@@ -97,6 +97,16 @@ std::string machineProfileJson(const MachineProfile &profile);
 /// bytes / bandwidth; zero for an empty copy.
 double copyMicroseconds(const LinkProfile &link, int64_t bytes);
 
+/// The default network between the ranks of a data-parallel run: MPI over
+/// shared memory on one machine, 5 GB/s and 30 us per message.
+LinkProfile defaultCommProfile();
+/// The predicted time of tidal's all-reduce of `bytes` over `ranks` ranks
+/// (tidalrt/comm.h: an all-to-all, then an all-gather, each moving
+/// (ranks - 1) / ranks of the data): two latencies plus 2 (ranks - 1) /
+/// ranks * bytes / bandwidth; zero for one rank.
+double allReduceMicroseconds(const LinkProfile &link, int64_t bytes,
+                             int64_t ranks);
+
 } // namespace mlir::tidal
 
 #endif // TIDAL_DIALECT_TIDAL_ANALYSIS_DEVICEPROFILE_H

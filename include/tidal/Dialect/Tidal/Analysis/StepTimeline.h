@@ -6,8 +6,10 @@
 // stream until its copy is done; host-placed ops (tidal-place) one after
 // another on the host's stream, each once the copies enqueued before it are
 // done, and copies enqueued after a host op start once it is done (the
-// runtime's protocol, tidalrt/device.h). The plan file and tidal-place's
-// choice both use it.
+// runtime's protocol, tidalrt/device.h); gradient all-reduces one after
+// another on the communication stream at the default MPI network's
+// figures (defaultCommProfile), a wait for one stalling the compute stream
+// until it is done. The plan file and tidal-place's choice both use it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +29,10 @@ struct StepTimeline {
   std::vector<OpCost> costs;         ///< by op, in schedule order
   std::vector<double> startUs;       ///< by op
   std::vector<const char *> streams; ///< by op: compute, copy_to_host,
-                                     ///< copy_to_device or host
+                                     ///< copy_to_device, host or comm
   double stepUs = 0;                 ///< when the last stream is done
-  double stallUs = 0;                ///< compute time lost waiting for copies
+  double stallUs = 0;     ///< compute time lost waiting for copies
+  double commStallUs = 0; ///< compute time lost waiting for all-reduces
 };
 
 /// Predicts `ops` (a function's body in schedule order): kernels on
