@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -150,6 +151,36 @@ class DataParallelTest(unittest.TestCase):
             np.testing.assert_array_equal(np.asarray(saved[key]), np.asarray(base_saved[key]), err_msg=key)
         losses, _ = self.train(exes[1], inputs, work, "one_mpirun", 1)
         self.assertEqual(losses, base_losses)
+
+    def test_per_rank_traces_merge(self):
+        # Each rank writes its own --trace (rank 1: FILE.rank1.json) with its
+        # all-reduces on a track of their own; the merged trace has one
+        # process per rank.
+        import json
+        work, inputs, exes = self.compile_case("mlp_digits_sgd", [2])
+        trace = os.path.join(work, "trace.json")
+        proc = mpirun(2, [exes[2]] + inputs + ["--steps", "3", "--trace", trace, "--quiet", "--threads", "1"])
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        for rank, path in enumerate([trace, os.path.join(work, "trace.rank1.json")]):
+            with open(path) as f:
+                events = json.load(f)["traceEvents"]
+            reduces = [e for e in events if e.get("cat") == "comm"]
+            steps = [e for e in events if e.get("cat") == "step"]
+            self.assertEqual(len(steps), 3, path)
+            self.assertEqual(len(reduces), 3, "one bucket per step")
+            self.assertTrue(all(e["pid"] == rank + 1 and e["tid"] == 2 for e in reduces))
+            # Each all-reduce runs inside its step.
+            for step, reduce in zip(steps, reduces):
+                self.assertGreaterEqual(reduce["ts"], step["ts"] - 1)
+                self.assertLessEqual(reduce["ts"] + reduce["dur"], step["ts"] + step["dur"] + 1)
+        merged = os.path.join(work, "merged.json")
+        script = os.path.join(support.REPO_ROOT, "scripts", "merge_traces.py")
+        proc = subprocess.run([sys.executable, script, "-o", merged, trace, os.path.join(work, "trace.rank1.json")],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(merged) as f:
+            pids = {e.get("pid") for e in json.load(f)["traceEvents"]}
+        self.assertEqual(pids, {1, 2})
 
     def test_wrong_number_of_ranks_and_a_killed_rank(self):
         work, inputs, exes = self.compile_case("mlp_digits_sgd", [2])

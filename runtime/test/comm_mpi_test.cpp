@@ -94,6 +94,7 @@ TEST(CommMpi, StartedAllReducesOverlapAndMatchTheSynchronousSum) {
   for (size_t t = 0; t < sizes.size(); ++t)
     for (uint64_t i = 0; i < sizes[t]; ++i)
       data[t].push_back(value(rank, i + 13 * t));
+  tidalrt_comm_record_events(comm, 1);
   // Buckets {0,1}, {2}, {3,4,5}; the divisor is the number of ranks.
   const std::vector<std::vector<size_t>> buckets = {{0, 1}, {2}, {3, 4, 5}};
   std::vector<uint64_t> tickets;
@@ -126,6 +127,17 @@ TEST(CommMpi, StartedAllReducesOverlapAndMatchTheSynchronousSum) {
     EXPECT_EQ(stats.bytes, floats * sizeof(float));
     EXPECT_GT(stats.busy_seconds, 0.0);
     EXPECT_GE(stats.wait_seconds, 0.0);
+    // One event per bucket, in order, on the steady clock.
+    tidalrt_comm_event_t events[4];
+    ASSERT_EQ(tidalrt_comm_take_events(comm, events, 4), 3u);
+    EXPECT_EQ(events[0].bytes, (sizes[0] + sizes[1]) * sizeof(float));
+    EXPECT_EQ(events[1].bytes, sizes[2] * sizeof(float));
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_LE(events[k].start_seconds, events[k].end_seconds);
+      if (k)
+        EXPECT_LE(events[k - 1].end_seconds, events[k].start_seconds);
+    }
+    EXPECT_EQ(tidalrt_comm_take_events(comm, events, 4), 0u);
   } else {
     EXPECT_EQ(stats.collectives, 0u) << "one rank: nothing to send";
   }

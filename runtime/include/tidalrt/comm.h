@@ -94,6 +94,23 @@ typedef struct tidalrt_comm_stats_s {
 } tidalrt_comm_stats_t;
 void tidalrt_comm_stats(const tidalrt_comm_t *comm, tidalrt_comm_stats_t *out);
 
+/* One started collective as it ran on the communicator's thread (ABI
+ * 0.9): its bytes and its start and end on the steady clock
+ * (CLOCK_MONOTONIC, seconds). */
+typedef struct tidalrt_comm_event_s {
+  uint64_t bytes;
+  double start_seconds;
+  double end_seconds;
+} tidalrt_comm_event_t;
+
+/* Starts (on != 0) or stops recording an event per started collective
+ * (at most 2^20 kept until taken). */
+void tidalrt_comm_record_events(tidalrt_comm_t *comm, int on);
+/* Moves up to `max` recorded events, oldest first, into `out`; returns how
+ * many. */
+uint64_t tidalrt_comm_take_events(tidalrt_comm_t *comm,
+                                  tidalrt_comm_event_t *out, uint64_t max);
+
 /* Copies `bytes` bytes of rank `root`'s `data` to every rank's `data`. */
 tidalrt_status_t tidalrt_comm_broadcast(tidalrt_comm_t *comm, void *data,
                                         uint64_t bytes, int64_t root);

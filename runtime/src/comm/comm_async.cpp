@@ -11,6 +11,7 @@
 // bucketed.
 #include "comm_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -99,8 +100,9 @@ private:
       }
       auto start = clock::now();
       tidalrt_status_t status = reduce(j);
-      double seconds =
-          std::chrono::duration<double>(clock::now() - start).count();
+      auto end = clock::now();
+      double seconds = std::chrono::duration<double>(end - start).count();
+      const bool record = comm->record_events.load(std::memory_order_relaxed);
       {
         std::lock_guard<std::mutex> lock(mutex);
         if (status)
@@ -110,6 +112,12 @@ private:
         for (uint64_t c : j.counts)
           stats.bytes += c * sizeof(float);
         stats.busy_seconds += seconds;
+        if (record && events.size() < (size_t(1) << 20)) {
+          uint64_t bytes = 0;
+          for (uint64_t c : j.counts)
+            bytes += c * sizeof(float);
+          events.push_back({bytes, since_epoch(start), since_epoch(end)});
+        }
       }
       finished.notify_all();
     }
@@ -161,12 +169,24 @@ public:
     return stats;
   }
 
+  uint64_t take_events(tidalrt_comm_event_t *out, uint64_t max) {
+    std::lock_guard<std::mutex> lock(mutex);
+    uint64_t n = std::min<uint64_t>(max, events.size());
+    std::copy(events.begin(), events.begin() + n, out);
+    events.erase(events.begin(), events.begin() + n);
+    return n;
+  }
+
 private:
   using clock = std::chrono::steady_clock;
+  static double since_epoch(clock::time_point t) {
+    return std::chrono::duration<double>(t.time_since_epoch()).count();
+  }
   tidalrt_comm_t *comm;
   std::thread worker;
   mutable std::mutex mutex;
   tidalrt_comm_stats_t stats = {0, 0, 0.0, 0.0};
+  std::deque<tidalrt_comm_event_t> events;
   std::condition_variable wake, finished;
   std::deque<job> pending;
   uint64_t next = 0, completed = 0;
@@ -187,6 +207,11 @@ void free_queue(async_queue *queue) { delete queue; }
 
 void queue_stats(const async_queue *queue, tidalrt_comm_stats_t *out) {
   *out = queue ? queue->snapshot() : tidalrt_comm_stats_t{0, 0, 0.0, 0.0};
+}
+
+uint64_t queue_take_events(async_queue *queue, tidalrt_comm_event_t *out,
+                           uint64_t max) {
+  return queue && out ? queue->take_events(out, max) : 0;
 }
 
 void drain_queue(async_queue *queue) {
@@ -243,6 +268,17 @@ extern "C" void tidalrt_comm_stats(const tidalrt_comm_t *comm,
   if (!out)
     return;
   tidalrt_comm::queue_stats(comm ? comm->queue : nullptr, out);
+}
+
+extern "C" void tidalrt_comm_record_events(tidalrt_comm_t *comm, int on) {
+  if (comm)
+    comm->record_events.store(on != 0, std::memory_order_relaxed);
+}
+
+extern "C" uint64_t tidalrt_comm_take_events(tidalrt_comm_t *comm,
+                                             tidalrt_comm_event_t *out,
+                                             uint64_t max) {
+  return comm ? tidalrt_comm::queue_take_events(comm->queue, out, max) : 0;
 }
 
 extern "C" tidalrt_status_t tidalrt_comm_wait(tidalrt_comm_t *comm,

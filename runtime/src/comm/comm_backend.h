@@ -6,6 +6,8 @@
 
 #include "tidalrt/comm.h"
 
+#include <atomic>
+
 namespace tidalrt_comm {
 
 struct backend {
@@ -36,6 +38,9 @@ void free_queue(async_queue *queue); // waits for what is queued
 void drain_queue(async_queue *queue);
 // The queue's statistics (zeros for NULL).
 void queue_stats(const async_queue *queue, tidalrt_comm_stats_t *out);
+// Recorded events (tidalrt_comm_take_events); 0 for NULL.
+uint64_t queue_take_events(async_queue *queue, tidalrt_comm_event_t *out,
+                           uint64_t max);
 
 } // namespace tidalrt_comm
 
@@ -45,6 +50,7 @@ struct tidalrt_comm_s {
   int64_t rank = 0;
   int64_t size = 1;
   tidalrt_comm::async_queue *queue = nullptr; // made by the first start
+  std::atomic<bool> record_events{false};     // tidalrt_comm_record_events
 };
 
 #endif // TIDALRT_COMM_COMM_BACKEND_H

@@ -47,10 +47,19 @@ std::unique_ptr<data_parallel> data_parallel::join(const manifest &m) {
 
 data_parallel::~data_parallel() { tidalrt_comm_free(comm_); }
 
-options data_parallel::follower_options(options o) {
+options data_parallel::follower_options(options o, int64_t rank) {
   o.save.clear();
   o.log.clear();
-  o.trace.clear();
+  if (!o.trace.empty()) {
+    const std::string suffix = ".rank" + std::to_string(rank);
+    const std::string json = ".json";
+    size_t at = o.trace.size() >= json.size() &&
+                        o.trace.compare(o.trace.size() - json.size(),
+                                        json.size(), json) == 0
+                    ? o.trace.size() - json.size()
+                    : o.trace.size();
+    o.trace.insert(at, suffix);
+  }
   o.checkpoint_dir.clear();
   o.eval_inputs.clear();
   o.quiet = true;

@@ -36,9 +36,9 @@ public:
   int64_t size() const { return size_; }
   bool leader() const { return rank_ == 0; }
 
-  // The options a rank other than 0 runs with: no output files, no
-  // evaluation, no progress line.
-  static options follower_options(options o);
+  // The options rank `rank` (not 0) runs with: no output files but its
+  // own --trace (FILE.rankR.json), no evaluation, no progress line.
+  static options follower_options(options o, int64_t rank);
 
   // Ends every rank with `status` (after this rank printed its error).
   [[noreturn]] void abort(int status) const;

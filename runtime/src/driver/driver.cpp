@@ -202,7 +202,7 @@ int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
       name += " (rank " + std::to_string(dp->rank()) + " of " +
               std::to_string(dp->size()) + ")";
       if (!dp->leader()) {
-        o = data_parallel::follower_options(o);
+        o = data_parallel::follower_options(o, dp->rank());
         quiet.file = std::fopen("/dev/null", "w");
         if (!quiet.file)
           fail_runtime("cannot open /dev/null");

@@ -52,7 +52,30 @@ void trace_recorder::complete(const std::string &name, const char *category,
   events += ",\n{\"name\": " + json_string(name) + ", \"cat\": \"" + category +
             "\", \"ph\": \"X\", \"ts\": " + micros(start_us) +
             ", \"dur\": " + micros(duration_us) +
-            ", \"pid\": 1, \"tid\": 1, \"args\": {" + args + "}}";
+            ", \"pid\": " + std::to_string(rank < 0 ? 1 : rank + 1) +
+            ", \"tid\": 1, \"args\": {" + args + "}}";
+}
+
+void trace_recorder::set_rank(int64_t r) { rank = r; }
+
+double trace_recorder::steady_us(double seconds) const {
+  double start_seconds =
+      std::chrono::duration<double>(start.time_since_epoch()).count();
+  return (seconds - start_seconds) * 1e6;
+}
+
+void trace_recorder::collective(const std::string &name, double start_seconds,
+                                double end_seconds, uint64_t bytes) {
+  if (!on)
+    return;
+  any_collective = true;
+  events += ",\n{\"name\": " + json_string(name) +
+            ", \"cat\": \"comm\", \"ph\": \"X\", \"ts\": " +
+            micros(steady_us(start_seconds)) +
+            ", \"dur\": " + micros((end_seconds - start_seconds) * 1e6) +
+            ", \"pid\": " + std::to_string(rank < 0 ? 1 : rank + 1) +
+            ", \"tid\": 2, \"args\": {\"bytes\": " + std::to_string(bytes) +
+            "}}";
 }
 
 void trace_recorder::host_bytes(double at_us, uint64_t bytes) {
@@ -60,20 +83,33 @@ void trace_recorder::host_bytes(double at_us, uint64_t bytes) {
     return;
   events +=
       ",\n{\"name\": \"host_bytes\", \"ph\": \"C\", \"ts\": " + micros(at_us) +
-      ", \"pid\": 1, \"args\": {\"host\": " + std::to_string(bytes) + "}}";
+      ", \"pid\": " + std::to_string(rank < 0 ? 1 : rank + 1) +
+      ", \"args\": {\"host\": " + std::to_string(bytes) + "}}";
 }
 
 void trace_recorder::write(const std::string &path,
                            const std::string &program_name) const {
-  std::string text =
-      "{\"traceEvents\": [\n"
-      "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": "
-      "{\"name\": " +
-      json_string(program_name) +
-      "}},\n"
-      "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, "
-      "\"args\": {\"name\": \"host\"}}" +
-      events + "\n], \"displayTimeUnit\": \"ms\"}\n";
+  const std::string pid = std::to_string(rank < 0 ? 1 : rank + 1);
+  std::string text = "{\"traceEvents\": [\n"
+                     "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " +
+                     pid +
+                     ", \"args\": {\"name\": " + json_string(program_name) +
+                     "}},\n"
+                     "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " +
+                     pid + ", \"tid\": 1, \"args\": {\"name\": \"host\"}}";
+  if (any_collective)
+    text += ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid +
+            ", \"tid\": 2, \"args\": {\"name\": \"all-reduce "
+            "(communication thread)\"}}";
+  // The steady clock at ts 0, so that the traces of the ranks of one
+  // machine line up when merged (scripts/merge_traces.py).
+  text +=
+      events +
+      "\n], \"displayTimeUnit\": \"ms\", \"otherData\": "
+      "{\"steady_start_us\": " +
+      micros(std::chrono::duration<double, std::micro>(start.time_since_epoch())
+                 .count()) +
+      "}}\n";
   write_file_atomically(path, text);
 }
 

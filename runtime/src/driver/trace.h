@@ -23,14 +23,26 @@ public:
   // A sample of the "host_bytes" counter track ("ph": "C").
   void host_bytes(double at_us, uint64_t bytes);
 
+  // A data-parallel run's rank: its events go to process `rank` + 1 (so
+  // that merged traces show one process per rank, scripts/merge_traces.py).
+  void set_rank(int64_t rank);
+  // A collective that ran on the communication thread (track 2), between
+  // two steady-clock times in seconds (tidalrt_comm_event_t).
+  void collective(const std::string &name, double start_seconds,
+                  double end_seconds, uint64_t bytes);
+
   // Writes {"traceEvents": [...], "displayTimeUnit": "ms"} to `path`
   // atomically. Throws (exit 1) on failure.
   void write(const std::string &path, const std::string &program_name) const;
 
 private:
+  double steady_us(double seconds) const;
+
   bool on;
   std::chrono::steady_clock::time_point start;
   std::string events;
+  int64_t rank = -1; // -1: not a data-parallel run
+  bool any_collective = false;
 };
 
 // `text` as a JSON string literal, quotes included.

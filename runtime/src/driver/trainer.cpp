@@ -222,6 +222,22 @@ int run_training(const session &s) {
   if (!o.log.empty())
     check_output_path("--log", o.log);
   trace_recorder trace(!o.trace.empty());
+  // A data-parallel rank's trace: its process, and the all-reduces of its
+  // communication thread on a track of their own.
+  const bool trace_comm =
+      trace.enabled() && s.comm && tidalrt_comm_size(s.comm) > 1;
+  if (trace_comm) {
+    trace.set_rank(tidalrt_comm_rank(s.comm));
+    tidalrt_comm_record_events(s.comm, 1);
+  }
+  auto trace_collectives = [&] {
+    tidalrt_comm_event_t events[64];
+    while (uint64_t n = tidalrt_comm_take_events(s.comm, events, 64))
+      for (uint64_t k = 0; k < n; ++k)
+        trace.collective("all-reduce " + std::to_string(events[k].bytes) + " B",
+                         events[k].start_seconds, events[k].end_seconds,
+                         events[k].bytes);
+  };
 
   loaded_program loaded = load_program(s, trace, !s.opts.eval_inputs.empty());
   program_runner &runner = *loaded.runner;
@@ -336,6 +352,8 @@ int run_training(const session &s) {
       double ms = ms_since(start);
       trace.complete("step " + std::to_string(step + 1), "step", trace_start,
                      ms * 1000, "\"loss\": " + json_number(loss));
+      if (trace_comm)
+        trace_collectives();
       step_ms_sum += ms;
       const device_figures &figures = runner.step_device_figures();
       log.write(step + 1, loss, ms, host_bytes, figures.peak_bytes,
