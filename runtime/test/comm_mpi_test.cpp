@@ -134,8 +134,9 @@ TEST(CommMpi, StartedAllReducesOverlapAndMatchTheSynchronousSum) {
     EXPECT_EQ(events[1].bytes, sizes[2] * sizeof(float));
     for (int k = 0; k < 3; ++k) {
       EXPECT_LE(events[k].start_seconds, events[k].end_seconds);
-      if (k)
+      if (k) {
         EXPECT_LE(events[k - 1].end_seconds, events[k].start_seconds);
+      }
     }
     EXPECT_EQ(tidalrt_comm_take_events(comm, events, 4), 0u);
   } else {
@@ -191,6 +192,70 @@ TEST(CommMpi, AllReduceKernelsAverageOverTheRanks) {
     differ += got != sum / float(size);
   }
   EXPECT_EQ(differ, 0u);
+  tidalrt_context_free(ctx);
+  tidalrt_comm_free(comm);
+}
+
+// A sharded optimizer's view: every rank takes its chunk of two tensors
+// (tidal.shard; the last chunk short and zero-padded), changes it, and the
+// all-gather assembles the full tensors on every rank.
+TEST(CommMpi, ShardAndAllGatherKernelsReassembleTensors) {
+  tidalrt_comm_t *comm = world();
+  ASSERT_NE(comm, nullptr);
+  const int64_t rank = tidalrt_comm_rank(comm), size = tidalrt_comm_size(comm);
+  tidalrt_context_options_t options = {4, 0};
+  tidalrt_context_t *ctx = nullptr;
+  ASSERT_EQ(message_of(tidalrt_context_create(&options, &ctx)), "");
+  tidalrt_context_set_comm(ctx, comm);
+  for (int64_t n : {int64_t(1), int64_t(7), int64_t(4096 + 3)}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const int64_t c = (n + size - 1) / size, c2 = (2 * n + size - 1) / size;
+    std::vector<float> a(n), b(2 * n), ca(c, -1.0f), cb(c2, -1.0f);
+    for (int64_t i = 0; i < n; ++i)
+      a[i] = float(i);
+    for (int64_t i = 0; i < 2 * n; ++i)
+      b[i] = float(-i);
+    auto shard = [&](std::vector<float> &full, std::vector<float> &chunk) {
+      tidalrt_test::KernelCall call(0);
+      call.f32({int64_t(full.size())}, full.data())
+          .f32({int64_t(chunk.size())}, chunk.data())
+          .attrInt(size);
+      std::vector<int64_t> d = call.descriptor();
+      return message_of(tidalrt_k_shard(ctx, d.data(), call.pointers().data()));
+    };
+    ASSERT_EQ(shard(a, ca), "");
+    ASSERT_EQ(shard(b, cb), "");
+    for (int64_t i = 0; i < c; ++i)
+      EXPECT_EQ(ca[i], rank * c + i < n ? float(rank * c + i) : 0.0f);
+    for (float &x : ca)
+      x += 1000.0f; // this rank's update
+    for (float &x : cb)
+      x -= 1000.0f;
+    std::vector<float> outA(n, 0.0f), outB(2 * n, 0.0f);
+    tidalrt_test::KernelCall start(1), wait(2);
+    start.f32({int64_t(ca.size())}, ca.data())
+        .f32({int64_t(cb.size())}, cb.data())
+        .f32({n}, outA.data())
+        .f32({2 * n}, outB.data())
+        .attrInt(7)
+        .attrInt(size);
+    wait.f32({n}, outA.data())
+        .f32({2 * n}, outB.data())
+        .f32({n}, outA.data())
+        .f32({2 * n}, outB.data())
+        .attrInt(7);
+    std::vector<int64_t> ds = start.descriptor(), dw = wait.descriptor();
+    ASSERT_EQ(message_of(tidalrt_k_all_gather_start(ctx, ds.data(),
+                                                    start.pointers().data())),
+              "");
+    ASSERT_EQ(message_of(tidalrt_k_all_gather_wait(ctx, dw.data(),
+                                                   wait.pointers().data())),
+              "");
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(outA[i], float(i) + 1000.0f) << i;
+    for (int64_t i = 0; i < 2 * n; ++i)
+      EXPECT_EQ(outB[i], float(-i) - 1000.0f) << i;
+  }
   tidalrt_context_free(ctx);
   tidalrt_comm_free(comm);
 }

@@ -163,4 +163,26 @@ TEST(CommKernels, OneProcessStartAndWait) {
   }
 }
 
+TEST(CommKernels, OneProcessShardAndGatherAreCopies) {
+  tidalrt_context_options_t options = {3, 0};
+  tidalrt_context_t *ctx = nullptr;
+  ASSERT_STATUS_OK(tidalrt_context_create(&options, &ctx));
+  std::vector<float> x = {1, 2, 3}, chunk(3, 0.0f), full(3, 0.0f);
+  tidalrt_test::KernelCall shard(0), start(1), wait(2), wrong(0);
+  shard.f32({3}, x.data()).f32({3}, chunk.data()).attrInt(1);
+  EXPECT_EQ(runCall(ctx, tidalrt_k_shard, shard), "");
+  EXPECT_EQ(chunk, x);
+  start.f32({3}, chunk.data()).f32({3}, full.data()).attrInt(0).attrInt(1);
+  wait.f32({3}, full.data()).f32({3}, full.data()).attrInt(0);
+  EXPECT_EQ(runCall(ctx, tidalrt_k_all_gather_start, start), "");
+  EXPECT_EQ(runCall(ctx, tidalrt_k_all_gather_wait, wait), "");
+  EXPECT_EQ(full, x);
+  std::vector<float> half(2, 0.0f);
+  wrong.f32({3}, x.data()).f32({2}, half.data()).attrInt(2);
+  EXPECT_EQ(runCall(ctx, tidalrt_k_shard, wrong),
+            "shard (op 0): the step was compiled for 2 ranks (tidalc --ranks) "
+            "but runs on 1");
+  tidalrt_context_free(ctx);
+}
+
 } // namespace

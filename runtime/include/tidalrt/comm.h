@@ -78,6 +78,18 @@ tidalrt_comm_allreduce_f32_start(tidalrt_comm_t *comm, float *const *segments,
                                  const uint64_t *counts, uint64_t num_segments,
                                  uint64_t divisor, uint64_t *ticket);
 
+/* Starts an all-gather on the communicator's own thread (ABI 0.9): output
+ * t (output_counts[t] floats) receives every rank's chunk t (chunk_counts[t]
+ * floats each) in rank order, rank r's at element r * chunk_counts[t], the
+ * last cut at the output's length (which must need every rank: more than
+ * (ranks - 1) chunks, at most ranks). Returns at once with a ticket for
+ * tidalrt_comm_wait; chunks and outputs stay untouched until then. With
+ * one rank the copy happens before it returns. */
+tidalrt_status_t tidalrt_comm_allgather_f32_start(
+    tidalrt_comm_t *comm, const float *const *chunks, float *const *outputs,
+    const uint64_t *chunk_counts, const uint64_t *output_counts,
+    uint64_t num_tensors, uint64_t *ticket);
+
 /* Waits for a started collective; its failure, if any, is returned (once).
  * Every ticket must be waited for. */
 tidalrt_status_t tidalrt_comm_wait(tidalrt_comm_t *comm, uint64_t ticket);

@@ -146,7 +146,10 @@
  * kernels: the cuda target's collectives are NCCL's. */
 #define TIDALRT_COMM_KERNEL_LIST(X)                                            \
   X(all_reduce_start)                                                          \
-  X(all_reduce_wait)
+  X(all_reduce_wait)                                                           \
+  X(shard)                                                                     \
+  X(all_gather_start)                                                          \
+  X(all_gather_wait)
 
 #define TIDALRT_KERNEL_LIST(X)                                                 \
   TIDALRT_DNNL_KERNEL_LIST(X)                                                  \

@@ -28,9 +28,12 @@ namespace {
 
 struct job {
   uint64_t ticket = 0;
-  std::vector<float *> segments;
-  std::vector<uint64_t> counts;
+  bool gather = false;           // an all-gather (else an all-reduce)
+  std::vector<float *> segments; // all-reduce: in place; all-gather: outputs
+  std::vector<uint64_t> counts;  // all-reduce: lengths; all-gather: chunks
   float divisor = 1.0f;
+  std::vector<const float *> chunks;   // all-gather: this rank's parts
+  std::vector<uint64_t> output_counts; // all-gather: the outputs' lengths
 };
 
 } // namespace
@@ -99,7 +102,7 @@ private:
         pending.pop_front();
       }
       auto start = clock::now();
-      tidalrt_status_t status = reduce(j);
+      tidalrt_status_t status = j.gather ? gather(j) : reduce(j);
       auto end = clock::now();
       double seconds = std::chrono::duration<double>(end - start).count();
       const bool record = comm->record_events.load(std::memory_order_relaxed);
@@ -121,6 +124,44 @@ private:
       }
       finished.notify_all();
     }
+  }
+
+  // Rank r's part of output t is elements [r * c_t, (r + 1) * c_t) of it,
+  // cut at its length.
+  tidalrt_status_t gather(const job &j) {
+    const uint64_t size = static_cast<uint64_t>(comm->size);
+    uint64_t total = 0;
+    for (uint64_t c : j.counts)
+      total += c;
+    try {
+      if (staging.size() < total * (size + 1))
+        staging.resize(total * (size + 1));
+    } catch (const std::exception &) {
+      return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                                 "all-gather: %llu floats of staging",
+                                 (unsigned long long)(total * (size + 1)));
+    }
+    float *mine = staging.data(), *all = staging.data() + total;
+    uint64_t at = 0;
+    for (size_t t = 0; t < j.chunks.size(); ++t) {
+      std::memcpy(mine + at, j.chunks[t], j.counts[t] * sizeof(float));
+      at += j.counts[t];
+    }
+    if (tidalrt_status_t status =
+            comm->backend->allgather_f32(comm->native, mine, all, total))
+      return status;
+    for (uint64_t r = 0; r < size; ++r) {
+      const float *part = all + r * total;
+      for (size_t t = 0; t < j.chunks.size(); ++t) {
+        uint64_t begin = r * j.counts[t];
+        if (begin < j.output_counts[t])
+          std::memcpy(j.segments[t] + begin, part,
+                      std::min(j.counts[t], j.output_counts[t] - begin) *
+                          sizeof(float));
+        part += j.counts[t];
+      }
+    }
+    return nullptr;
   }
 
   tidalrt_status_t reduce(const job &j) {
@@ -279,6 +320,55 @@ extern "C" uint64_t tidalrt_comm_take_events(tidalrt_comm_t *comm,
                                              tidalrt_comm_event_t *out,
                                              uint64_t max) {
   return comm ? tidalrt_comm::queue_take_events(comm->queue, out, max) : 0;
+}
+
+extern "C" tidalrt_status_t tidalrt_comm_allgather_f32_start(
+    tidalrt_comm_t *comm, const float *const *chunks, float *const *outputs,
+    const uint64_t *chunk_counts, const uint64_t *output_counts,
+    uint64_t num_tensors, uint64_t *ticket) {
+  static const char call[] = "tidalrt_comm_allgather_f32_start";
+  if (!comm || !ticket ||
+      (num_tensors && (!chunks || !outputs || !chunk_counts || !output_counts)))
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: NULL argument",
+                               call);
+  *ticket = 0;
+  const uint64_t size = static_cast<uint64_t>(comm->size);
+  for (uint64_t t = 0; t < num_tensors; ++t) {
+    if ((!chunks[t] && chunk_counts[t]) || (!outputs[t] && output_counts[t]))
+      return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                                 "%s: tensor %llu is NULL", call,
+                                 (unsigned long long)t);
+    if (output_counts[t] > chunk_counts[t] * size ||
+        (chunk_counts[t] && output_counts[t] <= (chunk_counts[t] - 1) * size))
+      return tidalrt_status_make(
+          TIDALRT_INVALID_ARGUMENT,
+          "%s: tensor %llu: %llu elements are not %llu ranks' parts of %llu",
+          call, (unsigned long long)t, (unsigned long long)output_counts[t],
+          (unsigned long long)size, (unsigned long long)chunk_counts[t]);
+  }
+  if (!comm->backend || size == 1) {
+    for (uint64_t t = 0; t < num_tensors; ++t)
+      if (outputs[t] != chunks[t])
+        std::memmove(outputs[t], chunks[t], output_counts[t] * sizeof(float));
+    *ticket = UINT64_MAX;
+    return nullptr;
+  }
+  tidalrt_comm::job j;
+  try {
+    j.gather = true;
+    j.chunks.assign(chunks, chunks + num_tensors);
+    j.segments.assign(outputs, outputs + num_tensors);
+    j.counts.assign(chunk_counts, chunk_counts + num_tensors);
+    j.output_counts.assign(output_counts, output_counts + num_tensors);
+  } catch (const std::exception &) {
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "%s: out of memory",
+                               call);
+  }
+  if (!comm->queue && !(comm->queue = tidalrt_comm::make_queue(comm)))
+    return tidalrt_status_make(
+        TIDALRT_INTERNAL, "%s: cannot start the communication thread", call);
+  *ticket = comm->queue->submit(std::move(j));
+  return nullptr;
 }
 
 extern "C" tidalrt_status_t tidalrt_comm_wait(tidalrt_comm_t *comm,

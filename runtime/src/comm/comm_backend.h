@@ -22,6 +22,10 @@ struct backend {
                                 int64_t root);
   tidalrt_status_t (*barrier)(void *native);
   void (*abort)(void *native, int code); // does not return
+  // Every rank's `count` floats of `mine`, in rank order, into `all`
+  // (size * count floats).
+  tidalrt_status_t (*allgather_f32)(void *native, const float *mine, float *all,
+                                    uint64_t count);
 };
 
 // The MPI backend, or NULL when tidalrt_mpi is not linked in.

@@ -242,13 +242,33 @@ tidalrt_status_t barrier(void *native) {
   return wait(c, &request, what);
 }
 
+tidalrt_status_t allgather_f32(void *native, const float *mine, float *all,
+                               uint64_t count) {
+  static const char what[] = "all-gather";
+  auto *c = static_cast<mpi_comm *>(native);
+  if (c->broken)
+    return broken(c, what);
+  if (count > static_cast<uint64_t>(INT_MAX))
+    return tidalrt_status_make(TIDALRT_UNSUPPORTED,
+                               "%s of %llu floats per rank: more than 2^31",
+                               what, (unsigned long long)count);
+  MPI_Request request;
+  int code =
+      MPI_Iallgather(mine, static_cast<int>(count), MPI_FLOAT, all,
+                     static_cast<int>(count), MPI_FLOAT, c->comm, &request);
+  if (code != MPI_SUCCESS)
+    return mpi_failed("MPI_Iallgather", code);
+  return wait(c, &request, what);
+}
+
 void abort_run(void *, int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
 
 const tidalrt_comm::backend the_backend = {
-    "mpi", create, destroy, allreduce_f32, broadcast, barrier, abort_run,
+    "mpi",     create,  destroy,   allreduce_f32,
+    broadcast, barrier, abort_run, allgather_f32,
 };
 
 } // namespace

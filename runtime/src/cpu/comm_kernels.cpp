@@ -4,10 +4,15 @@
 // thread while the backward pass goes on; tidal.all_reduce_wait, before the
 // bucket's optimizer updates, waits for it. The results are written in place
 // over the operands when the memory plan allows (it does unless in-place
-// reuse is off); otherwise the operands are copied first.
+// reuse is off); otherwise the operands are copied first. With a sharded
+// optimizer (tidalc --shard optimizer), tidal.shard takes this rank's chunk
+// of a tensor and tidal.all_gather_start/wait assemble the updated
+// parameters from every rank's chunks.
 #include "kernel.h"
 
 #include "tidalrt/comm.h"
+
+#include <algorithm>
 
 using namespace tidalrt;
 
@@ -89,15 +94,16 @@ extern "C" tidalrt_status_t tidalrt_k_all_reduce_start(tidalrt_context_t *ctx,
   });
 }
 
-extern "C" tidalrt_status_t tidalrt_k_all_reduce_wait(tidalrt_context_t *ctx,
-                                                      const int64_t *desc,
-                                                      void *const *buffers) {
-  return runKernel(ctx, desc, buffers, "all_reduce_wait", [&](OpCall &op) {
+namespace {
+
+// Waits for the bucket's started collective, then copies results that are
+// not written over their operands.
+tidalrt_status_t waitBucket(tidalrt_context_t *ctx, const int64_t *desc,
+                            void *const *buffers, const char *name) {
+  return runKernel(ctx, desc, buffers, name, [&](OpCall &op) {
     if (op.numTensors % 2 != 0)
       fail(TIDALRT_INTERNAL,
-           "%d tensors: expected operands and results in "
-           "pairs",
-           op.numTensors);
+           "%d tensors: expected operands and results in pairs", op.numTensors);
     const int n = op.numTensors / 2;
     uint64_t &slot = commTicket(ctx, op.getInt(0));
     if (preparing(ctx))
@@ -112,6 +118,103 @@ extern "C" tidalrt_status_t tidalrt_k_all_reduce_wait(tidalrt_context_t *ctx,
               tidalrt_comm_wait(tidalrt_context_comm(ctx), ticket))
         return s;
     copyOperands(op, n);
+    return ok();
+  });
+}
+
+// This process's rank, checking that the run has the ranks the step was
+// compiled for.
+int64_t checkedRank(tidalrt_context_t *ctx, int64_t ranks) {
+  if (worldSize(ctx) != ranks)
+    fail(TIDALRT_INVALID_ARGUMENT,
+         "the step was compiled for %lld ranks (tidalc --ranks) but runs "
+         "on %lld",
+         (long long)ranks, (long long)worldSize(ctx));
+  tidalrt_comm_t *comm = tidalrt_context_comm(ctx);
+  return comm ? tidalrt_comm_rank(comm) : 0;
+}
+
+} // namespace
+
+extern "C" tidalrt_status_t tidalrt_k_all_reduce_wait(tidalrt_context_t *ctx,
+                                                      const int64_t *desc,
+                                                      void *const *buffers) {
+  return waitBucket(ctx, desc, buffers, "all_reduce_wait");
+}
+
+extern "C" tidalrt_status_t tidalrt_k_all_gather_wait(tidalrt_context_t *ctx,
+                                                      const int64_t *desc,
+                                                      void *const *buffers) {
+  return waitBucket(ctx, desc, buffers, "all_gather_wait");
+}
+
+// tidal.shard: this rank's chunk of the flattened input, zero-padded.
+extern "C" tidalrt_status_t tidalrt_k_shard(tidalrt_context_t *ctx,
+                                            const int64_t *desc,
+                                            void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "shard", [&](OpCall &op) {
+    if (op.numTensors != 2 || op[0].type != TIDALRT_ELEMENT_TYPE_F32 ||
+        op[1].type != TIDALRT_ELEMENT_TYPE_F32)
+      fail(TIDALRT_INTERNAL, "expected a float32 input and result");
+    const int64_t ranks = op.getInt(0);
+    const int64_t rank = checkedRank(ctx, ranks);
+    const int64_t n = op[0].numel(), c = op[1].numel();
+    if (c * ranks < n || (c - 1) * ranks >= n)
+      fail(TIDALRT_INTERNAL, "%lld elements in %lld chunks of %lld",
+           (long long)n, (long long)ranks, (long long)c);
+    if (preparing(ctx))
+      return ok();
+    const int64_t begin = std::min(n, rank * c);
+    const int64_t len = std::min(c, n - begin);
+    std::memmove(op[1].f32(), op[0].f32() + begin, len * sizeof(float));
+    std::memset(op[1].f32() + len, 0, (c - len) * sizeof(float));
+    return ok();
+  });
+}
+
+// tidal.all_gather_start: every rank's chunks into the full tensors, on the
+// communicator's thread.
+extern "C" tidalrt_status_t tidalrt_k_all_gather_start(tidalrt_context_t *ctx,
+                                                       const int64_t *desc,
+                                                       void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "all_gather_start", [&](OpCall &op) {
+    if (op.numTensors % 2 != 0)
+      fail(TIDALRT_INTERNAL,
+           "%d tensors: expected operands and results in pairs", op.numTensors);
+    const int n = op.numTensors / 2;
+    const int64_t bucket = op.getInt(0);
+    const int64_t ranks = op.getInt(1);
+    checkedRank(ctx, ranks);
+    const float *chunks[OpCall::kMaxTensors];
+    float *outputs[OpCall::kMaxTensors];
+    uint64_t chunkCounts[OpCall::kMaxTensors], counts[OpCall::kMaxTensors];
+    for (int i = 0; i < n; ++i) {
+      if (op[i].type != TIDALRT_ELEMENT_TYPE_F32 ||
+          op[n + i].type != TIDALRT_ELEMENT_TYPE_F32)
+        fail(TIDALRT_INTERNAL, "tensor %d: expected float32", i);
+      chunks[i] = op[i].f32();
+      outputs[i] = op[n + i].f32();
+      chunkCounts[i] = (uint64_t)op[i].numel();
+      counts[i] = (uint64_t)op[n + i].numel();
+    }
+    uint64_t &slot = commTicket(ctx, bucket);
+    if (preparing(ctx))
+      return ok();
+    if (slot != kNoTicket)
+      fail(TIDALRT_INTERNAL, "bucket %lld started twice without a wait",
+           (long long)bucket);
+    tidalrt_comm_t *comm = tidalrt_context_comm(ctx);
+    if (!comm) {
+      for (int i = 0; i < n; ++i)
+        std::memmove(outputs[i], chunks[i], counts[i] * sizeof(float));
+      slot = UINT64_MAX;
+      return ok();
+    }
+    uint64_t ticket = 0;
+    if (tidalrt_status_t s = tidalrt_comm_allgather_f32_start(
+            comm, chunks, outputs, chunkCounts, counts, (uint64_t)n, &ticket))
+      return s;
+    slot = ticket;
     return ok();
   });
 }

@@ -84,6 +84,7 @@ void share_initial_values(tidalrt_comm_t *comm, const manifest &m,
 
 void data_parallel::abort(int status) const {
   tidalrt_comm_abort(comm_, status);
+  std::_Exit(status); // not reached
 }
 
 } // namespace tidalrt_driver
