@@ -181,6 +181,24 @@ Handled eval::evalOptimizerOp(Operation *op, EvalState &st,
         }
         return true;
       })
+      .Case([&](ShardOp o) -> Handled {
+        // Rank 0's chunk.
+        const Tensor &in = st.get(o.getInput());
+        Tensor &out = results[0];
+        for (size_t i = 0; i < out.data.size(); ++i)
+          out.data[i] = i < in.data.size() ? in.data[i] : 0.0;
+        return true;
+      })
+      .Case([&](AllGatherStartOp o) -> Handled {
+        return o.emitOpError("needs every rank's chunk: the reference "
+                             "evaluator runs one rank (compile without "
+                             "--shard to evaluate the step)");
+      })
+      .Case([&](AllGatherWaitOp o) -> Handled {
+        for (auto [in, out] : llvm::zip(o.getInputs(), results))
+          out.data = st.get(in).data;
+        return true;
+      })
       .Case([&](AllReduceWaitOp o) -> Handled {
         for (auto [in, out] : llvm::zip(o.getInputs(), results))
           out.data = st.get(in).data;

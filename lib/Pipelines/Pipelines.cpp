@@ -54,6 +54,11 @@ void tidal::buildTrainingPipeline(OpPassManager &pm,
       s.ranks = options.ranks;
       pm.addPass(createTidalSyncBatchNormPass(s));
     }
+    if (options.shard == "optimizer") {
+      TidalShardOptimizerPassOptions s;
+      s.ranks = options.ranks;
+      pm.addPass(createTidalShardOptimizerPass(s));
+    }
   }
 }
 

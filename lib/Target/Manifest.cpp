@@ -20,7 +20,8 @@ static int64_t alignBlob(int64_t n) { return (n + 63) / 64 * 64; }
 
 static json::Object describeValue(Type type, StringAttr name,
                                   std::optional<ArgRole> role, int64_t offset,
-                                  bool host) {
+                                  bool host,
+                                  DenseI64ArrayAttr shardOf = nullptr) {
   auto tensor = cast<RankedTensorType>(type);
   json::Array shape;
   for (int64_t d : tensor.getShape())
@@ -36,6 +37,13 @@ static json::Object describeValue(Type type, StringAttr name,
   // tidal-place: the offset is in the host arena.
   if (host)
     object["space"] = "host";
+  // tidal-shard-optimizer: this rank's chunk of a tensor of this shape.
+  if (shardOf) {
+    json::Array full;
+    for (int64_t d : shardOf.asArrayRef())
+      full.push_back(d);
+    object["full_shape"] = std::move(full);
+  }
   return object;
 }
 
@@ -60,7 +68,8 @@ static FailureOr<json::Object> describeFunction(func::FuncOp func,
     args.push_back(describeValue(
         arg.getType(), func.getArgAttrOfType<StringAttr>(i, kNameAttr),
         roleOf(func.getArgAttrDict(i)), offset.getInt(),
-        isHostArgument(func, i)));
+        isHostArgument(func, i),
+        func.getArgAttrOfType<DenseI64ArrayAttr>(i, kShardOfAttr)));
   }
   auto resultOffsets =
       func->getAttrOfType<DenseI64ArrayAttr>(kResultOffsetsAttr);

@@ -445,7 +445,8 @@ FailureOr<std::string> tidal::buildPlanTrace(ModuleOp module,
                                                : 1;
         // Kernels, copies, and waits that stall the compute stream.
         if (cost.kernel ||
-            ((isCopyOp(op) || isa<AllReduceStartOp>(op)) && cost.us > 0))
+            ((isCopyOp(op) || isa<AllReduceStartOp, AllGatherStartOp>(op)) &&
+             cost.us > 0))
           j.object([&] {
             j.attribute("name", isCopyOp(op) ? op->getName().stripDialect()
                                              : StringRef(opDisplayName(op)));

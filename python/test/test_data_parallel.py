@@ -137,6 +137,24 @@ class DataParallelTest(unittest.TestCase):
         # run too (running statistics included).
         self.check_case("vgg_bn13_momentum_wd", [2], ["--sync-batch-norm"])
 
+    def test_sharded_optimizer_on_2_and_4_ranks(self):
+        # ZeRO stage 1: each rank updates and keeps its chunk of every
+        # parameter's optimizer state; --save gathers the whole state.
+        self.check_case("mlp_digits_nesterov", [2, 4], ["--shard", "optimizer"])
+        work, inputs, exes = self.check_case("regressor_adam", [2, 4], ["--shard", "optimizer"])
+        # Saved, then resumed with --init (each rank takes its chunk back):
+        # bit for bit the uninterrupted run.
+        half = os.path.join(work, "half.onnx")
+        argv = [exes[4]] + inputs + ["--shuffle", "--seed", "5", "--quiet", "--threads", "1"]
+        self.assertEqual(mpirun(4, argv + ["--steps", "3", "--save", half]).returncode, 0)
+        rest = os.path.join(work, "rest.onnx")
+        proc = mpirun(4, argv + ["--steps", str(STEPS - 3), "--init", half, "--save", rest])
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        whole, resumed = saved_arrays(os.path.join(work, "out_r4.onnx")), saved_arrays(rest)
+        self.assertIn("fc1.weight.exp_avg", whole)
+        for key in whole:
+            np.testing.assert_array_equal(resumed[key], whole[key], err_msg=key)
+
     def test_sim_target_on_2_ranks(self):
         # The simulated device runs the all-reduce kernels on its compute
         # stream; against the cpu target's single process.

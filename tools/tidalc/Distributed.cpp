@@ -18,6 +18,8 @@ std::string tidalc::parseDataParallel(DataParallel &out) {
       return "--bucket-size needs --distributed mpi";
     if (syncBatchNorm)
       return "--sync-batch-norm needs --distributed mpi";
+    if (!shard.empty())
+      return "--shard needs --distributed mpi";
     return "";
   }
   if (distributed == "nccl")
@@ -56,5 +58,11 @@ std::string tidalc::parseDataParallel(DataParallel &out) {
   out.rankBatch = batchSize / ranks;
   out.bucketBytes = *bucket;
   out.syncBatchNorm = syncBatchNorm;
+  if (shard == "gradients")
+    return "--shard gradients (ZeRO stage 2) is not implemented yet; "
+           "--shard optimizer splits the optimizer state";
+  if (!shard.empty() && shard != "optimizer")
+    return "unknown --shard '" + shard.getValue() + "' (expected optimizer)";
+  out.shard = shard;
   return "";
 }

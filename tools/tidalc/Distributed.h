@@ -23,6 +23,8 @@ struct DataParallel {
   int64_t bucketBytes = 0;
   /// --sync-batch-norm: BatchNorm statistics over every rank.
   bool syncBatchNorm = false;
+  /// --shard: "optimizer" (ZeRO stage 1) or "".
+  std::string shard;
 };
 
 /// Reads the options; an error message, or "" with `out` filled.

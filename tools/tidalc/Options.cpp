@@ -34,6 +34,11 @@ cl::opt<int64_t> ranks("ranks",
                                 "run; each takes batch-size / ranks samples "
                                 "of every global batch"),
                        cl::init(0), cl::cat(category));
+cl::opt<std::string>
+    shard("shard",
+          cl::desc("optimizer: split the optimizer state over the ranks of a "
+                   "--distributed run (ZeRO stage 1)"),
+          cl::init(""), cl::cat(category));
 cl::opt<bool> syncBatchNorm(
     "sync-batch-norm",
     cl::desc("BatchNorm statistics of the global batch in a --distributed run "

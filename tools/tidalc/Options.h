@@ -25,6 +25,7 @@ extern llvm::cl::opt<std::string> distributed;
 extern llvm::cl::opt<int64_t> ranks;
 extern llvm::cl::opt<std::string> bucketSize;
 extern llvm::cl::opt<bool> syncBatchNorm;
+extern llvm::cl::opt<std::string> shard;
 extern llvm::cl::opt<std::string> loss;
 extern llvm::cl::opt<std::string> optimizer;
 extern llvm::cl::opt<double> lr;

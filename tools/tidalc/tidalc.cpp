@@ -559,6 +559,7 @@ int main(int argc, char **argv) {
     pipeline.predict = codegen;
     pipeline.ranks = dataParallel.ranks;
     pipeline.syncBatchNorm = dataParallel.syncBatchNorm;
+    pipeline.shard = dataParallel.shard;
     if (dataParallel.bucketBytes)
       pipeline.bucketBytes = dataParallel.bucketBytes;
     if (!runPasses(

@@ -50,6 +50,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("data-parallel processes (more than 1: gradient "
                      "all-reduce, tidal-insert-all-reduce)"),
       llvm::cl::init(1)};
+  Option<std::string> shard{
+      *this, "shard",
+      llvm::cl::desc("'optimizer': split the optimizer state over the ranks "
+                     "(tidal-shard-optimizer, ZeRO stage 1)"),
+      llvm::cl::init("")};
   Option<bool> syncBatchNorm{
       *this, "sync-batch-norm",
       llvm::cl::desc("batch norm statistics over every rank "

@@ -48,7 +48,7 @@ std::unique_ptr<data_parallel> data_parallel::join(const manifest &m) {
 data_parallel::~data_parallel() { tidalrt_comm_free(comm_); }
 
 options data_parallel::follower_options(options o, int64_t rank) {
-  o.save.clear();
+  o.follower = true;
   o.log.clear();
   if (!o.trace.empty()) {
     const std::string suffix = ".rank" + std::to_string(rank);
@@ -60,17 +60,44 @@ options data_parallel::follower_options(options o, int64_t rank) {
                     : o.trace.size();
     o.trace.insert(at, suffix);
   }
-  o.checkpoint_dir.clear();
   o.eval_inputs.clear();
   o.quiet = true;
   return o;
+}
+
+slot_values gathered_values(tidalrt_comm_t *comm, const manifest &m,
+                            function_memory &memory,
+                            std::deque<std::vector<uint8_t>> &copies,
+                            std::deque<tensor_slot> &whole) {
+  slot_values values = persistent_values(m, memory, copies);
+  for (auto &value : values) {
+    const tensor_slot &slot = *value.first;
+    if (!slot.sharded())
+      continue;
+    whole.push_back(slot.full());
+    const tensor_slot &full = whole.back();
+    copies.emplace_back(full.bytes);
+    const float *chunk = reinterpret_cast<const float *>(value.second);
+    float *out = reinterpret_cast<float *>(copies.back().data());
+    uint64_t c = slot.element_count(), n = full.element_count(), ticket = 0;
+    tidalrt_status_t status = tidalrt_comm_allgather_f32_start(
+        comm, &chunk, &out, &c, &n, 1, &ticket);
+    if (!status)
+      status = tidalrt_comm_wait(comm, ticket);
+    if (status)
+      fail_runtime("cannot gather the optimizer state '" + slot.name +
+                   "' from the ranks: " + take_message(status));
+    value = {&full, copies.back().data()};
+  }
+  return values;
 }
 
 void share_initial_values(tidalrt_comm_t *comm, const manifest &m,
                           function_memory &memory) {
   std::vector<uint8_t> buffer;
   for (const tensor_slot &slot : m.step.args) {
-    if (!slot.is_persistent() || slot.bytes == 0)
+    // A sharded slot is each rank's own chunk.
+    if (!slot.is_persistent() || slot.bytes == 0 || slot.sharded())
       continue;
     buffer.resize(slot.bytes);
     memory.read(slot, buffer.data());

@@ -12,6 +12,10 @@
 
 #include "manifest.h"
 #include "options.h"
+#include "step_state.h"
+
+#include <deque>
+#include <vector>
 
 #include "tidalrt/comm.h"
 
@@ -36,8 +40,9 @@ public:
   int64_t size() const { return size_; }
   bool leader() const { return rank_ == 0; }
 
-  // The options rank `rank` (not 0) runs with: no output files but its
-  // own --trace (FILE.rankR.json), no evaluation, no progress line.
+  // The options rank `rank` (not 0) runs with: it writes no --save, --log
+  // or checkpoint (it takes part in their gathers), its own --trace
+  // (FILE.rankR.json), no evaluation, no progress line.
   static options follower_options(options o, int64_t rank);
 
   // Ends every rank with `status` (after this rank printed its error).
@@ -49,6 +54,16 @@ private:
   int64_t rank_ = 0;
   int64_t size_ = 1;
 };
+
+// The step's persistent values for --save and checkpoints: a sharded
+// optimizer's state gathered from every rank into whole tensors (a
+// collective: every rank calls it at the same points), the others as
+// persistent_values gives them. `copies` and `whole` hold what the result
+// points to.
+slot_values gathered_values(tidalrt_comm_t *comm, const manifest &m,
+                            function_memory &memory,
+                            std::deque<std::vector<uint8_t>> &copies,
+                            std::deque<tensor_slot> &whole);
 
 // Makes every rank's persistent step values (weights, optimizer and
 // normalisation state) rank 0's.

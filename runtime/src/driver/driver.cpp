@@ -79,11 +79,11 @@ loaded_program load_program(const session &s, trace_recorder &trace,
   }
   loaded.runner =
       std::make_unique<program_runner>(m, s.program, s.opts.seed, evaluate);
-  loaded.runner->load_initial_values(*loaded.model, init.get());
-  if (s.comm) {
+  if (s.comm)
     loaded.runner->set_comm(s.comm);
+  loaded.runner->load_initial_values(*loaded.model, init.get());
+  if (s.comm)
     share_initial_values(s.comm, m, loaded.runner->step_memory());
-  }
   // The run holds the step's values from here on: the parsed model keeps
   // only what --save needs besides them, and the blob's pages (the model's
   // bytes and external data, read again from the executable if needed)

@@ -18,6 +18,16 @@ size_t tensor_slot::element_count() const {
   return count;
 }
 
+tensor_slot tensor_slot::full() const {
+  tensor_slot whole = *this;
+  whole.shape = full_shape;
+  whole.full_shape.clear();
+  whole.offset = 0;
+  whole.host = false;
+  whole.bytes = whole.element_count() * tidalrt_element_type_size(type);
+  return whole;
+}
+
 bool tensor_slot::is_persistent() const {
   return role == "param" || role == "state" || role == "constant" ||
          role == "optimizer_state";
@@ -167,6 +177,25 @@ tensor_slot parse_slot(const json &object, const std::string &where,
   if (expected != slot.bytes)
     bad(at + " is " + describe_slot(slot) + " but says " +
         std::to_string(slot.bytes) + " bytes");
+  if (object.contains("full_shape")) {
+    const json &full = object["full_shape"];
+    if (!full.is_array() || full.size() > TIDALRT_MAX_RANK ||
+        slot.shape.size() != 1)
+      bad(at + ".full_shape is not an array of at most 64 dimensions of a "
+               "1-D chunk");
+    uint64_t n = 1;
+    for (const json &dim : full) {
+      if (!dim.is_number_unsigned() || dim.get<uint64_t>() > (1ull << 62) ||
+          __builtin_mul_overflow(n, dim.get<uint64_t>(), &n) ||
+          n > (1ull << 62))
+        bad(at + ".full_shape holds a dimension that is not a non-negative "
+                 "integer, or is too large");
+      slot.full_shape.push_back(dim.get<int64_t>());
+    }
+    if (n == 0 || slot.shape[0] == 0 ||
+        static_cast<uint64_t>(slot.shape[0]) > n)
+      bad(at + " is not a chunk of its full_shape");
+  }
   if (object.contains("space")) {
     const json &space = object["space"];
     if (!space.is_string())
@@ -409,6 +438,17 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
       function->device_bytes.reset(); // no device: the arena is host memory
     }
   }
+  // A sharded slot is one rank's ceil(n / ranks) elements.
+  for (const tensor_slot &slot : result.step.args)
+    if (slot.sharded()) {
+      uint64_t n = slot.full().element_count(), c = slot.element_count();
+      uint64_t ranks = static_cast<uint64_t>(result.ranks);
+      if (slot.role != "optimizer_state" || c * ranks < n ||
+          (c - 1) * ranks >= n)
+        bad("functions.step.args ('" + slot.name +
+            "') is not a chunk of its full_shape over " +
+            std::to_string(ranks) + " ranks");
+    }
   return result;
 }
 

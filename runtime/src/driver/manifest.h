@@ -27,8 +27,14 @@ struct tensor_slot {
   // offloaded copies) rather than the arena (on a device target: the device
   // arena).
   bool host = false;
+  // A sharded optimizer's state (tidalc --shard optimizer): this rank's
+  // chunk (shape [c]) of a tensor of this shape; empty otherwise.
+  std::vector<int64_t> full_shape;
 
   size_t element_count() const;
+  bool sharded() const { return !full_shape.empty(); }
+  // The slot of the whole tensor a sharded slot is a chunk of (offset 0).
+  tensor_slot full() const;
   // Whether the value persists across steps and is loaded by --init and
   // written by --save: param, state, constant, optimizer_state.
   bool is_persistent() const;

@@ -29,6 +29,10 @@ struct options {
   std::string trace;
   std::optional<int> threads;
   bool quiet = false;
+  // A data-parallel rank other than 0 (distributed.h): it takes part in
+  // every save and checkpoint (a sharded optimizer's state is gathered)
+  // but writes no file.
+  bool follower = false;
   std::string output_dir;
   // --checkpoint-every N (steps; 0: once per epoch with --epochs, else
   // only at the end), --checkpoint-dir DIR, --checkpoint-keep K and

@@ -154,7 +154,31 @@ program_runner::program_runner(const manifest &manifest,
 program_runner::~program_runner() = default;
 
 void program_runner::set_comm(tidalrt_comm_t *comm) {
+  comm_ = comm;
   tidalrt_context_set_comm(context_.get(), comm);
+}
+
+// A sharded optimizer's state: this rank's chunk of the whole tensor that
+// --init (or a resumed checkpoint) holds, else zeros.
+void program_runner::load_chunk(const tensor_slot &slot,
+                                const onnx_model &model, const onnx_model *init,
+                                function_memory &into) {
+  tensor_slot full = slot.full();
+  std::vector<uint8_t> whole(full.bytes);
+  bool found = model.load(full, whole.data());
+  if (init && init->load(full, whole.data()))
+    found = true;
+  const uint64_t c = slot.element_count(), n = full.element_count();
+  const uint64_t rank =
+      comm_ ? static_cast<uint64_t>(tidalrt_comm_rank(comm_)) : 0;
+  const uint64_t begin = std::min(n, rank * c);
+  const uint64_t len = found ? std::min(c, n - begin) : 0;
+  const size_t width = tidalrt_element_type_size(slot.type);
+  uint8_t *dst = into.begin_write(slot, /*keep=*/false);
+  if (len)
+    std::memcpy(dst, whole.data() + begin * width, len * width);
+  std::memset(dst + len * width, 0, (c - len) * width);
+  into.end_write(slot);
 }
 
 void program_runner::load_initial_values(const onnx_model &model,
@@ -168,6 +192,10 @@ void program_runner::load_initial_values(const onnx_model &model,
       // evaluation); only its own extra arguments are loaded here.
       if (already && already->find_arg(slot.name))
         continue;
+      if (slot.sharded()) {
+        load_chunk(slot, model, init, into);
+        continue;
+      }
       // A slot on a device is assembled in host memory, then written.
       uint8_t *dst = into.begin_write(slot, /*keep=*/true);
       bool found = model.load(slot, dst);

@@ -123,6 +123,10 @@ private:
   function_memory predict_{"predict function"};
   device_ptr step_device_;
   device_ptr predict_device_;
+  void load_chunk(const tensor_slot &slot, const onnx_model &model,
+                  const onnx_model *init, function_memory &into);
+
+  tidalrt_comm_t *comm_ = nullptr;
   context_ptr context_;
   // A device target's predict context; NULL: the predict function shares
   // the step's context.

@@ -2,6 +2,7 @@
 // --log, --save, --trace and the summary on stdout.
 #include "checkpoint.h"
 #include "data.h"
+#include "distributed.h"
 #include "error.h"
 #include "file_util.h"
 #include "nonfinite_guard.h"
@@ -215,7 +216,10 @@ int run_training(const session &s) {
   std::unique_ptr<evaluation> eval;
   if (!o.eval_inputs.empty())
     eval = std::make_unique<evaluation>(set_up_evaluation(s));
-  if (!o.save.empty())
+  // A data-parallel rank other than 0 writes no file; it takes part in the
+  // gathers of every save and checkpoint.
+  const bool writes = !o.follower;
+  if (!o.save.empty() && writes)
     check_output_path("--save", o.save);
   if (!o.trace.empty())
     check_output_path("--trace", o.trace);
@@ -276,8 +280,9 @@ int run_training(const session &s) {
                  static_cast<unsigned long long>(run_end));
     std::fflush(s.err);
   }
+  const bool checkpointing = !o.checkpoint_dir.empty();
   std::unique_ptr<checkpoint_writer> checkpoints;
-  if (!o.checkpoint_dir.empty())
+  if (checkpointing && writes)
     checkpoints = std::make_unique<checkpoint_writer>(
         s, o.checkpoint_dir, o.checkpoint_keep, loaded.run_first_step);
 
@@ -323,13 +328,23 @@ int run_training(const session &s) {
   uint64_t last_checkpoint = UINT64_MAX;
   // Values are checked before they replace a checkpoint: a run never
   // writes non-finite weights over good ones.
+  // The values to write: a sharded optimizer's state gathered from every
+  // rank.
+  std::deque<std::vector<uint8_t>> copies;
+  std::deque<tensor_slot> whole;
+  auto values_to_write = [&]() {
+    copies.clear();
+    whole.clear();
+    return s.comm ? gathered_values(s.comm, m, memory, copies, whole)
+                  : persistent_values(m, memory, copies);
+  };
   auto write_checkpoint = [&](uint64_t steps_done) {
     double start = trace.now_us();
-    std::deque<std::vector<uint8_t>> copies;
-    slot_values values = persistent_values(m, memory, copies);
+    slot_values values = values_to_write();
     refuse_nonfinite(values,
                      "the checkpoint of step " + std::to_string(steps_done));
-    checkpoints->write(*loaded.model, values, steps_done);
+    if (checkpoints)
+      checkpoints->write(*loaded.model, values, steps_done);
     last_checkpoint = steps_done;
     trace.complete("checkpoint", "save", start, trace.now_us() - start);
   };
@@ -375,7 +390,7 @@ int run_training(const session &s) {
         end_epoch(step / per_epoch);
         eval_done_for_last_step = true;
       }
-      if (checkpoints &&
+      if (checkpointing &&
           ((o.checkpoint_every && (step + 1) % *o.checkpoint_every == 0) ||
            (!o.checkpoint_every && epoch_ends)))
         write_checkpoint(step + 1);
@@ -412,14 +427,14 @@ int run_training(const session &s) {
   log.close();
 
   uint64_t steps_done = first_step + total;
-  if (checkpoints && last_checkpoint != steps_done)
+  if (checkpointing && last_checkpoint != steps_done)
     write_checkpoint(steps_done);
   if (!o.save.empty()) {
     double start = trace.now_us();
-    std::deque<std::vector<uint8_t>> copies;
-    slot_values values = persistent_values(m, memory, copies);
+    slot_values values = values_to_write();
     refuse_nonfinite(values, "--save " + o.save);
-    loaded.model->save(values, steps_done, o.save, o.save_external_data);
+    if (writes)
+      loaded.model->save(values, steps_done, o.save, o.save_external_data);
     trace.complete("save", "save", start, trace.now_us() - start);
   }
   if (trace.enabled())

@@ -36,8 +36,21 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
       commFree = start + cost.us;
       bucketDone[allReduce.getBucket()] = commFree;
       stream = "comm";
-    } else if (auto allReduceWait = dyn_cast<AllReduceWaitOp>(op)) {
-      double done = bucketDone.lookup(allReduceWait.getBucket());
+    } else if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
+      // Each rank receives the others' chunks: (N - 1) / N of the tensors,
+      // half an all-reduce's traffic.
+      int64_t bytes = 0;
+      for (Value v : gather.getOutputs())
+        bytes += tensorByteSize(cast<ShapedType>(v.getType()));
+      start = std::max(t, commFree);
+      cost.bytes = bytes;
+      cost.us = allReduceMicroseconds(network, bytes, gather.getRanks()) / 2;
+      commFree = start + cost.us;
+      bucketDone[gather.getBucket()] = commFree;
+      stream = "comm";
+    } else if (isa<AllReduceWaitOp, AllGatherWaitOp>(op)) {
+      double done =
+          bucketDone.lookup(op->getAttrOfType<IntegerAttr>("bucket").getInt());
       if (done > t) {
         cost.us = done - t;
         timeline.commStallUs += cost.us;

@@ -45,6 +45,17 @@ SmallVector<unsigned, 2> AllReduceWaitOp::getInPlaceOperands(unsigned result) {
   return ownOperand(result);
 }
 
+LogicalResult
+AllGatherWaitOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                  AllGatherWaitOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &out) {
+  return sameTypes(adaptor, out);
+}
+
+SmallVector<unsigned, 2> AllGatherWaitOp::getInPlaceOperands(unsigned result) {
+  return ownOperand(result);
+}
+
 /// What the runtime's kernels accept: 1 to 120 float32 tensors (a kernel
 /// call holds at most 256 tensors, operands and results).
 static LogicalResult verifyBucket(Operation *op, ValueRange inputs) {
@@ -75,6 +86,58 @@ LogicalResult AllReduceWaitOp::verify() {
   auto start = getInputs().front().getDefiningOp<AllReduceStartOp>();
   if (!start || !llvm::equal(start->getResults(), getInputs()))
     return emitOpError("waits for one all_reduce_start: its operands must be "
+                       "all the results of one, in order");
+  if (start.getBucket() != getBucket())
+    return emitOpError("waits for bucket ")
+           << getBucket() << " but its operands come from bucket "
+           << start.getBucket();
+  return success();
+}
+
+/// Whether `n` elements make `ranks` chunks of `chunk`: ceil(n / ranks).
+static bool isChunkOf(int64_t chunk, int64_t n, int64_t ranks) {
+  return chunk * ranks >= n && (chunk - 1) * ranks < n;
+}
+
+LogicalResult ShardOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (!in.getElementType().isF32() ||
+      out.getElementType() != in.getElementType())
+    return emitOpError("shards float32 tensors only, got ")
+           << in << " -> " << out;
+  int64_t ranks = getRanks();
+  int64_t chunk = (in.getNumElements() + ranks - 1) / ranks;
+  if (out.getRank() != 1 || out.getDimSize(0) != chunk)
+    return emitOpError("result must be 1-D with ceil(")
+           << in.getNumElements() << " / " << ranks << ") = " << chunk
+           << " elements, got " << out;
+  return success();
+}
+
+LogicalResult AllGatherStartOp::verify() {
+  if (failed(verifyBucket(*this, getInputs())))
+    return failure();
+  if (getInputs().size() != getOutputs().size())
+    return emitOpError("needs one result per operand");
+  for (auto [in, out] : llvm::zip(getInputs(), getOutputs())) {
+    auto chunk = cast<RankedTensorType>(in.getType());
+    auto full = cast<RankedTensorType>(out.getType());
+    if (chunk.getRank() != 1 ||
+        full.getElementType() != chunk.getElementType() ||
+        !isChunkOf(chunk.getDimSize(0), full.getNumElements(), getRanks()))
+      return emitOpError("operand ") << chunk << " is not a chunk of " << full
+                                     << " over " << getRanks() << " ranks";
+  }
+  return success();
+}
+
+LogicalResult AllGatherWaitOp::verify() {
+  if (failed(verifyBucket(*this, getInputs())))
+    return failure();
+  auto start = getInputs().front().getDefiningOp<AllGatherStartOp>();
+  if (!start || !llvm::equal(start->getResults(), getInputs()))
+    return emitOpError("waits for one all_gather_start: its operands must be "
                        "all the results of one, in order");
   if (start.getBucket() != getBucket())
     return emitOpError("waits for bucket ")

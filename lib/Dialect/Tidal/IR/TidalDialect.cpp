@@ -70,7 +70,8 @@ Value tidal::optimizerGradient(Operation *op) {
 }
 
 bool tidal::isCollectiveOp(Operation *op) {
-  return isa<AllReduceStartOp, AllReduceWaitOp>(op);
+  return isa<AllReduceStartOp, AllReduceWaitOp, AllGatherStartOp,
+             AllGatherWaitOp>(op);
 }
 
 int64_t tidal::tensorByteSize(ShapedType type) {

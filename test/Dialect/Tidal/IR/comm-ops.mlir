@@ -62,3 +62,41 @@ func.func @no_ranks(%a: tensor<4xf32>) -> tensor<4xf32> {
   %s = tidal.all_reduce_start %a {bucket = 0 : i64, divisor = 1 : i64, ranks = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @gather
+// CHECK: tidal.shard %arg0 {ranks = 2 : i64} : (tensor<2x3xf32>) -> tensor<3xf32>
+// CHECK: tidal.all_gather_start {{.*}} {bucket = 0 : i64, ranks = 2 : i64} : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: tidal.all_gather_wait {{.*}} {bucket = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+func.func @gather(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %c = tidal.shard %a {ranks = 2 : i64} : (tensor<2x3xf32>) -> tensor<3xf32>
+  %s = tidal.all_gather_start %c {bucket = 0 : i64, ranks = 2 : i64} : (tensor<3xf32>) -> tensor<2x3xf32>
+  %w = tidal.all_gather_wait %s {bucket = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %w : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_chunk(%a: tensor<7xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'tidal.shard' op result must be 1-D with ceil(7 / 2) = 4 elements, got 'tensor<2xf32>'}}
+  %c = tidal.shard %a {ranks = 2 : i64} : (tensor<7xf32>) -> tensor<2xf32>
+  return %c : tensor<2xf32>
+}
+
+// -----
+
+func.func @bad_gather(%c: tensor<3xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'tidal.all_gather_start' op operand 'tensor<3xf32>' is not a chunk of 'tensor<8xf32>' over 2 ranks}}
+  %s = tidal.all_gather_start %c {bucket = 0 : i64, ranks = 2 : i64} : (tensor<3xf32>) -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+func.func @gather_wait_for_reduce(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %s = tidal.all_reduce_start %a {bucket = 0 : i64, divisor = 2 : i64, ranks = 2 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{'tidal.all_gather_wait' op waits for one all_gather_start}}
+  %w = tidal.all_gather_wait %s {bucket = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %w : tensor<4xf32>
+}

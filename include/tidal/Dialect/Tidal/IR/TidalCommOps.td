@@ -54,4 +54,52 @@ def Tidal_AllReduceWaitOp : Tidal_CollectiveOp<"all_reduce_wait"> {
                        ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bucket);
 }
 
+//===----------------------------------------------------------------------===//
+// A sharded optimizer (ZeRO stage 1, tidalc --shard optimizer)
+//===----------------------------------------------------------------------===//
+
+def Tidal_ShardOp : Tidal_Op<"shard", [Pure]> {
+  let summary = "this rank's chunk of a tensor";
+  let description = [{
+    The flattened `input` of n elements in `ranks` chunks of c =
+    ceil(n / ranks): rank r's result holds elements [r * c, (r + 1) * c),
+    the last chunk padded with zeros. The result is 1-D of c elements. The
+    reference evaluator is rank 0.
+  }];
+  let arguments = (ins Tidal_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks);
+  let results = (outs Tidal_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type($input, results)";
+  let hasVerifier = 1;
+}
+
+def Tidal_AllGatherStartOp : Tidal_Op<"all_gather_start"> {
+  let summary = "start assembling tensors from every rank's chunk";
+  let description = [{
+    Starts, on the communicator's thread, the all-gather of `inputs` (each
+    rank's chunk, as `tidal.shard` takes it): result i receives every
+    rank's input i in rank order, cut at its own size (ceil(n / ranks) = the
+    chunk's). Results may be read only through the `tidal.all_gather_wait`
+    of the same `bucket`. Not Pure, as every collective. The reference
+    evaluator gives each rank's chunk rank 0's values.
+  }];
+  let arguments = (ins Variadic<Tidal_FloatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bucket,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks);
+  let results = (outs Variadic<Tidal_FloatTensor>:$outputs);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
+def Tidal_AllGatherWaitOp : Tidal_CollectiveOp<"all_gather_wait"> {
+  let summary = "wait for a bucket's all-gather; its results are the tensors";
+  let description = [{
+    Waits for the `tidal.all_gather_start` whose results are `inputs` (all
+    of them, in order).
+  }];
+  let arguments = (ins Variadic<Tidal_FloatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bucket);
+}
+
 #endif // TIDAL_DIALECT_TIDAL_IR_TIDALCOMMOPS_TD

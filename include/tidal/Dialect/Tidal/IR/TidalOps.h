@@ -79,9 +79,14 @@ bool isHostResult(FunctionOpInterface func, unsigned resultNumber);
 bool isOptimizerUpdate(Operation *op);
 /// The gradient an optimizer update op reads (null for other ops).
 Value optimizerGradient(Operation *op);
-/// True for the collectives of data-parallel training (all_reduce_start,
-/// all_reduce_wait): never erased, recomputed or moved across each other.
+/// True for the collectives of data-parallel training (all_reduce_start/wait,
+/// all_gather_start/wait): never erased, recomputed or moved across each
+/// other.
 bool isCollectiveOp(Operation *op);
+
+/// An optimizer-state argument that tidal-shard-optimizer cut to this rank's
+/// chunk carries `tidal.shard_of = array<i64: ...>`, the full shape.
+inline constexpr llvm::StringLiteral kShardOfAttr = "tidal.shard_of";
 
 /// The tidal-schedule strategy that ordered a function's ops.
 inline constexpr llvm::StringLiteral kScheduleAttr = "tidal.schedule";

@@ -145,6 +145,30 @@ def TidalSyncBatchNormPass
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalShardOptimizerPass
+    : Pass<"tidal-shard-optimizer", "mlir::ModuleOp"> {
+  let summary = "split the optimizer state over the ranks (ZeRO stage 1)";
+  let description = [{
+    For a data-parallel step of `ranks` processes (`tidalc --shard
+    optimizer`, after `--tidal-insert-all-reduce`): every torch.optim
+    update of `train_step` updates only this rank's chunk of its parameter
+    (`tidal.shard` of the parameter and of the all-reduced gradient: the
+    flattened tensor's elements [r * c, (r + 1) * c), c = ceil(n / ranks),
+    zero-padded), with optimizer-state arguments of that chunk's size
+    (marked `tidal.shard_of` with their full shape). The updated chunks of
+    each gradient bucket are all-gathered into the full parameters
+    (`tidal.all_gather_start` after the bucket's last update, its wait at
+    the end of the step). Optimizer state per rank drops to 1 / ranks.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1",
+           "the number of processes of the run">,
+    Option<"funcName", "func-name", "std::string", "\"train_step\"",
+           "the training-step function">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 def TidalAddPredictPass : Pass<"tidal-add-predict", "mlir::ModuleOp"> {
   let summary = "keep an eval-mode copy of the forward function for inference";
   let description = [{
