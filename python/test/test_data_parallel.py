@@ -154,6 +154,19 @@ class DataParallelTest(unittest.TestCase):
         self.assertIn("fc1.weight.exp_avg", whole)
         for key in whole:
             np.testing.assert_array_equal(resumed[key], whole[key], err_msg=key)
+        # Checkpoints gather the state too; a run resumed from the step-3
+        # checkpoint (the newer one removed) ends bit for bit as well.
+        ck = os.path.join(work, "ck")
+        proc = mpirun(4, argv + ["--steps", str(STEPS), "--checkpoint-dir", ck, "--checkpoint-every", "3"])
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        self.assertEqual(sorted(os.listdir(ck)), ["step-000000000003.onnx", f"step-{STEPS:012d}.onnx"])
+        os.remove(os.path.join(ck, f"step-{STEPS:012d}.onnx"))
+        again = os.path.join(work, "again.onnx")
+        proc = mpirun(4, argv + ["--steps", str(STEPS), "--resume", ck, "--save", again])
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        resumed = saved_arrays(again)
+        for key in whole:
+            np.testing.assert_array_equal(resumed[key], whole[key], err_msg=key)
 
     def test_sim_target_on_2_ranks(self):
         # The simulated device runs the all-reduce kernels on its compute
