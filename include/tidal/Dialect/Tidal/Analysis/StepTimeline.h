@@ -31,7 +31,7 @@ struct StepTimeline {
   std::vector<const char *> streams; ///< by op: compute, copy_to_host,
                                      ///< copy_to_device, host or comm
   double stepUs = 0;                 ///< when the last stream is done
-  double stallUs = 0;     ///< compute time lost waiting for copies
+  double stallUs = 0;                ///< compute time lost waiting for copies
   double commStallUs = 0; ///< compute time lost waiting for all-reduces
 };
 
