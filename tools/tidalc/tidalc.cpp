@@ -9,6 +9,7 @@
 
 #include "Distributed.h"
 #include "Files.h"
+#include "OptionChecks.h"
 #include "Options.h"
 #include "Statistics.h"
 
@@ -399,32 +400,8 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  if (emit != "plan" && emit != "exe" && emit != "obj" && emit != "llvm" &&
-      emit != "mlir" && emit != "lib")
-    return fail("unknown --emit stage '" + emit +
-                "' (expected exe, lib, obj, llvm, mlir or plan)");
-  if (target != "cpu" && target != "sim" && target != "cuda")
-    return fail("unknown --target '" + target +
-                "' (expected cpu, cuda or sim)");
-  if (target == "cuda" && (emit == "exe" || emit == "lib") &&
-      !mlir::tidal::canLinkCuda())
-    return fail("--target cuda --emit exe: this tidalc was built without "
-                "CUDA (no nvcc at build time); --emit plan, mlir, llvm and "
-                "obj work, or use --target sim");
-  if (swapMode != "auto" && swapMode != "off")
-    return fail("unknown --swap '" + swapMode + "' (expected auto or off)");
-  if (hostLayers != "on" && hostLayers != "off")
-    return fail("unknown --host-layers '" + hostLayers +
-                "' (expected on or off)");
-  if (placement != "auto" && placement != "device" && placement != "host")
-    return fail("unknown --placement '" + placement +
-                "' (expected auto, device or host)");
-  if (planner != "greedy" && planner != "milp")
-    return fail("unknown --planner '" + planner +
-                "' (expected greedy or milp)");
-  if (recomputeMode != "auto" && recomputeMode != "off")
-    return fail("unknown --recompute '" + recomputeMode +
-                "' (expected auto or off)");
+  if (std::string e = checkOptionValues(); !e.empty())
+    return fail(e);
   if (!(linkGbps > 0))
     return fail("--link-gbps must be positive");
   if (!deviceProfile.empty()) {
@@ -468,40 +445,11 @@ int main(int argc, char **argv) {
   if (!dataParallel.backend.empty() && emit == "lib")
     return fail("--distributed builds an executable that mpirun starts, not "
                 "a library (--emit lib)");
-  if (loss != "output" && loss != "cross-entropy" && loss != "mse")
-    return fail("unknown --loss '" + loss +
-                "' (expected cross-entropy, mse or output)");
-  ArrayRef<StringRef> stages = mlir::tidal::trainingPipelineStages();
   bool planStage =
       stopAfter == "tidal-schedule" || stopAfter == "tidal-place" ||
       stopAfter == "tidal-schedule-swaps" || stopAfter == "tidal-plan-memory";
-  if (!stopAfter.empty() && stopAfter != "import" && !planStage &&
-      !llvm::is_contained(stages, StringRef(stopAfter)))
-    return fail("unknown --stop-after stage '" + stopAfter +
-                "' (expected import, " + llvm::join(stages, ", ") +
-                ", tidal-schedule, tidal-place, tidal-schedule-swaps, "
-                "tidal-plan-memory)");
-  if (scheduleStrategy != "memory" && scheduleStrategy != "program")
-    return fail("unknown --schedule '" + scheduleStrategy +
-                "' (expected memory or program)");
-  if (memoryPlan != "packed" && memoryPlan != "slots")
-    return fail("unknown --memory-plan '" + memoryPlan +
-                "' (expected packed or slots)");
-  // LLVM's code generator reads the same option: a stage name it does not
-  // know aborts it, so the option must not reach code generation.
-  if (!stopAfter.empty() && emit != "mlir")
-    return fail("--stop-after " + stopAfter + " needs --emit mlir");
-  if (!tracePath.empty() && !codegen && !planStage)
-    return fail("--trace needs a planned program: use it with --emit "
-                "exe, obj, llvm or plan");
-  if (explain && !codegen)
-    return fail("--explain needs a planned program: use it with --emit "
-                "exe, obj, llvm or plan");
-  if (explain && outputPath == "-")
-    return fail("--explain prints to stdout: give -o a file");
-  if (stopAfter == "tidal-add-loss" && loss == "output")
-    return fail("--stop-after tidal-add-loss needs --loss cross-entropy or "
-                "--loss mse");
+  if (std::string e = checkStageOptions(stopAfter, planStage); !e.empty())
+    return fail(e);
 
   mlir::DialectRegistry registry;
   mlir::tidal::registerAllDialects(registry);
