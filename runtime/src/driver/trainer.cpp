@@ -273,7 +273,7 @@ int run_training(const session &s) {
     fail_input("--steps " + std::to_string(total) + " is too many");
   uint64_t run_end = loaded.run_first_step + total;
   total = run_end > first_step ? run_end - first_step : 0;
-  if (!loaded.resumed_from.empty()) {
+  if (!loaded.resumed_from.empty() && !o.follower) {
     std::fprintf(s.err, "%s: resuming from %s (step %llu of %llu)\n",
                  s.program_name.c_str(), loaded.resumed_from.c_str(),
                  static_cast<unsigned long long>(first_step),
