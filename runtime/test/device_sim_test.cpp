@@ -15,6 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace {
 
 using namespace tidalrt_test;
@@ -250,6 +253,66 @@ TEST(DeviceSimTest, LinkBandwidthFromTheEnvironment) {
                                       "number >= 0; 0 = unthrottled)");
     EXPECT_EQ(device, nullptr);
   }
+}
+
+// Two devices behind one switch (TIDAL_SIM_SWITCH, as the devices of
+// several ranks on one machine): their concurrent copies pass the switch
+// one after the other, so both finish after twice a copy's switch time;
+// without the switch they overlap. Bad settings are errors.
+TEST(DeviceSimTest, DevicesBehindOneSwitchShareIt) {
+  LinkEnv env(nullptr);
+  const std::string name = "test-" + std::to_string(getpid());
+  const uint64_t bytes = 4 * kMiB; // 4.2 ms at 1 GB/s
+  auto run_pair = [&](bool shared) {
+    if (shared) {
+      setenv("TIDAL_SIM_SWITCH", name.c_str(), 1);
+      setenv("TIDAL_SIM_SWITCH_GBPS", "1", 1);
+    }
+    device_ptr a = make_device(TIDALRT_DEVICE_SIM, bytes, 1.0);
+    device_ptr b = make_device(TIDALRT_DEVICE_SIM, bytes, 1.0);
+    unsetenv("TIDAL_SIM_SWITCH");
+    unsetenv("TIDAL_SIM_SWITCH_GBPS");
+    stream_ptr sa = make_stream(a.get(), TIDALRT_STREAM_COPY_TO_DEVICE);
+    stream_ptr sb = make_stream(b.get(), TIDALRT_STREAM_COPY_TO_DEVICE);
+    std::vector<uint8_t> host(bytes, 1);
+    auto start = clock_type::now();
+    EXPECT_STATUS_OK(tidalrt_stream_copy(sa.get(), host.data(), 0, bytes));
+    EXPECT_STATUS_OK(tidalrt_stream_copy(sb.get(), host.data(), 0, bytes));
+    EXPECT_STATUS_OK(tidalrt_stream_synchronize(sa.get()));
+    EXPECT_STATUS_OK(tidalrt_stream_synchronize(sb.get()));
+    return seconds_since(start);
+  };
+  const double one = (double)bytes / 1e9;
+  double alone = run_pair(false), shared = run_pair(true);
+  EXPECT_GE(shared, 2 * one - 1e-6);
+  if (!kSanitized) {
+    EXPECT_LT(alone, 1.8 * one) << "without a switch the copies overlap";
+  }
+  printf("[ timing   ] two 4 MiB copies at 1 GB/s: %.1f ms apart, %.1f ms "
+         "behind one switch\n",
+         alone * 1e3, shared * 1e3);
+  for (const char *bad : {"", "0", "-2", "fast"}) {
+    setenv("TIDAL_SIM_SWITCH", name.c_str(), 1);
+    setenv("TIDAL_SIM_SWITCH_GBPS", bad, 1);
+    tidalrt_device_t *device = nullptr;
+    tidalrt_device_options_t options = {TIDALRT_DEVICE_SIM, 64, 0};
+    status_ptr status(tidalrt_device_create(&options, &device));
+    EXPECT_EQ(tidalrt_status_code(status.get()), TIDALRT_INVALID_ARGUMENT)
+        << bad;
+    EXPECT_NE(message_of(status).find("TIDAL_SIM_SWITCH_GBPS"),
+              std::string::npos);
+    EXPECT_EQ(device, nullptr);
+  }
+  setenv("TIDAL_SIM_SWITCH", "no/slashes", 1);
+  setenv("TIDAL_SIM_SWITCH_GBPS", "1", 1);
+  tidalrt_device_t *device = nullptr;
+  tidalrt_device_options_t options = {TIDALRT_DEVICE_SIM, 64, 0};
+  status_ptr status(tidalrt_device_create(&options, &device));
+  EXPECT_EQ(tidalrt_status_code(status.get()), TIDALRT_INVALID_ARGUMENT);
+  unsetenv("TIDAL_SIM_SWITCH");
+  unsetenv("TIDAL_SIM_SWITCH_GBPS");
+  std::string path = "/tidal-switch-" + name;
+  shm_unlink(path.c_str());
 }
 
 // A copy overlaps a long kernel, and copies on the two copy streams overlap

@@ -6,6 +6,7 @@ list(APPEND TIDALRT_DEVICE_SOURCES
   src/device/program_attach.cpp
   src/device/program_dump.cpp
   src/device/program_ops.cpp
+  src/device/shared_link.cpp
   src/device/stream.cpp
 )
 list(APPEND TIDALRT_DEVICE_TEST_SOURCES

@@ -155,6 +155,7 @@ tidalrt_device_create(const tidalrt_device_options_t *options,
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
                                "tidalrt_device_create: NULL argument");
   double gbps = 0;
+  tidalrt_device::shared_link *link_switch = nullptr;
   int kind = enum_value(options->kind);
   switch (kind) {
   case TIDALRT_DEVICE_HOST:
@@ -168,6 +169,9 @@ tidalrt_device_create(const tidalrt_device_options_t *options,
   case TIDALRT_DEVICE_SIM:
     if (tidalrt_status_t status = link_bandwidth(options->link_gbps, &gbps))
       return status;
+    if (tidalrt_status_t status =
+            tidalrt_device::open_shared_link_from_env(&link_switch))
+      return tidalrt_status_annotate(status, "tidalrt_device_create");
     break;
   case TIDALRT_DEVICE_CUDA:
     if (!cuda_backend())
@@ -191,14 +195,17 @@ tidalrt_device_create(const tidalrt_device_options_t *options,
   void *memory = nullptr;
   size_t bytes = options->memory_bytes ? (size_t)options->memory_bytes
                                        : (size_t)TIDALRT_ARRAY_ALIGNMENT;
-  if (posix_memalign(&memory, TIDALRT_ARRAY_ALIGNMENT, bytes) != 0)
+  if (posix_memalign(&memory, TIDALRT_ARRAY_ALIGNMENT, bytes) != 0) {
+    tidalrt_device::close_shared_link(link_switch);
     return tidalrt_status_make(
         TIDALRT_OUT_OF_MEMORY,
         "%s device: cannot allocate an arena of %llu bytes",
         kind_name(options->kind), (unsigned long long)options->memory_bytes);
+  }
   auto *device = new (std::nothrow) tidalrt_device_s();
   if (!device) {
     free(memory);
+    tidalrt_device::close_shared_link(link_switch);
     return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
                                "tidalrt_device_create: out of memory");
   }
@@ -206,6 +213,7 @@ tidalrt_device_create(const tidalrt_device_options_t *options,
   device->memory = static_cast<uint8_t *>(memory);
   device->memory_bytes = options->memory_bytes;
   device->link_gbps = gbps;
+  device->link_switch = link_switch;
   *out_device = device;
   return nullptr;
 }
@@ -235,6 +243,7 @@ extern "C" void tidalrt_device_free(tidalrt_device_t *device) {
     device->backend->destroy(device->native, device->memory);
   else
     free(device->memory);
+  tidalrt_device::close_shared_link(device->link_switch);
   delete device;
 }
 

@@ -14,6 +14,7 @@
 #define TIDALRT_DEVICE_DEVICE_INTERNAL_H
 
 #include "backend.h"
+#include "shared_link.h"
 #include "tidalrt/device.h"
 
 #include <atomic>
@@ -104,6 +105,9 @@ struct tidalrt_device_s {
   uint8_t *memory = nullptr;
   uint64_t memory_bytes = 0;
   double link_gbps = 0;
+  // SIM: the switch its link shares with other devices (shared_link.h), or
+  // NULL.
+  tidalrt_device::shared_link *link_switch = nullptr;
   // Devices of a kind implemented outside the core (CUDA): its functions
   // and its state; NULL for HOST and SIM.
   const tidalrt_device::backend *backend = nullptr;

@@ -57,14 +57,27 @@ void run_copy(tidalrt_stream_s *stream, const work_item &item) {
       memcpy(device_bytes, item.host, item.bytes);
   }
   // The throttle: the copy lasts at least bytes / bandwidth. Each stream
-  // runs at the full link rate (concurrent copies do not share it).
+  // runs at the full link rate (concurrent copies do not share it); behind
+  // a switch (shared_link.h) it also waits its turn there.
   double gbps = stream->device->link_gbps;
+  auto end = start;
   if (gbps > 0 && item.bytes) {
     auto duration =
         std::chrono::duration<double>((double)item.bytes / (gbps * 1e9));
-    std::this_thread::sleep_until(
-        start + std::chrono::ceil<clock_type::duration>(duration));
+    end = start + std::chrono::ceil<clock_type::duration>(duration);
   }
+  if (stream->device->link_switch && item.bytes) {
+    int64_t from = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       start.time_since_epoch())
+                       .count();
+    int64_t done = tidalrt_device::reserve_shared_link(
+        stream->device->link_switch, item.bytes, from);
+    end = std::max(end, clock_type::time_point(
+                            std::chrono::duration_cast<clock_type::duration>(
+                                std::chrono::nanoseconds(done))));
+  }
+  if (end > start)
+    std::this_thread::sleep_until(end);
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
       clock_type::now() - start);
   note_copy(stream->device, to_host, item.end, item.bytes,

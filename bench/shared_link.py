@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Simulated devices sharing one host link (issue 19, item 5): N training
+processes on the sim target behind one switch (TIDAL_SIM_SWITCH), each with
+its own link of --link-gbps and the switch at --link-gbps too, so their
+swaps contend. Two plans of the same step at the same device budget:
+
+- naive: planned for the link alone (tidalc --link-gbps L);
+- aware: planned for its share of the switch (tidalc --link-gbps L / N),
+  so the planner swaps less and recomputes more.
+
+    /usr/bin/python3 bench/shared_link.py [--model resnet20] [--batch 32]
+        [--fraction 0.5] [--link-gbps 2] [--devices 1,2,4,8] [--steps 12]
+
+Reported per N: the median step time (the slowest process's median, after
+the first two steps) of each plan, and naive / aware. One kernel thread per
+process; on a machine with fewer cores than processes the compute shares
+them too, which the two plans share alike. See bench/README.md.
+
+This is a benchmark, not a test: nothing here runs in the test suite.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import cpu_train  # noqa: E402
+
+
+def compile_plan(args, onnx_path, exe, budget, gbps):
+    cmd = [args.tidalc, onnx_path, "-o", exe, "--target", "sim", "--link-gbps", str(gbps)]
+    from tidal import training
+    cmd += training.tidalc_flags(cpu_train.case_for(args.model, args.batch, args.steps))
+    if budget:
+        cmd += ["--device-memory", str(budget)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+
+
+def peak_bytes(args, onnx_path, work):
+    plan = os.path.join(work, "plan.json")
+    from tidal import training
+    cmd = [args.tidalc, onnx_path, "-o", plan, "--emit", "plan", "--target", "sim", "--placement", "device"]
+    cmd += training.tidalc_flags(cpu_train.case_for(args.model, args.batch, args.steps))
+    subprocess.run(cmd, check=True, capture_output=True)
+    with open(plan) as f:
+        return json.load(f)["predicted"]["peak_device_bytes"]
+
+
+def run_group(exe, flags, n, args, work, tag):
+    env = dict(os.environ, OMP_NUM_THREADS="1", TIDAL_SIM_LINK_GBPS=str(args.link_gbps),
+               TIDAL_SIM_SWITCH=f"bench-{os.getpid()}-{tag}", TIDAL_SIM_SWITCH_GBPS=str(args.link_gbps))
+    procs, logs = [], []
+    for k in range(n):
+        log = os.path.join(work, f"log-{tag}-{k}.jsonl")
+        logs.append(log)
+        procs.append(subprocess.Popen([exe] + flags + ["--steps", str(args.steps), "--log", log, "--quiet",
+                                       "--threads", "1"], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        _, err = p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError(err)
+    medians = []
+    for log in logs:
+        with open(log) as f:
+            steps = [json.loads(line)["step_ms"] for line in f]
+        medians.append(statistics.median(steps[2:]))
+    return max(medians)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="resnet20")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--fraction", type=float, default=0.5, help="device budget / the no-swap peak")
+    parser.add_argument("--link-gbps", type=float, default=2.0)
+    parser.add_argument("--devices", default="1,2,4,8")
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--batches", type=int, default=4)
+    parser.add_argument("--tidalc", default=os.path.join(cpu_train.REPO, "build", "bin", "tidalc"))
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="tidal-switch-bench-")
+    rows = []
+    try:
+        _, flags, _, cmd, _ = cpu_train.prepare_model(args.model, args, work)
+        onnx_path = cmd[1]
+        budget = int(peak_bytes(args, onnx_path, work) * args.fraction)
+        for n in [int(x) for x in args.devices.split(",")]:
+            naive, aware = os.path.join(work, f"naive-{n}"), os.path.join(work, f"aware-{n}")
+            compile_plan(args, onnx_path, naive, budget, args.link_gbps)
+            compile_plan(args, onnx_path, aware, budget, args.link_gbps / n)
+            t_naive = run_group(naive, flags, n, args, work, f"naive{n}")
+            t_aware = run_group(aware, flags, n, args, work, f"aware{n}")
+            rows.append((n, t_naive, t_aware))
+            print(json.dumps({"devices": n, "naive_ms": t_naive, "aware_ms": t_aware}), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{args.model}, batch {args.batch}, budget {budget} B ({args.fraction:.0%} of the no-swap peak), "
+          f"link and switch {args.link_gbps} GB/s, one thread per process, {os.cpu_count()} CPUs")
+    print("| devices on the switch | naive plan ms | aware plan ms | naive / aware |")
+    print("|---|---|---|---|")
+    for n, a, b in rows:
+        print(f"| {n} | {a:.1f} | {b:.1f} | {a / b:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

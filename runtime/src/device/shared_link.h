@@ -1,0 +1,35 @@
+// shared_link.h - a host link that the simulated devices of several
+// processes share (a PCIe switch in front of N GPUs).
+//
+// TIDAL_SIM_SWITCH=NAME puts a SIM device behind the switch NAME, whose
+// bandwidth is TIDAL_SIM_SWITCH_GBPS (GB/s). Every copy through it reserves
+// the switch for bytes / bandwidth, starting when both the copy and the
+// switch are free: copies of all the devices behind one switch (in any
+// process of this machine) pass one after another, while each also lasts
+// at least its own link's time (TIDAL_SIM_LINK_GBPS). The switch's state is
+// one shared-memory word, the steady-clock time at which it is next free.
+#ifndef TIDALRT_DEVICE_SHARED_LINK_H
+#define TIDALRT_DEVICE_SHARED_LINK_H
+
+#include "tidalrt/tidalrt.h"
+
+#include <cstdint>
+
+namespace tidalrt_device {
+
+struct shared_link;
+
+// Opens (creating if needed) the switch named by TIDAL_SIM_SWITCH; NULL
+// without error when it is unset. INVALID_ARGUMENT for a bad name or
+// bandwidth, INTERNAL when shared memory fails.
+tidalrt_status_t open_shared_link_from_env(shared_link **out);
+void close_shared_link(shared_link *link);
+
+// Reserves the switch for `bytes` from no earlier than `earliest_ns`
+// (steady clock); returns when the transfer through it ends.
+int64_t reserve_shared_link(shared_link *link, uint64_t bytes,
+                            int64_t earliest_ns);
+
+} // namespace tidalrt_device
+
+#endif // TIDALRT_DEVICE_SHARED_LINK_H
