@@ -260,6 +260,57 @@ TEST(CommMpi, ShardAndAllGatherKernelsReassembleTensors) {
   tidalrt_comm_free(comm);
 }
 
+// ZeRO stage 2's reduction: each rank gets the rank-order mean of its chunk
+// of every tensor; all-gathering the chunks gives the all-reduce's result
+// bit for bit.
+TEST(CommMpi, ReduceScatterThenAllGatherIsTheAllReduce) {
+  tidalrt_comm_t *comm = world();
+  ASSERT_NE(comm, nullptr);
+  const int64_t rank = tidalrt_comm_rank(comm), size = tidalrt_comm_size(comm);
+  const std::vector<uint64_t> ns = {7, 4096 + 3, 1};
+  std::vector<std::vector<float>> in(ns.size()), reduced(ns.size()),
+      chunk(ns.size()), gathered(ns.size());
+  std::vector<const float *> inputs, chunkIn;
+  std::vector<float *> chunkOut, outs;
+  std::vector<uint64_t> cs;
+  for (size_t t = 0; t < ns.size(); ++t) {
+    for (uint64_t i = 0; i < ns[t]; ++i)
+      in[t].push_back(value(rank, i + 31 * t));
+    reduced[t] = in[t];
+    cs.push_back((ns[t] + size - 1) / size);
+    chunk[t].assign(cs[t], -1.0f);
+    gathered[t].assign(ns[t], 0.0f);
+  }
+  for (size_t t = 0; t < ns.size(); ++t) {
+    inputs.push_back(in[t].data());
+    chunkOut.push_back(chunk[t].data());
+    chunkIn.push_back(chunk[t].data());
+    outs.push_back(gathered[t].data());
+  }
+  uint64_t ticket = 0;
+  ASSERT_EQ(message_of(tidalrt_comm_reduce_scatter_f32_start(
+                comm, inputs.data(), chunkOut.data(), ns.data(), cs.data(),
+                ns.size(), static_cast<uint64_t>(size), &ticket)),
+            "");
+  ASSERT_EQ(message_of(tidalrt_comm_wait(comm, ticket)), "");
+  ASSERT_EQ(message_of(tidalrt_comm_allgather_f32_start(
+                comm, chunkIn.data(), outs.data(), cs.data(), ns.data(),
+                ns.size(), &ticket)),
+            "");
+  ASSERT_EQ(message_of(tidalrt_comm_wait(comm, ticket)), "");
+  std::vector<float *> segments;
+  for (auto &r : reduced)
+    segments.push_back(r.data());
+  ASSERT_EQ(message_of(tidalrt_comm_allreduce_f32_start(
+                comm, segments.data(), ns.data(), ns.size(),
+                static_cast<uint64_t>(size), &ticket)),
+            "");
+  ASSERT_EQ(message_of(tidalrt_comm_wait(comm, ticket)), "");
+  for (size_t t = 0; t < ns.size(); ++t)
+    EXPECT_EQ(gathered[t], reduced[t]) << "tensor " << t;
+  tidalrt_comm_free(comm);
+}
+
 TEST(CommMpi, BroadcastFromEveryRoot) {
   tidalrt_comm_t *comm = world();
   ASSERT_NE(comm, nullptr);

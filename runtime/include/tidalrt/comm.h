@@ -90,6 +90,18 @@ tidalrt_status_t tidalrt_comm_allgather_f32_start(
     const uint64_t *chunk_counts, const uint64_t *output_counts,
     uint64_t num_tensors, uint64_t *ticket);
 
+/* Starts a reduce-scatter on the communicator's own thread (ABI 0.9): chunk
+ * t (chunk_counts[t] floats) receives the rank-order sum over the ranks of
+ * this rank's chunk of input t (elements [rank * c, (rank + 1) * c) of its
+ * input_counts[t], zero past its end), divided by `divisor`: ZeRO stage 2's
+ * gradient reduction, half an all-reduce's traffic. Returns at once with a
+ * ticket for tidalrt_comm_wait. With one rank the chunk is the input,
+ * divided, before it returns. */
+tidalrt_status_t tidalrt_comm_reduce_scatter_f32_start(
+    tidalrt_comm_t *comm, const float *const *inputs, float *const *chunks,
+    const uint64_t *input_counts, const uint64_t *chunk_counts,
+    uint64_t num_tensors, uint64_t divisor, uint64_t *ticket);
+
 /* Waits for a started collective; its failure, if any, is returned (once).
  * Every ticket must be waited for. */
 tidalrt_status_t tidalrt_comm_wait(tidalrt_comm_t *comm, uint64_t ticket);

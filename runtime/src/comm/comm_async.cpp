@@ -28,12 +28,17 @@ namespace {
 
 struct job {
   uint64_t ticket = 0;
-  bool gather = false;           // an all-gather (else an all-reduce)
-  std::vector<float *> segments; // all-reduce: in place; all-gather: outputs
-  std::vector<uint64_t> counts;  // all-reduce: lengths; all-gather: chunks
+  bool gather = false;  // an all-gather
+  bool scatter = false; // a reduce-scatter (else an all-reduce)
+  // all-reduce: in place; all-gather: the outputs; reduce-scatter: chunks.
+  std::vector<float *> segments;
+  // all-reduce: lengths; all-gather, reduce-scatter: chunk lengths.
+  std::vector<uint64_t> counts;
   float divisor = 1.0f;
-  std::vector<const float *> chunks;   // all-gather: this rank's parts
-  std::vector<uint64_t> output_counts; // all-gather: the outputs' lengths
+  // all-gather: this rank's parts; reduce-scatter: the whole inputs.
+  std::vector<const float *> chunks;
+  // all-gather: the outputs' lengths; reduce-scatter: the inputs'.
+  std::vector<uint64_t> output_counts;
 };
 
 } // namespace
@@ -102,7 +107,9 @@ private:
         pending.pop_front();
       }
       auto start = clock::now();
-      tidalrt_status_t status = j.gather ? gather(j) : reduce(j);
+      tidalrt_status_t status = j.gather    ? gather(j)
+                                : j.scatter ? scatter(j)
+                                            : reduce(j);
       auto end = clock::now();
       double seconds = std::chrono::duration<double>(end - start).count();
       const bool record = comm->record_events.load(std::memory_order_relaxed);
@@ -160,6 +167,45 @@ private:
                           sizeof(float));
         part += j.counts[t];
       }
+    }
+    return nullptr;
+  }
+
+  // Rank r's chunk of input t is elements [r * c_t, (r + 1) * c_t) of it,
+  // zero-padded past its length; this rank gets the rank-order sum of its
+  // chunks, divided.
+  tidalrt_status_t scatter(const job &j) {
+    const uint64_t size = static_cast<uint64_t>(comm->size);
+    uint64_t total = 0;
+    for (uint64_t c : j.counts)
+      total += c;
+    try {
+      if (staging.size() < total * (size + 1))
+        staging.resize(total * (size + 1));
+    } catch (const std::exception &) {
+      return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                                 "reduce-scatter: %llu floats of staging",
+                                 (unsigned long long)(total * (size + 1)));
+    }
+    float *send = staging.data(), *out = staging.data() + total * size;
+    for (uint64_t r = 0; r < size; ++r) {
+      float *part = send + r * total;
+      for (size_t t = 0; t < j.chunks.size(); ++t) {
+        uint64_t c = j.counts[t], n = j.output_counts[t], begin = r * c;
+        uint64_t len = begin < n ? std::min(c, n - begin) : 0;
+        if (len)
+          std::memcpy(part, j.chunks[t] + begin, len * sizeof(float));
+        std::fill(part + len, part + c, 0.0f);
+        part += c;
+      }
+    }
+    if (tidalrt_status_t status =
+            comm->backend->reduce_scatter_f32(comm->native, send, out, total))
+      return status;
+    for (size_t t = 0; t < j.chunks.size(); ++t) {
+      for (uint64_t k = 0; k < j.counts[t]; ++k)
+        j.segments[t][k] = j.divisor != 1.0f ? out[k] / j.divisor : out[k];
+      out += j.counts[t];
     }
     return nullptr;
   }
@@ -364,6 +410,59 @@ extern "C" tidalrt_status_t tidalrt_comm_allgather_f32_start(
     return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "%s: out of memory",
                                call);
   }
+  if (!comm->queue && !(comm->queue = tidalrt_comm::make_queue(comm)))
+    return tidalrt_status_make(
+        TIDALRT_INTERNAL, "%s: cannot start the communication thread", call);
+  *ticket = comm->queue->submit(std::move(j));
+  return nullptr;
+}
+
+extern "C" tidalrt_status_t tidalrt_comm_reduce_scatter_f32_start(
+    tidalrt_comm_t *comm, const float *const *inputs, float *const *chunks,
+    const uint64_t *input_counts, const uint64_t *chunk_counts,
+    uint64_t num_tensors, uint64_t divisor, uint64_t *ticket) {
+  static const char call[] = "tidalrt_comm_reduce_scatter_f32_start";
+  if (!comm || !ticket ||
+      (num_tensors && (!inputs || !chunks || !input_counts || !chunk_counts)))
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: NULL argument",
+                               call);
+  *ticket = 0;
+  if (divisor == 0)
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: divisor 0", call);
+  const uint64_t size = static_cast<uint64_t>(comm->size);
+  for (uint64_t t = 0; t < num_tensors; ++t) {
+    if ((!inputs[t] && input_counts[t]) || (!chunks[t] && chunk_counts[t]))
+      return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                                 "%s: tensor %llu is NULL", call,
+                                 (unsigned long long)t);
+    if (input_counts[t] > chunk_counts[t] * size ||
+        (chunk_counts[t] && input_counts[t] <= (chunk_counts[t] - 1) * size))
+      return tidalrt_status_make(
+          TIDALRT_INVALID_ARGUMENT,
+          "%s: tensor %llu: %llu elements are not %llu ranks' chunks of %llu",
+          call, (unsigned long long)t, (unsigned long long)input_counts[t],
+          (unsigned long long)size, (unsigned long long)chunk_counts[t]);
+  }
+  const float d = static_cast<float>(divisor);
+  if (!comm->backend || size == 1) {
+    for (uint64_t t = 0; t < num_tensors; ++t)
+      for (uint64_t k = 0; k < chunk_counts[t]; ++k)
+        chunks[t][k] = d != 1.0f ? inputs[t][k] / d : inputs[t][k];
+    *ticket = UINT64_MAX;
+    return nullptr;
+  }
+  tidalrt_comm::job j;
+  try {
+    j.scatter = true;
+    j.chunks.assign(inputs, inputs + num_tensors);
+    j.segments.assign(chunks, chunks + num_tensors);
+    j.counts.assign(chunk_counts, chunk_counts + num_tensors);
+    j.output_counts.assign(input_counts, input_counts + num_tensors);
+  } catch (const std::exception &) {
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "%s: out of memory",
+                               call);
+  }
+  j.divisor = d;
   if (!comm->queue && !(comm->queue = tidalrt_comm::make_queue(comm)))
     return tidalrt_status_make(
         TIDALRT_INTERNAL, "%s: cannot start the communication thread", call);

@@ -26,6 +26,11 @@ struct backend {
   // (size * count floats).
   tidalrt_status_t (*allgather_f32)(void *native, const float *mine, float *all,
                                     uint64_t count);
+  // `send` holds size parts of `count` floats, part r for rank r; `out`
+  // (count floats) receives the rank-order sum of every rank's part for
+  // this rank.
+  tidalrt_status_t (*reduce_scatter_f32)(void *native, const float *send,
+                                         float *out, uint64_t count);
 };
 
 // The MPI backend, or NULL when tidalrt_mpi is not linked in.

@@ -261,14 +261,51 @@ tidalrt_status_t allgather_f32(void *native, const float *mine, float *all,
   return wait(c, &request, what);
 }
 
+tidalrt_status_t reduce_scatter_f32(void *native, const float *send, float *out,
+                                    uint64_t count) {
+  static const char what[] = "reduce-scatter";
+  auto *c = static_cast<mpi_comm *>(native);
+  if (c->broken)
+    return broken(c, what);
+  const uint64_t n = static_cast<uint64_t>(c->size);
+  if (count > static_cast<uint64_t>(INT_MAX))
+    return tidalrt_status_make(TIDALRT_UNSUPPORTED,
+                               "%s of %llu floats per rank: more than 2^31",
+                               what, (unsigned long long)count);
+  try {
+    if (c->scratch.size() < n * count)
+      c->scratch.resize(n * count);
+  } catch (const std::exception &) {
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                               "%s: %llu floats of scratch", what,
+                               (unsigned long long)(n * count));
+  }
+  MPI_Request request;
+  int code =
+      MPI_Ialltoall(send, static_cast<int>(count), MPI_FLOAT, c->scratch.data(),
+                    static_cast<int>(count), MPI_FLOAT, c->comm, &request);
+  if (code != MPI_SUCCESS)
+    return mpi_failed("MPI_Ialltoall", code);
+  if (tidalrt_status_t status = wait(c, &request, what))
+    return status;
+  // Every rank's part of this rank's chunk, added in rank order.
+  for (uint64_t k = 0; k < count; ++k) {
+    float sum = c->scratch[k];
+    for (uint64_t r = 1; r < n; ++r)
+      sum += c->scratch[r * count + k];
+    out[k] = sum;
+  }
+  return nullptr;
+}
+
 void abort_run(void *, int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
 
 const tidalrt_comm::backend the_backend = {
-    "mpi",     create,  destroy,   allreduce_f32,
-    broadcast, barrier, abort_run, allgather_f32,
+    "mpi",   create,    destroy,       allreduce_f32,      broadcast,
+    barrier, abort_run, allgather_f32, reduce_scatter_f32,
 };
 
 } // namespace
