@@ -194,6 +194,21 @@ Handled eval::evalOptimizerOp(Operation *op, EvalState &st,
                              "evaluator runs one rank (compile without "
                              "--shard to evaluate the step)");
       })
+      .Case([&](ReduceScatterStartOp o) -> Handled {
+        // Rank 0's chunk of the sum of equal values.
+        double factor = double(o.getRanks()) / double(o.getDivisor());
+        for (auto [in, out] : llvm::zip(o.getInputs(), results)) {
+          const Tensor &t = st.get(in);
+          for (size_t i = 0; i < out.data.size(); ++i)
+            out.data[i] = i < t.data.size() ? t.data[i] * factor : 0.0;
+        }
+        return true;
+      })
+      .Case([&](ReduceScatterWaitOp o) -> Handled {
+        for (auto [in, out] : llvm::zip(o.getInputs(), results))
+          out.data = st.get(in).data;
+        return true;
+      })
       .Case([&](AllGatherWaitOp o) -> Handled {
         for (auto [in, out] : llvm::zip(o.getInputs(), results))
           out.data = st.get(in).data;

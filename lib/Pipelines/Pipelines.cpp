@@ -54,9 +54,10 @@ void tidal::buildTrainingPipeline(OpPassManager &pm,
       s.ranks = options.ranks;
       pm.addPass(createTidalSyncBatchNormPass(s));
     }
-    if (options.shard == "optimizer") {
+    if (options.shard == "optimizer" || options.shard == "gradients") {
       TidalShardOptimizerPassOptions s;
       s.ranks = options.ranks;
+      s.gradients = options.shard == "gradients";
       pm.addPass(createTidalShardOptimizerPass(s));
     }
   }

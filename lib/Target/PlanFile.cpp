@@ -445,7 +445,9 @@ FailureOr<std::string> tidal::buildPlanTrace(ModuleOp module,
                                                : 1;
         // Kernels, copies, and waits that stall the compute stream.
         if (cost.kernel ||
-            ((isCopyOp(op) || isa<AllReduceStartOp, AllGatherStartOp>(op)) &&
+            ((isCopyOp(op) ||
+              isa<AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp>(
+                  op)) &&
              cost.us > 0))
           j.object([&] {
             j.attribute("name", isCopyOp(op) ? op->getName().stripDialect()

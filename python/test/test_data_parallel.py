@@ -168,6 +168,16 @@ class DataParallelTest(unittest.TestCase):
         for key in whole:
             np.testing.assert_array_equal(resumed[key], whole[key], err_msg=key)
 
+    def test_sharded_gradients_on_2_and_4_ranks(self):
+        # ZeRO stage 2: the gradients are reduce-scattered; same trajectory.
+        self.check_case("mlp_digits_nesterov", [2, 4], ["--shard", "gradients"])
+        self.check_case("regressor_adam", [4], ["--shard", "gradients"])
+        # One bucket per tensor: collectives in flight while later updates
+        # reuse the memory of earlier operands (the runtime copies the
+        # inputs of an all-gather or a reduce-scatter when it starts one).
+        for shard in ("optimizer", "gradients"):
+            self.check_case("regressor_adam", [4], ["--shard", shard, "--bucket-size", "1"])
+
     def test_sim_target_on_2_ranks(self):
         # The simulated device runs the all-reduce kernels on its compute
         # stream; against the cpu target's single process.

@@ -58,11 +58,9 @@ std::string tidalc::parseDataParallel(DataParallel &out) {
   out.rankBatch = batchSize / ranks;
   out.bucketBytes = *bucket;
   out.syncBatchNorm = syncBatchNorm;
-  if (shard == "gradients")
-    return "--shard gradients (ZeRO stage 2) is not implemented yet; "
-           "--shard optimizer splits the optimizer state";
-  if (!shard.empty() && shard != "optimizer")
-    return "unknown --shard '" + shard.getValue() + "' (expected optimizer)";
+  if (!shard.empty() && shard != "optimizer" && shard != "gradients")
+    return "unknown --shard '" + shard.getValue() +
+           "' (expected optimizer or gradients)";
   out.shard = shard;
   return "";
 }

@@ -23,7 +23,7 @@ struct DataParallel {
   int64_t bucketBytes = 0;
   /// --sync-batch-norm: BatchNorm statistics over every rank.
   bool syncBatchNorm = false;
-  /// --shard: "optimizer" (ZeRO stage 1) or "".
+  /// --shard: "optimizer" (ZeRO stage 1), "gradients" (stage 2) or "".
   std::string shard;
 };
 

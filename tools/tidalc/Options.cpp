@@ -37,7 +37,8 @@ cl::opt<int64_t> ranks("ranks",
 cl::opt<std::string>
     shard("shard",
           cl::desc("optimizer: split the optimizer state over the ranks of a "
-                   "--distributed run (ZeRO stage 1)"),
+                   "--distributed run (ZeRO stage 1); gradients: also "
+                   "reduce-scatter the gradients (stage 2)"),
           cl::init(""), cl::cat(category));
 cl::opt<bool> syncBatchNorm(
     "sync-batch-norm",

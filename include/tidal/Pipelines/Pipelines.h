@@ -53,7 +53,8 @@ struct TrainingPipelineOptions
   Option<std::string> shard{
       *this, "shard",
       llvm::cl::desc("'optimizer': split the optimizer state over the ranks "
-                     "(tidal-shard-optimizer, ZeRO stage 1)"),
+                     "(tidal-shard-optimizer, ZeRO stage 1); 'gradients': the "
+                     "gradients too (reduce-scatter, stage 2)"),
       llvm::cl::init("")};
   Option<bool> syncBatchNorm{
       *this, "sync-batch-norm",

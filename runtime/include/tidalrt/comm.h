@@ -83,7 +83,8 @@ tidalrt_comm_allreduce_f32_start(tidalrt_comm_t *comm, float *const *segments,
  * floats each) in rank order, rank r's at element r * chunk_counts[t], the
  * last cut at the output's length (which must need every rank: more than
  * (ranks - 1) chunks, at most ranks). Returns at once with a ticket for
- * tidalrt_comm_wait; chunks and outputs stay untouched until then. With
+ * tidalrt_comm_wait, having copied the chunks (the caller may reuse them);
+ * the outputs stay untouched until the wait. With
  * one rank the copy happens before it returns. */
 tidalrt_status_t tidalrt_comm_allgather_f32_start(
     tidalrt_comm_t *comm, const float *const *chunks, float *const *outputs,
@@ -95,8 +96,9 @@ tidalrt_status_t tidalrt_comm_allgather_f32_start(
  * this rank's chunk of input t (elements [rank * c, (rank + 1) * c) of its
  * input_counts[t], zero past its end), divided by `divisor`: ZeRO stage 2's
  * gradient reduction, half an all-reduce's traffic. Returns at once with a
- * ticket for tidalrt_comm_wait. With one rank the chunk is the input,
- * divided, before it returns. */
+ * ticket for tidalrt_comm_wait, having copied the inputs (the caller may
+ * reuse them); the chunks stay untouched until the wait. With one rank the
+ * chunk is the input, divided, before it returns. */
 tidalrt_status_t tidalrt_comm_reduce_scatter_f32_start(
     tidalrt_comm_t *comm, const float *const *inputs, float *const *chunks,
     const uint64_t *input_counts, const uint64_t *chunk_counts,

@@ -149,7 +149,9 @@
   X(all_reduce_wait)                                                           \
   X(shard)                                                                     \
   X(all_gather_start)                                                          \
-  X(all_gather_wait)
+  X(all_gather_wait)                                                           \
+  X(reduce_scatter_start)                                                      \
+  X(reduce_scatter_wait)
 
 #define TIDALRT_KERNEL_LIST(X)                                                 \
   TIDALRT_DNNL_KERNEL_LIST(X)                                                  \

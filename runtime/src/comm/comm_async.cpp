@@ -39,7 +39,28 @@ struct job {
   std::vector<const float *> chunks;
   // all-gather: the outputs' lengths; reduce-scatter: the inputs'.
   std::vector<uint64_t> output_counts;
+  // all-gather, reduce-scatter: the inputs, copied when the collective is
+  // started (`chunks` points into it), so that the caller may reuse them
+  // at once: a memory plan ends an operand's life at the op that reads it.
+  std::vector<float> copied;
 };
+
+// Copies the inputs that `j.chunks` points to (`lengths[t]` floats each)
+// into the job, and points `j.chunks` at the copies.
+void copy_inputs(job &j, const uint64_t *lengths) {
+  uint64_t total = 0;
+  for (size_t t = 0; t < j.chunks.size(); ++t)
+    total += lengths[t];
+  j.copied.resize(total);
+  uint64_t at = 0;
+  for (size_t t = 0; t < j.chunks.size(); ++t) {
+    if (lengths[t])
+      std::memcpy(j.copied.data() + at, j.chunks[t],
+                  lengths[t] * sizeof(float));
+    j.chunks[t] = j.copied.data() + at;
+    at += lengths[t];
+  }
+}
 
 } // namespace
 
@@ -406,6 +427,7 @@ extern "C" tidalrt_status_t tidalrt_comm_allgather_f32_start(
     j.segments.assign(outputs, outputs + num_tensors);
     j.counts.assign(chunk_counts, chunk_counts + num_tensors);
     j.output_counts.assign(output_counts, output_counts + num_tensors);
+    copy_inputs(j, chunk_counts);
   } catch (const std::exception &) {
     return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "%s: out of memory",
                                call);
@@ -458,6 +480,7 @@ extern "C" tidalrt_status_t tidalrt_comm_reduce_scatter_f32_start(
     j.segments.assign(chunks, chunks + num_tensors);
     j.counts.assign(chunk_counts, chunk_counts + num_tensors);
     j.output_counts.assign(input_counts, input_counts + num_tensors);
+    copy_inputs(j, input_counts);
   } catch (const std::exception &) {
     return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "%s: out of memory",
                                call);

@@ -218,3 +218,62 @@ extern "C" tidalrt_status_t tidalrt_k_all_gather_start(tidalrt_context_t *ctx,
     return ok();
   });
 }
+
+extern "C" tidalrt_status_t
+tidalrt_k_reduce_scatter_wait(tidalrt_context_t *ctx, const int64_t *desc,
+                              void *const *buffers) {
+  return waitBucket(ctx, desc, buffers, "reduce_scatter_wait");
+}
+
+// tidal.reduce_scatter_start: this rank's chunks of the rank-order sums of
+// the inputs (divided), on the communicator's thread.
+extern "C" tidalrt_status_t
+tidalrt_k_reduce_scatter_start(tidalrt_context_t *ctx, const int64_t *desc,
+                               void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "reduce_scatter_start", [&](OpCall &op) {
+    if (op.numTensors % 2 != 0)
+      fail(TIDALRT_INTERNAL,
+           "%d tensors: expected operands and results in pairs", op.numTensors);
+    const int n = op.numTensors / 2;
+    // Attributes in ODS name order: bucket, divisor, ranks.
+    const int64_t bucket = op.getInt(0);
+    const int64_t divisor = op.getInt(1);
+    const int64_t ranks = op.getInt(2);
+    checkedRank(ctx, ranks);
+    if (divisor < 1)
+      fail(TIDALRT_INTERNAL, "divisor %lld", (long long)divisor);
+    const float *inputs[OpCall::kMaxTensors];
+    float *chunks[OpCall::kMaxTensors];
+    uint64_t counts[OpCall::kMaxTensors], chunkCounts[OpCall::kMaxTensors];
+    for (int i = 0; i < n; ++i) {
+      if (op[i].type != TIDALRT_ELEMENT_TYPE_F32 ||
+          op[n + i].type != TIDALRT_ELEMENT_TYPE_F32)
+        fail(TIDALRT_INTERNAL, "tensor %d: expected float32", i);
+      inputs[i] = op[i].f32();
+      chunks[i] = op[n + i].f32();
+      counts[i] = (uint64_t)op[i].numel();
+      chunkCounts[i] = (uint64_t)op[n + i].numel();
+    }
+    uint64_t &slot = commTicket(ctx, bucket);
+    if (preparing(ctx))
+      return ok();
+    if (slot != kNoTicket)
+      fail(TIDALRT_INTERNAL, "bucket %lld started twice without a wait",
+           (long long)bucket);
+    tidalrt_comm_t *comm = tidalrt_context_comm(ctx);
+    if (!comm) {
+      for (int i = 0; i < n; ++i)
+        for (uint64_t k = 0; k < chunkCounts[i]; ++k)
+          chunks[i][k] = inputs[i][k] / (float)divisor;
+      slot = UINT64_MAX;
+      return ok();
+    }
+    uint64_t ticket = 0;
+    if (tidalrt_status_t s = tidalrt_comm_reduce_scatter_f32_start(
+            comm, inputs, chunks, counts, chunkCounts, (uint64_t)n,
+            (uint64_t)divisor, &ticket))
+      return s;
+    slot = ticket;
+    return ok();
+  });
+}

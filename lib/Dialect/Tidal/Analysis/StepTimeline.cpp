@@ -48,7 +48,18 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
       commFree = start + cost.us;
       bucketDone[gather.getBucket()] = commFree;
       stream = "comm";
-    } else if (isa<AllReduceWaitOp, AllGatherWaitOp>(op)) {
+    } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
+      // Half an all-reduce's traffic.
+      int64_t bytes = 0;
+      for (Value v : scatter.getInputs())
+        bytes += tensorByteSize(cast<ShapedType>(v.getType()));
+      start = std::max(t, commFree);
+      cost.bytes = bytes;
+      cost.us = allReduceMicroseconds(network, bytes, scatter.getRanks()) / 2;
+      commFree = start + cost.us;
+      bucketDone[scatter.getBucket()] = commFree;
+      stream = "comm";
+    } else if (isa<AllReduceWaitOp, AllGatherWaitOp, ReduceScatterWaitOp>(op)) {
       double done =
           bucketDone.lookup(op->getAttrOfType<IntegerAttr>("bucket").getInt());
       if (done > t) {

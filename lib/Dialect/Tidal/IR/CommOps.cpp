@@ -46,6 +46,18 @@ SmallVector<unsigned, 2> AllReduceWaitOp::getInPlaceOperands(unsigned result) {
 }
 
 LogicalResult
+ReduceScatterWaitOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                      ReduceScatterWaitOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &out) {
+  return sameTypes(adaptor, out);
+}
+
+SmallVector<unsigned, 2>
+ReduceScatterWaitOp::getInPlaceOperands(unsigned result) {
+  return ownOperand(result);
+}
+
+LogicalResult
 AllGatherWaitOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                   AllGatherWaitOp::Adaptor adaptor,
                                   SmallVectorImpl<Type> &out) {
@@ -139,6 +151,41 @@ LogicalResult AllGatherWaitOp::verify() {
   if (!start || !llvm::equal(start->getResults(), getInputs()))
     return emitOpError("waits for one all_gather_start: its operands must be "
                        "all the results of one, in order");
+  if (start.getBucket() != getBucket())
+    return emitOpError("waits for bucket ")
+           << getBucket() << " but its operands come from bucket "
+           << start.getBucket();
+  return success();
+}
+
+LogicalResult ReduceScatterStartOp::verify() {
+  if (failed(verifyBucket(*this, getInputs())))
+    return failure();
+  if (getInputs().size() != getOutputs().size())
+    return emitOpError("needs one result per operand");
+  if ((uint64_t)getDivisor() != 1 && (uint64_t)getDivisor() != getRanks())
+    return emitOpError("divisor must be 1 (a sum) or the number of ranks (a "
+                       "mean), got ")
+           << getDivisor() << " for " << getRanks() << " ranks";
+  for (auto [in, out] : llvm::zip(getInputs(), getOutputs())) {
+    auto full = cast<RankedTensorType>(in.getType());
+    auto chunk = cast<RankedTensorType>(out.getType());
+    if (chunk.getRank() != 1 ||
+        full.getElementType() != chunk.getElementType() ||
+        !isChunkOf(chunk.getDimSize(0), full.getNumElements(), getRanks()))
+      return emitOpError("result ") << chunk << " is not a chunk of " << full
+                                    << " over " << getRanks() << " ranks";
+  }
+  return success();
+}
+
+LogicalResult ReduceScatterWaitOp::verify() {
+  if (failed(verifyBucket(*this, getInputs())))
+    return failure();
+  auto start = getInputs().front().getDefiningOp<ReduceScatterStartOp>();
+  if (!start || !llvm::equal(start->getResults(), getInputs()))
+    return emitOpError("waits for one reduce_scatter_start: its operands "
+                       "must be all the results of one, in order");
   if (start.getBucket() != getBucket())
     return emitOpError("waits for bucket ")
            << getBucket() << " but its operands come from bucket "

@@ -71,7 +71,7 @@ Value tidal::optimizerGradient(Operation *op) {
 
 bool tidal::isCollectiveOp(Operation *op) {
   return isa<AllReduceStartOp, AllReduceWaitOp, AllGatherStartOp,
-             AllGatherWaitOp>(op);
+             AllGatherWaitOp, ReduceScatterStartOp, ReduceScatterWaitOp>(op);
 }
 
 int64_t tidal::tensorByteSize(ShapedType type) {

@@ -163,7 +163,8 @@ int64_t ListScheduler::delta(Operation *op) {
 /// start of a gradient all-reduce (the earlier it starts, the more of the
 /// backward pass it overlaps).
 static bool urgent(Operation *op, int64_t delta) {
-  return delta < 0 || isa<AllReduceStartOp, AllGatherStartOp>(op);
+  return delta < 0 ||
+         isa<AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp>(op);
 }
 
 void ListScheduler::makeReady(Operation *op) {

@@ -57,6 +57,72 @@ struct ShardOptimizerPass
                                  type.getElementType());
   }
 
+  /// ZeRO stage 2: each all-reduce bucket's gradients are reduce-scattered
+  /// instead (this rank keeps only its chunks; the full gradients die at
+  /// the wait); what else the bucket held (the loss) keeps an all-reduce
+  /// of its own.
+  LogicalResult scatterGradients(func::FuncOp func, int64_t &nextBucket) {
+    SmallVector<AllReduceStartOp> starts;
+    func.walk([&](AllReduceStartOp op) { starts.push_back(op); });
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(ctx);
+    for (AllReduceStartOp start : starts) {
+      auto wait = start->use_empty()
+                      ? AllReduceWaitOp()
+                      : dyn_cast<AllReduceWaitOp>(*start->getUsers().begin());
+      if (!wait || llvm::any_of(start->getUsers(), [&](Operation *user) {
+            return user != wait.getOperation();
+          }))
+        return start.emitError("an all-reduce read other than by its wait");
+      SmallVector<unsigned> grads, others;
+      for (unsigned i = 0; i < start.getInputs().size(); ++i) {
+        bool toUpdates =
+            llvm::all_of(wait.getResult(i).getUsers(), [](Operation *user) {
+              return isOptimizerUpdate(user);
+            });
+        (toUpdates && !wait.getResult(i).use_empty() ? grads : others)
+            .push_back(i);
+      }
+      if (grads.empty())
+        continue;
+      auto pick = [&](ValueRange values, ArrayRef<unsigned> indices) {
+        SmallVector<Value> out;
+        for (unsigned i : indices)
+          out.push_back(values[i]);
+        return out;
+      };
+      SmallVector<Value> gradInputs = pick(start.getInputs(), grads);
+      SmallVector<Type> chunkTypes;
+      for (Value v : gradInputs)
+        chunkTypes.push_back(chunkType(v.getType()));
+      b.setInsertionPoint(start);
+      auto scatter = b.create<ReduceScatterStartOp>(
+          start.getLoc(), chunkTypes, gradInputs, start.getBucketAttr(),
+          start.getDivisorAttr(), start.getRanksAttr());
+      AllReduceStartOp rest;
+      SmallVector<Value> otherInputs = pick(start.getInputs(), others);
+      if (!otherInputs.empty())
+        rest = b.create<AllReduceStartOp>(
+            start.getLoc(), otherInputs, b.getI64IntegerAttr(nextBucket++),
+            start.getDivisorAttr(), start.getRanksAttr());
+      b.setInsertionPoint(wait);
+      auto scattered = b.create<ReduceScatterWaitOp>(
+          wait.getLoc(), scatter.getResults(), wait.getBucketAttr());
+      for (auto [k, i] : llvm::enumerate(grads))
+        wait.getResult(i).replaceAllUsesWith(scattered.getResult(k));
+      if (rest) {
+        auto restWait = b.create<AllReduceWaitOp>(
+            wait.getLoc(), rest.getResults(), rest.getBucketAttr());
+        for (auto [k, i] : llvm::enumerate(others))
+          wait.getResult(i).replaceAllUsesWith(restWait.getResult(k));
+      }
+      wait.erase();
+      start.erase();
+    }
+    (void)ctx;
+    return success();
+  }
+
   LogicalResult shard(func::FuncOp func) {
     Block &body = func.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -66,10 +132,13 @@ struct ShardOptimizerPass
         nextBucket = std::max<int64_t>(nextBucket, b.getInt() + 1);
     });
 
+    if (gradients && failed(scatterGradients(func, nextBucket)))
+      return failure();
+
     // The updates, grouped by the all-reduce bucket whose wait they follow.
     SmallVector<SmallVector<Operation *>> groups;
     for (Operation &op : body) {
-      if (isa<AllReduceWaitOp>(op)) {
+      if (isa<AllReduceWaitOp, ReduceScatterWaitOp>(op)) {
         groups.emplace_back();
         continue;
       }
@@ -115,6 +184,9 @@ struct ShardOptimizerPass
         b.setInsertionPoint(op);
         Location loc = op->getLoc();
         auto shardOf = [&](Value v) -> Value {
+          // A reduce-scattered gradient is this rank's chunk already.
+          if (v.getDefiningOp<ReduceScatterWaitOp>())
+            return v;
           return b.create<ShardOp>(loc, chunkType(v.getType()), v,
                                    b.getI64IntegerAttr(ranks));
         };

@@ -100,3 +100,22 @@ func.func @gather_wait_for_reduce(%a: tensor<4xf32>) -> tensor<4xf32> {
   %w = tidal.all_gather_wait %s {bucket = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %w : tensor<4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @scatter
+// CHECK: tidal.reduce_scatter_start %arg0 {bucket = 0 : i64, divisor = 2 : i64, ranks = 2 : i64} : (tensor<2x3xf32>) -> tensor<3xf32>
+// CHECK: tidal.reduce_scatter_wait {{.*}} {bucket = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+func.func @scatter(%a: tensor<2x3xf32>) -> tensor<3xf32> {
+  %s = tidal.reduce_scatter_start %a {bucket = 0 : i64, divisor = 2 : i64, ranks = 2 : i64} : (tensor<2x3xf32>) -> tensor<3xf32>
+  %w = tidal.reduce_scatter_wait %s {bucket = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  return %w : tensor<3xf32>
+}
+
+// -----
+
+func.func @bad_scatter(%a: tensor<7xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'tidal.reduce_scatter_start' op result 'tensor<3xf32>' is not a chunk of 'tensor<7xf32>' over 2 ranks}}
+  %s = tidal.reduce_scatter_start %a {bucket = 0 : i64, divisor = 2 : i64, ranks = 2 : i64} : (tensor<7xf32>) -> tensor<3xf32>
+  return %s : tensor<3xf32>
+}

@@ -41,3 +41,13 @@ func.func @train_step(%w: tensor<2x5xf32> {tidal.name = "w", tidal.role = #tidal
   %u1:2 = tidal.sgd_momentum_update %v, %w1, %vm {lr = 0.1, momentum = 0.9} : (tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) -> (tensor<6xf32>, tensor<6xf32>)
   return %u0#0, %u0#1, %u1#0, %u1#1 : tensor<2x5xf32>, tensor<2x5xf32>, tensor<6xf32>, tensor<6xf32>
 }
+
+// ZeRO stage 2: the buckets are reduce-scattered; the updates read the
+// chunks directly.
+// RUN: tidal-opt %s -tidal-shard-optimizer="ranks=4 gradients=true" | FileCheck %s --check-prefix=GRADS
+// GRADS: %[[RS:.*]] = tidal.reduce_scatter_start %{{.*}} {bucket = 0 : i64, divisor = 4 : i64, ranks = 4 : i64} : (tensor<2x5xf32>) -> tensor<3xf32>
+// GRADS: tidal.reduce_scatter_start %{{.*}} {bucket = 1 : i64, divisor = 4 : i64, ranks = 4 : i64} : (tensor<6xf32>) -> tensor<2xf32>
+// GRADS: %[[G:.*]] = tidal.reduce_scatter_wait %[[RS]] {bucket = 0 : i64}
+// GRADS-NEXT: %[[P:.*]] = tidal.shard %arg0
+// GRADS-NEXT: tidal.sgd_momentum_update %[[P]], %[[G]], %arg2
+// GRADS-NOT: tidal.all_reduce

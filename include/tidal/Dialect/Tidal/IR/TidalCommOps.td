@@ -102,4 +102,38 @@ def Tidal_AllGatherWaitOp : Tidal_CollectiveOp<"all_gather_wait"> {
                        ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bucket);
 }
 
+//===----------------------------------------------------------------------===//
+// Sharded gradients (ZeRO stage 2, tidalc --shard gradients)
+//===----------------------------------------------------------------------===//
+
+def Tidal_ReduceScatterStartOp : Tidal_Op<"reduce_scatter_start"> {
+  let summary = "start summing a bucket over the ranks, keeping this rank's chunks";
+  let description = [{
+    Starts, on the communicator's thread, the reduce-scatter of `inputs`:
+    result i receives this rank's chunk (as `tidal.shard` takes it) of the
+    rank-order sum of input i over the ranks, divided by `divisor`. Half
+    the traffic of an all-reduce. Results may be read only through the
+    `tidal.reduce_scatter_wait` of the same `bucket`. The reference
+    evaluator is rank 0 with every rank holding the same values.
+  }];
+  let arguments = (ins Variadic<Tidal_FloatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bucket,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$divisor,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks);
+  let results = (outs Variadic<Tidal_FloatTensor>:$outputs);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
+def Tidal_ReduceScatterWaitOp : Tidal_CollectiveOp<"reduce_scatter_wait"> {
+  let summary = "wait for a bucket's reduce-scatter; its results are the chunks";
+  let description = [{
+    Waits for the `tidal.reduce_scatter_start` whose results are `inputs`
+    (all of them, in order).
+  }];
+  let arguments = (ins Variadic<Tidal_FloatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bucket);
+}
+
 #endif // TIDAL_DIALECT_TIDAL_IR_TIDALCOMMOPS_TD

@@ -159,10 +159,17 @@ def TidalShardOptimizerPass
     each gradient bucket are all-gathered into the full parameters
     (`tidal.all_gather_start` after the bucket's last update, its wait at
     the end of the step). Optimizer state per rank drops to 1 / ranks.
+    With `gradients` (ZeRO stage 2, `--shard gradients`) the gradient
+    buckets are reduce-scattered instead of all-reduced
+    (`tidal.reduce_scatter_start`/`wait`, half the traffic): each rank
+    receives only its chunks, which the updates read directly; anything
+    else a bucket held (the loss) keeps an all-reduce of its own.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", "1",
            "the number of processes of the run">,
+    Option<"gradients", "gradients", "bool", "false",
+           "also shard the gradients: reduce-scatter (ZeRO stage 2)">,
     Option<"funcName", "func-name", "std::string", "\"train_step\"",
            "the training-step function">,
   ];
