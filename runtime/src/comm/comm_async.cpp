@@ -322,6 +322,16 @@ uint64_t queue_take_events(async_queue *queue, tidalrt_comm_event_t *out,
   return queue && out ? queue->take_events(out, max) : 0;
 }
 
+// Hands `j` to the communicator's thread (started by the first job).
+static tidalrt_status_t enqueue(tidalrt_comm_t *comm, job &&j, const char *call,
+                                uint64_t *ticket) {
+  if (!comm->queue && !(comm->queue = make_queue(comm)))
+    return tidalrt_status_make(
+        TIDALRT_INTERNAL, "%s: cannot start the communication thread", call);
+  *ticket = comm->queue->submit(std::move(j));
+  return nullptr;
+}
+
 void drain_queue(async_queue *queue) {
   if (queue)
     queue->drain();
@@ -364,11 +374,7 @@ tidalrt_comm_allreduce_f32_start(tidalrt_comm_t *comm, float *const *segments,
                                call);
   }
   j.divisor = d;
-  if (!comm->queue && !(comm->queue = tidalrt_comm::make_queue(comm)))
-    return tidalrt_status_make(
-        TIDALRT_INTERNAL, "%s: cannot start the communication thread", call);
-  *ticket = comm->queue->submit(std::move(j));
-  return nullptr;
+  return tidalrt_comm::enqueue(comm, std::move(j), call, ticket);
 }
 
 extern "C" void tidalrt_comm_stats(const tidalrt_comm_t *comm,
@@ -432,11 +438,7 @@ extern "C" tidalrt_status_t tidalrt_comm_allgather_f32_start(
     return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "%s: out of memory",
                                call);
   }
-  if (!comm->queue && !(comm->queue = tidalrt_comm::make_queue(comm)))
-    return tidalrt_status_make(
-        TIDALRT_INTERNAL, "%s: cannot start the communication thread", call);
-  *ticket = comm->queue->submit(std::move(j));
-  return nullptr;
+  return tidalrt_comm::enqueue(comm, std::move(j), call, ticket);
 }
 
 extern "C" tidalrt_status_t tidalrt_comm_reduce_scatter_f32_start(
@@ -486,11 +488,7 @@ extern "C" tidalrt_status_t tidalrt_comm_reduce_scatter_f32_start(
                                call);
   }
   j.divisor = d;
-  if (!comm->queue && !(comm->queue = tidalrt_comm::make_queue(comm)))
-    return tidalrt_status_make(
-        TIDALRT_INTERNAL, "%s: cannot start the communication thread", call);
-  *ticket = comm->queue->submit(std::move(j));
-  return nullptr;
+  return tidalrt_comm::enqueue(comm, std::move(j), call, ticket);
 }
 
 extern "C" tidalrt_status_t tidalrt_comm_wait(tidalrt_comm_t *comm,

@@ -25,39 +25,22 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
     OpCost cost;
     const char *stream = "compute";
     double start = t;
-    if (auto allReduce = dyn_cast<AllReduceStartOp>(op)) {
-      // The bucket goes to the communication thread, one at a time.
+    if (isa<AllReduceStartOp, AllGatherStartOp, ReduceScatterStartOp>(op)) {
+      // The bucket goes to the communication thread, one at a time. An
+      // all-gather or a reduce-scatter moves half an all-reduce's traffic
+      // of the full tensors (its results, its operands).
+      bool gather = isa<AllGatherStartOp>(op);
       int64_t bytes = 0;
-      for (Value v : allReduce.getInputs())
+      for (Value v : gather ? ValueRange(op->getResults())
+                            : ValueRange(op->getOperands()))
         bytes += tensorByteSize(cast<ShapedType>(v.getType()));
+      int64_t ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
       start = std::max(t, commFree);
       cost.bytes = bytes;
-      cost.us = allReduceMicroseconds(network, bytes, allReduce.getRanks());
+      cost.us = allReduceMicroseconds(network, bytes, ranks) /
+                (isa<AllReduceStartOp>(op) ? 1 : 2);
       commFree = start + cost.us;
-      bucketDone[allReduce.getBucket()] = commFree;
-      stream = "comm";
-    } else if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
-      // Each rank receives the others' chunks: (N - 1) / N of the tensors,
-      // half an all-reduce's traffic.
-      int64_t bytes = 0;
-      for (Value v : gather.getOutputs())
-        bytes += tensorByteSize(cast<ShapedType>(v.getType()));
-      start = std::max(t, commFree);
-      cost.bytes = bytes;
-      cost.us = allReduceMicroseconds(network, bytes, gather.getRanks()) / 2;
-      commFree = start + cost.us;
-      bucketDone[gather.getBucket()] = commFree;
-      stream = "comm";
-    } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
-      // Half an all-reduce's traffic.
-      int64_t bytes = 0;
-      for (Value v : scatter.getInputs())
-        bytes += tensorByteSize(cast<ShapedType>(v.getType()));
-      start = std::max(t, commFree);
-      cost.bytes = bytes;
-      cost.us = allReduceMicroseconds(network, bytes, scatter.getRanks()) / 2;
-      commFree = start + cost.us;
-      bucketDone[scatter.getBucket()] = commFree;
+      bucketDone[op->getAttrOfType<IntegerAttr>("bucket").getInt()] = commFree;
       stream = "comm";
     } else if (isa<AllReduceWaitOp, AllGatherWaitOp, ReduceScatterWaitOp>(op)) {
       double done =

@@ -82,33 +82,63 @@ static LogicalResult verifyBucket(Operation *op, ValueRange inputs) {
   return success();
 }
 
-LogicalResult AllReduceStartOp::verify() {
-  if (failed(verifyBucket(*this, getInputs())))
+/// A wait reads all the results of one `StartOp` of its own bucket, in
+/// order.
+template <typename StartOp, typename WaitOp>
+static LogicalResult verifyWait(WaitOp wait, StringRef startName) {
+  if (failed(verifyBucket(wait, wait.getInputs())))
     return failure();
-  if ((uint64_t)getDivisor() != 1 && (uint64_t)getDivisor() != getRanks())
-    return emitOpError("divisor must be 1 (a sum) or the number of ranks (a "
-                       "mean), got ")
-           << getDivisor() << " for " << getRanks() << " ranks";
-  return success();
-}
-
-LogicalResult AllReduceWaitOp::verify() {
-  if (failed(verifyBucket(*this, getInputs())))
-    return failure();
-  auto start = getInputs().front().getDefiningOp<AllReduceStartOp>();
-  if (!start || !llvm::equal(start->getResults(), getInputs()))
-    return emitOpError("waits for one all_reduce_start: its operands must be "
-                       "all the results of one, in order");
-  if (start.getBucket() != getBucket())
-    return emitOpError("waits for bucket ")
-           << getBucket() << " but its operands come from bucket "
+  auto start = wait.getInputs().front().template getDefiningOp<StartOp>();
+  if (!start || !llvm::equal(start->getResults(), wait.getInputs()))
+    return wait.emitOpError("waits for one ")
+           << startName
+           << ": its operands must be all the results of one, in order";
+  if (start.getBucket() != wait.getBucket())
+    return wait.emitOpError("waits for bucket ")
+           << wait.getBucket() << " but its operands come from bucket "
            << start.getBucket();
   return success();
 }
 
-/// Whether `n` elements make `ranks` chunks of `chunk`: ceil(n / ranks).
-static bool isChunkOf(int64_t chunk, int64_t n, int64_t ranks) {
-  return chunk * ranks >= n && (chunk - 1) * ranks < n;
+/// Each of `chunks` is 1-D ceil(n / ranks) of the matching `fulls` (`what`:
+/// "operand" or "result", the side that holds the chunks).
+static LogicalResult verifyChunks(Operation *op, ValueRange chunks,
+                                  ValueRange fulls, int64_t ranks,
+                                  StringRef what) {
+  if (chunks.size() != fulls.size())
+    return op->emitOpError("needs one result per operand");
+  for (auto [c, f] : llvm::zip(chunks, fulls)) {
+    auto chunk = cast<RankedTensorType>(c.getType());
+    auto full = cast<RankedTensorType>(f.getType());
+    int64_t n = full.getNumElements();
+    if (chunk.getRank() != 1 ||
+        full.getElementType() != chunk.getElementType() ||
+        chunk.getDimSize(0) * ranks < n ||
+        (chunk.getDimSize(0) - 1) * ranks >= n)
+      return op->emitOpError() << what << " " << chunk << " is not a chunk of "
+                               << full << " over " << ranks << " ranks";
+  }
+  return success();
+}
+
+/// 1 (a sum) or the number of ranks (a mean).
+static LogicalResult verifyDivisor(Operation *op, uint64_t divisor,
+                                   uint64_t ranks) {
+  if (divisor != 1 && divisor != ranks)
+    return op->emitOpError("divisor must be 1 (a sum) or the number of ranks "
+                           "(a mean), got ")
+           << divisor << " for " << ranks << " ranks";
+  return success();
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  if (failed(verifyBucket(*this, getInputs())))
+    return failure();
+  return verifyDivisor(*this, getDivisor(), getRanks());
+}
+
+LogicalResult AllReduceWaitOp::verify() {
+  return verifyWait<AllReduceStartOp>(*this, "all_reduce_start");
 }
 
 LogicalResult ShardOp::verify() {
@@ -130,65 +160,20 @@ LogicalResult ShardOp::verify() {
 LogicalResult AllGatherStartOp::verify() {
   if (failed(verifyBucket(*this, getInputs())))
     return failure();
-  if (getInputs().size() != getOutputs().size())
-    return emitOpError("needs one result per operand");
-  for (auto [in, out] : llvm::zip(getInputs(), getOutputs())) {
-    auto chunk = cast<RankedTensorType>(in.getType());
-    auto full = cast<RankedTensorType>(out.getType());
-    if (chunk.getRank() != 1 ||
-        full.getElementType() != chunk.getElementType() ||
-        !isChunkOf(chunk.getDimSize(0), full.getNumElements(), getRanks()))
-      return emitOpError("operand ") << chunk << " is not a chunk of " << full
-                                     << " over " << getRanks() << " ranks";
-  }
-  return success();
+  return verifyChunks(*this, getInputs(), getOutputs(), getRanks(), "operand");
 }
 
 LogicalResult AllGatherWaitOp::verify() {
-  if (failed(verifyBucket(*this, getInputs())))
-    return failure();
-  auto start = getInputs().front().getDefiningOp<AllGatherStartOp>();
-  if (!start || !llvm::equal(start->getResults(), getInputs()))
-    return emitOpError("waits for one all_gather_start: its operands must be "
-                       "all the results of one, in order");
-  if (start.getBucket() != getBucket())
-    return emitOpError("waits for bucket ")
-           << getBucket() << " but its operands come from bucket "
-           << start.getBucket();
-  return success();
+  return verifyWait<AllGatherStartOp>(*this, "all_gather_start");
 }
 
 LogicalResult ReduceScatterStartOp::verify() {
-  if (failed(verifyBucket(*this, getInputs())))
+  if (failed(verifyBucket(*this, getInputs())) ||
+      failed(verifyDivisor(*this, getDivisor(), getRanks())))
     return failure();
-  if (getInputs().size() != getOutputs().size())
-    return emitOpError("needs one result per operand");
-  if ((uint64_t)getDivisor() != 1 && (uint64_t)getDivisor() != getRanks())
-    return emitOpError("divisor must be 1 (a sum) or the number of ranks (a "
-                       "mean), got ")
-           << getDivisor() << " for " << getRanks() << " ranks";
-  for (auto [in, out] : llvm::zip(getInputs(), getOutputs())) {
-    auto full = cast<RankedTensorType>(in.getType());
-    auto chunk = cast<RankedTensorType>(out.getType());
-    if (chunk.getRank() != 1 ||
-        full.getElementType() != chunk.getElementType() ||
-        !isChunkOf(chunk.getDimSize(0), full.getNumElements(), getRanks()))
-      return emitOpError("result ") << chunk << " is not a chunk of " << full
-                                    << " over " << getRanks() << " ranks";
-  }
-  return success();
+  return verifyChunks(*this, getOutputs(), getInputs(), getRanks(), "result");
 }
 
 LogicalResult ReduceScatterWaitOp::verify() {
-  if (failed(verifyBucket(*this, getInputs())))
-    return failure();
-  auto start = getInputs().front().getDefiningOp<ReduceScatterStartOp>();
-  if (!start || !llvm::equal(start->getResults(), getInputs()))
-    return emitOpError("waits for one reduce_scatter_start: its operands "
-                       "must be all the results of one, in order");
-  if (start.getBucket() != getBucket())
-    return emitOpError("waits for bucket ")
-           << getBucket() << " but its operands come from bucket "
-           << start.getBucket();
-  return success();
+  return verifyWait<ReduceScatterStartOp>(*this, "reduce_scatter_start");
 }
