@@ -7,8 +7,9 @@ stops itself.
         [--steps 40] [--warmup 5] [--load busy|train] [--busy N] [--json OUT]
 
 For each zoo model (bench/cpu_train.py prepares the export, the data and
-the executable), four runs one after another: tidal quiet, PyTorch quiet,
-then the same two under load. `--load busy` starts N processes (default:
+the executable), runs one after another: tidal with a fixed thread count
+(`--threads N`), tidal adapting it (`--threads auto`, the executable's
+default) and PyTorch, quiet, then the same three under load. `--load busy` starts N processes (default:
 one per core) that spin on the CPU; `--load train` starts a second
 training job (the same tidal executable, looping) instead. Reported per
 run: the median and 99th-percentile step time after the warm-up, and the
@@ -63,9 +64,13 @@ class Load:
                 p.join()
 
 
-def stats(step_ms, warmup):
-    later = np.asarray(step_ms[warmup:] or step_ms, dtype=np.float64)
-    return {"median_ms": float(np.median(later)), "p99_ms": float(np.percentile(later, 99))}
+def stats(run, warmup):
+    later = np.asarray(run["step_ms"][warmup:] or run["step_ms"], dtype=np.float64)
+    out = {"median_ms": float(np.median(later)), "p99_ms": float(np.percentile(later, 99))}
+    threads = [t for t in run.get("threads", [])[warmup:] if t]
+    if threads:
+        out["threads_mean"] = float(np.mean(threads))
+    return out
 
 
 def main(argv=None):
@@ -86,27 +91,35 @@ def main(argv=None):
         for model in args.models.split(","):
             exe, flags, ddir, _, _ = cpu_train.prepare_model(model, args, work)
             runs = {}
-            runs["tidal quiet"] = stats(cpu_train.run_ours(exe, flags, args, "default", work, "q")["step_ms"],
-                                        args.warmup)
-            runs["torch quiet"] = stats(cpu_train.run_torch(ddir, model, args, "default", work, "q")["step_ms"],
-                                        args.warmup)
+
+            def measure(phase, tag):
+                runs[f"tidal {phase}"] = stats(cpu_train.run_ours(exe, flags, args, "default", work, tag), args.warmup)
+                runs[f"tidal-auto {phase}"] = stats(
+                    cpu_train.run_ours(exe, flags, args, "default", work, tag + "a", threads="auto"), args.warmup)
+                runs[f"torch {phase}"] = stats(cpu_train.run_torch(ddir, model, args, "default", work, tag),
+                                               args.warmup)
+
+            measure("quiet", "q")
             with Load(args.load, args.busy, exe, flags):
-                runs["tidal loaded"] = stats(cpu_train.run_ours(exe, flags, args, "default", work, "l")["step_ms"],
-                                             args.warmup)
-                runs["torch loaded"] = stats(cpu_train.run_torch(ddir, model, args, "default", work, "l")["step_ms"],
-                                             args.warmup)
+                measure("loaded", "l")
             row = {"model": model, "runs": runs}
-            for who in ("tidal", "torch"):
+            # Ratios against the quiet step at the full thread count.
+            for who in ("tidal", "tidal-auto", "torch"):
                 q, l = runs[f"{who} quiet"], runs[f"{who} loaded"]
                 row[f"{who}_median_ratio"] = l["median_ms"] / q["median_ms"]
                 row[f"{who}_p99_ratio"] = l["p99_ms"] / q["median_ms"]
             rows.append(row)
             print(f"{model} (batch {args.batch}, {args.threads} threads, load: {args.load} x{args.busy}):")
             for name, r in runs.items():
-                print(f"  {name:13} median {r['median_ms']:8.2f} ms  p99 {r['p99_ms']:8.2f} ms")
-            print(f"  loaded/quiet: tidal median {row['tidal_median_ratio']:.2f}x p99 {row['tidal_p99_ratio']:.2f}x; "
-                  f"torch median {row['torch_median_ratio']:.2f}x p99 {row['torch_p99_ratio']:.2f}x; "
-                  f"tidal/torch loaded median {runs['tidal loaded']['median_ms'] / runs['torch loaded']['median_ms']:.2f}")
+                extra = f"  threads {r['threads_mean']:.2f}" if "threads_mean" in r else ""
+                print(f"  {name:18} median {r['median_ms']:8.2f} ms  p99 {r['p99_ms']:8.2f} ms{extra}")
+            for who in ("tidal", "tidal-auto"):
+                print(f"  loaded/quiet: {who} median {row[who + '_median_ratio']:.2f}x "
+                      f"p99 {row[who + '_p99_ratio']:.2f}x; "
+                      f"{who}/torch loaded median "
+                      f"{runs[who + ' loaded']['median_ms'] / runs['torch loaded']['median_ms']:.2f}, p99 "
+                      f"{runs[who + ' loaded']['p99_ms'] / runs['torch loaded']['p99_ms']:.2f}")
+            print(f"  loaded/quiet: torch median {row['torch_median_ratio']:.2f}x p99 {row['torch_p99_ratio']:.2f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "rows": rows}, f, indent=2)

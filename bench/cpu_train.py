@@ -237,11 +237,13 @@ def median_after(values, warmup):
     return statistics.median(tail) if tail else float("nan")
 
 
-def run_ours(exe, data_flags, args, isa, workdir, tag):
+def run_ours(exe, data_flags, args, isa, workdir, tag, threads=None):
+    """`threads`: the --threads value (default: args.threads, a fixed count;
+    "auto" adapts to the load up to args.threads)."""
     log = os.path.join(workdir, f"log-{tag}.jsonl")
     if os.path.exists(log):
         os.remove(log)
-    cmd = [exe] + data_flags + ["--steps", str(args.steps), "--threads", str(args.threads),
+    cmd = [exe] + data_flags + ["--steps", str(args.steps), "--threads", str(threads or args.threads),
                                 "--log", log, "--quiet"]
     env = child_env(args.threads, isa)
     rc, maxrss, wall, err, other = run_child(cmd, env, os.path.join(workdir, f"ours-{tag}"))
@@ -258,6 +260,7 @@ def run_ours(exe, data_flags, args, isa, workdir, tag):
         "cmd": cmd,
         "step_ms": [e["step_ms"] for e in entries],
         "losses": [e["loss"] for e in entries],
+        "threads": [e.get("threads", 0) for e in entries],
         "host_peak_bytes": max((e.get("host_peak_bytes", 0) for e in entries), default=0),
         "peak_rss_kib": maxrss,
         "baseline_rss_kib": baseline,

@@ -96,6 +96,10 @@ def clang_format():
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     build = os.path.abspath(os.path.join(ROOT, build))
+    # A fixed thread count for every suite: executables otherwise adapt it
+    # to the load (--threads auto), and tests compare runs bit for bit,
+    # which holds at one count. Tests of the adaptation pass --threads auto.
+    os.environ.setdefault("OMP_NUM_THREADS", str(len(os.sched_getaffinity(0))))
     results = {"lit": lit(build), "ctest": ctest(build),
                "python": python_tests(build), "clang-format": clang_format()}
     print("\n===== summary")

@@ -7,7 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <omp.h>
 #include <random>
+#include <thread>
 
 using tidalrt_test::KernelCall;
 
@@ -334,4 +337,74 @@ TEST(DnnlConv, BackwardWeightsIsDeterministic) {
     else
       EXPECT_EQ(0, memcmp(first.data(), dw.data(), dw.size() * sizeof(float)));
   }
+}
+
+// --threads auto changes the team size between steps: each thread count
+// gets primitives planned for it (tidalrt_context_set_threads), prepared
+// once, and the count holds on whichever thread calls the kernels.
+TEST(DnnlConv, EachThreadCountHasItsOwnPrimitives) {
+  ConvCase c{
+      {16, 8, 12, 12}, {16, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, false};
+  std::vector<float> x = randomData(product(c.x), 40),
+                     dy = randomData(product(c.out()), 41);
+  std::vector<float> dw((size_t)product(c.w));
+  KernelCall bw;
+  bw.f32(c.out(), dy.data()).f32(c.x, x.data()).f32(c.w, dw.data());
+  convAttrs(bw, c);
+  std::vector<int64_t> desc = bw.descriptor();
+  void *buffers[] = {dy.data(), x.data(), dw.data()};
+  tidalrt_context_options_t options = {1, 0};
+  tidalrt_context_t *ctx = nullptr;
+  ASSERT_EQ(tidalrt_context_create(&options, &ctx), nullptr);
+  auto prepare = [&] {
+    tidalrt_context_begin_prepare(ctx);
+    ASSERT_EQ(tidalrt_k_conv_backward_weights(ctx, desc.data(), buffers),
+              nullptr);
+    ASSERT_EQ(tidalrt_context_end_prepare(ctx), nullptr);
+  };
+  tidalrt_status_t bad = tidalrt_context_set_threads(ctx, -1);
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(tidalrt_status_code(bad), TIDALRT_INVALID_ARGUMENT);
+  tidalrt_status_free(bad);
+
+  int before = omp_get_max_threads();
+  ASSERT_EQ(tidalrt_context_set_threads(ctx, 2), nullptr);
+  EXPECT_EQ(tidalrt_context_prepared(ctx), 0);
+  prepare();
+  EXPECT_EQ(tidalrt_context_prepared(ctx), 1);
+  ASSERT_EQ(tidalrt_k_conv_backward_weights(ctx, desc.data(), buffers),
+            nullptr);
+  std::vector<float> two = dw;
+
+  ASSERT_EQ(tidalrt_context_set_threads(ctx, 1), nullptr);
+  EXPECT_EQ(tidalrt_context_threads(ctx), 1);
+  EXPECT_EQ(tidalrt_context_prepared(ctx), 0);
+  prepare();
+  // From another thread, as a device's stream worker calls kernels.
+  int workerThreads = 0;
+  std::thread worker([&] {
+    omp_set_num_threads(3);
+    EXPECT_EQ(tidalrt_k_conv_backward_weights(ctx, desc.data(), buffers),
+              nullptr);
+    workerThreads = omp_get_max_threads();
+  });
+  worker.join();
+  EXPECT_EQ(workerThreads, 1);
+  std::vector<float> one = dw;
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < dw.size(); ++i) {
+    diff += (one[i] - two[i]) * (one[i] - two[i]);
+    norm += two[i] * two[i];
+  }
+  EXPECT_LE(std::sqrt(diff), 1e-5 * std::sqrt(norm));
+
+  // Back at two threads: the primitives from before, the same bits.
+  ASSERT_EQ(tidalrt_context_set_threads(ctx, 2), nullptr);
+  EXPECT_EQ(tidalrt_context_prepared(ctx), 1);
+  ASSERT_EQ(tidalrt_k_conv_backward_weights(ctx, desc.data(), buffers),
+            nullptr);
+  EXPECT_EQ(0, memcmp(two.data(), dw.data(), dw.size() * sizeof(float)));
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  tidalrt_context_free(ctx);
+  omp_set_num_threads(before);
 }

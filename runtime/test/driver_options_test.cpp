@@ -141,7 +141,9 @@ TEST_F(DriverOptionsTest, MalformedValues) {
   expect_error(run(inputs({"--seed", "99999999999999999999"})), 1,
                "--seed value '99999999999999999999' is too large");
   expect_error(run(inputs({"--threads", "0"})), 1,
-               "--threads expects a count from 1 to 4096, got '0'");
+               "--threads expects auto or a count from 1 to 4096, got '0'");
+  expect_error(run(inputs({"--threads", "many"})), 1,
+               "--threads expects auto or a count from 1 to 4096, got 'many'");
   expect_error(run(inputs({"--steps"})), 1, "--steps expects a value");
   expect_error(run(inputs({"--shuffle=yes"})), 1, "--shuffle takes no value");
   expect_error(run({"--input", "x.npy"}), 1,
@@ -335,6 +337,31 @@ TEST_F(DriverOptionsTest, ThreadsSetsOpenMP) {
   run_result result = run(inputs({"--threads", "3", "--steps", "1"}));
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_EQ(omp_get_max_threads(), 3);
+  omp_set_num_threads(before);
+}
+
+// --threads auto (the default without OMP_NUM_THREADS) trains at the start
+// count on a quiet machine and reports the count per step and in the
+// summary; a fixed count reports it per step only.
+TEST_F(DriverOptionsTest, ThreadsAutoReportsTheCount) {
+  int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  run_result result = run(
+      inputs({"--threads", "auto", "--steps", "4", "--log", path("a.jsonl")}));
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("\nthreads_mean "), std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("\nthread_changes "), std::string::npos)
+      << result.out;
+  std::string log = read_file(path("a.jsonl"));
+  EXPECT_NE(log.find("\"threads\": "), std::string::npos) << log;
+
+  result =
+      run(inputs({"--threads", "2", "--steps", "2", "--log", path("f.jsonl")}));
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(result.out.find("threads_mean"), std::string::npos) << result.out;
+  log = read_file(path("f.jsonl"));
+  EXPECT_NE(log.find("\"threads\": 2}"), std::string::npos) << log;
   omp_set_num_threads(before);
 }
 

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <omp.h>
 #include <set>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -345,7 +346,7 @@ TEST_F(DriverTrainTest, LogHasOneObjectPerStep) {
     EXPECT_EQ(keys, (std::vector<std::string>{
                         "step", "loss", "step_ms", "device_peak_bytes",
                         "host_peak_bytes", "bytes_to_host", "bytes_to_device",
-                        "copy_seconds"}));
+                        "copy_seconds", "threads"}));
     EXPECT_EQ(entry["step"], i + 1);
     // %.9g: the float32 loss survives the round trip exactly.
     EXPECT_EQ(static_cast<float>(entry["loss"].get<double>()),
@@ -356,6 +357,7 @@ TEST_F(DriverTrainTest, LogHasOneObjectPerStep) {
     EXPECT_EQ(entry["bytes_to_host"], 0);
     EXPECT_EQ(entry["bytes_to_device"], 0);
     EXPECT_EQ(entry["copy_seconds"], 0);
+    EXPECT_GE(entry["threads"].get<int>(), 1);
   }
 }
 
@@ -399,7 +401,7 @@ TEST_F(DriverTrainTest, TraceIsAChromeTrace) {
   ASSERT_EQ(run({"--steps", "3", "--trace", path("trace.json")}).status, 0);
   json trace = json::parse(read_file(path("trace.json")));
   ASSERT_TRUE(trace["traceEvents"].is_array());
-  int steps = 0, counters = 0;
+  int steps = 0, counters = 0, threads = 0;
   bool host_thread = false;
   for (const json &event : trace["traceEvents"]) {
     if (event["ph"] == "M" && event["name"] == "thread_name")
@@ -412,7 +414,9 @@ TEST_F(DriverTrainTest, TraceIsAChromeTrace) {
       EXPECT_EQ(static_cast<float>(event["args"]["loss"].get<double>()),
                 linear().losses[static_cast<size_t>(steps - 1)]);
     }
-    if (event["ph"] == "C") {
+    if (event["ph"] == "C" && event["name"] == "threads")
+      threads = event["args"]["threads"].get<int>();
+    if (event["ph"] == "C" && event["name"] == "host_bytes") {
       ++counters;
       EXPECT_EQ(event["args"]["host"], linear().step.arena_bytes);
     }
@@ -420,6 +424,7 @@ TEST_F(DriverTrainTest, TraceIsAChromeTrace) {
   EXPECT_TRUE(host_thread);
   EXPECT_EQ(steps, 3);
   EXPECT_GE(counters, 3);
+  EXPECT_EQ(threads, omp_get_max_threads());
   EXPECT_EQ(list(), (std::vector<std::string>{"trace.json", "x.npy", "y.npy"}));
 }
 

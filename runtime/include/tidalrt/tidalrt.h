@@ -38,7 +38,7 @@ extern "C" {
 /* MINOR grows when functions or enumerators are added; MAJOR grows (and
  * MINOR resets) when anything existing changes meaning, signature or value. */
 #define TIDALRT_ABI_VERSION_MAJOR 0
-#define TIDALRT_ABI_VERSION_MINOR 9
+#define TIDALRT_ABI_VERSION_MINOR 10
 #define TIDALRT_ABI_VERSION                                                    \
   ((uint32_t)(((uint32_t)TIDALRT_ABI_VERSION_MAJOR << 16) |                    \
               (uint32_t)TIDALRT_ABI_VERSION_MINOR))
@@ -263,6 +263,20 @@ void tidalrt_context_free(tidalrt_context_t *context);
  * the scratch buffer (OUT_OF_MEMORY on failure). */
 void tidalrt_context_begin_prepare(tidalrt_context_t *context);
 tidalrt_status_t tidalrt_context_end_prepare(tidalrt_context_t *context);
+
+/* The number of OpenMP threads the context's kernels run on (0.10), from
+ * the next kernel call on, on whichever thread calls them; 0 leaves
+ * OpenMP's own count. oneDNN plans each primitive for a team size, so every
+ * thread count has its own op states: call this between steps (no kernel
+ * running), and prepare again when tidalrt_context_prepared() says the
+ * count's states were never prepared. A count above OMP_THREAD_LIMIT is
+ * lowered to it. INVALID_ARGUMENT for a negative count. */
+tidalrt_status_t tidalrt_context_set_threads(tidalrt_context_t *context,
+                                             int threads);
+int tidalrt_context_threads(const tidalrt_context_t *context);
+/* 1 when the states of the current thread count went through a
+ * preparation (tidalrt_context_end_prepare), else 0. */
+int tidalrt_context_prepared(const tidalrt_context_t *context);
 
 /* The step number that random ops mix into their stream. */
 void tidalrt_context_set_step(tidalrt_context_t *context, uint64_t step);

@@ -10,10 +10,43 @@
 
 #include "tidalrt/comm.h"
 
-struct tidalrt_context_s {
-  size_t numOps = 0;
+namespace {
+// One state slot per op for one team size: oneDNN plans a primitive for the
+// number of threads it will run on (and keys its own cache by it), so each
+// thread count the context runs at gets its own set of states.
+struct StateSet {
+  int threads = 0; // 0: OpenMP's own count (no tidalrt_context_set_threads)
+  bool prepared = false;
   void **states = nullptr;
   void (**destroyers)(void *) = nullptr;
+};
+
+bool allocateSet(StateSet &set, size_t numOps) {
+  if (!numOps)
+    return true;
+  set.states = static_cast<void **>(calloc(numOps, sizeof(void *)));
+  set.destroyers =
+      static_cast<void (**)(void *)>(calloc(numOps, sizeof(void (*)(void *))));
+  return set.states && set.destroyers;
+}
+
+void freeSet(StateSet &set, size_t numOps) {
+  for (size_t i = 0; i < numOps; ++i)
+    if (set.states && set.states[i] && set.destroyers[i])
+      set.destroyers[i](set.states[i]);
+  free(set.states);
+  free(set.destroyers);
+  set.states = nullptr;
+  set.destroyers = nullptr;
+}
+} // namespace
+
+struct tidalrt_context_s {
+  size_t numOps = 0;
+  // Every thread count's states; `current` is the one kernels use.
+  std::vector<StateSet> sets;
+  size_t current = 0;
+  int threads = 0; // the team size kernels run at; 0: OpenMP's own
   bool preparing = false;
   size_t scratchReserved = 0;
   size_t scratchSize = 0;
@@ -54,16 +87,12 @@ tidalrt_context_create(const tidalrt_context_options_t *options,
     omp_set_num_threads(omp_get_thread_limit());
   ctx->numOps = options->num_ops;
   ctx->seed = options->seed;
-  if (ctx->numOps) {
-    ctx->states = static_cast<void **>(calloc(ctx->numOps, sizeof(void *)));
-    ctx->destroyers = static_cast<void (**)(void *)>(
-        calloc(ctx->numOps, sizeof(void (*)(void *))));
-    if (!ctx->states || !ctx->destroyers) {
-      tidalrt_context_free(ctx);
-      return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
-                                 "context: out of memory for %zu op states",
-                                 options->num_ops);
-    }
+  ctx->sets.emplace_back();
+  if (!allocateSet(ctx->sets[0], ctx->numOps)) {
+    tidalrt_context_free(ctx);
+    return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                               "context: out of memory for %zu op states",
+                               options->num_ops);
   }
   *out_context = ctx;
   return nullptr;
@@ -75,11 +104,8 @@ extern "C" void tidalrt_context_free(tidalrt_context_t *ctx) {
   // First: it waits for device work that may still use the op states.
   if (ctx->programState && ctx->programStateDestroy)
     ctx->programStateDestroy(ctx->programState);
-  for (size_t i = 0; i < ctx->numOps; ++i)
-    if (ctx->states && ctx->states[i] && ctx->destroyers[i])
-      ctx->destroyers[i](ctx->states[i]);
-  free(ctx->states);
-  free(ctx->destroyers);
+  for (StateSet &set : ctx->sets)
+    freeSet(set, ctx->numOps);
   free(ctx->scratch);
   delete ctx;
 }
@@ -103,6 +129,7 @@ static bool growScratch(tidalrt_context_t *ctx, size_t bytes) {
 extern "C" tidalrt_status_t
 tidalrt_context_end_prepare(tidalrt_context_t *ctx) {
   ctx->preparing = false;
+  ctx->sets[ctx->current].prepared = true;
   if (ctx->scratchReserved > ctx->scratchSize &&
       !growScratch(ctx, ctx->scratchReserved))
     return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
@@ -118,6 +145,56 @@ extern "C" void tidalrt_context_set_comm(tidalrt_context_t *ctx,
 
 extern "C" tidalrt_comm_t *tidalrt_context_comm(const tidalrt_context_t *ctx) {
   return ctx->comm;
+}
+
+extern "C" tidalrt_status_t tidalrt_context_set_threads(tidalrt_context_t *ctx,
+                                                        int threads) {
+  if (threads < 0)
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "tidalrt_context_set_threads: %d threads",
+                               threads);
+  if (threads > omp_get_thread_limit())
+    threads = omp_get_thread_limit();
+  size_t found = ctx->sets.size();
+  for (size_t i = 0; i < ctx->sets.size(); ++i)
+    if (ctx->sets[i].threads == threads)
+      found = i;
+  if (found == ctx->sets.size()) {
+    // A first call before preparation names the count the states are
+    // built for.
+    StateSet &first = ctx->sets[0];
+    bool built = false;
+    for (size_t i = 0; i < ctx->numOps; ++i)
+      built = built || first.states[i];
+    if (ctx->sets.size() == 1 && first.threads == 0 && !first.prepared &&
+        !built) {
+      first.threads = threads;
+      found = 0;
+    } else {
+      StateSet set;
+      set.threads = threads;
+      if (!allocateSet(set, ctx->numOps)) {
+        freeSet(set, ctx->numOps);
+        return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY,
+                                   "context: out of memory for %zu op states",
+                                   ctx->numOps);
+      }
+      ctx->sets.push_back(set);
+    }
+  }
+  ctx->current = found;
+  ctx->threads = threads;
+  if (threads > 0)
+    omp_set_num_threads(threads);
+  return nullptr;
+}
+
+extern "C" int tidalrt_context_threads(const tidalrt_context_t *ctx) {
+  return ctx->threads;
+}
+
+extern "C" int tidalrt_context_prepared(const tidalrt_context_t *ctx) {
+  return ctx->sets[ctx->current].prepared ? 1 : 0;
 }
 
 extern "C" void tidalrt_context_set_step(tidalrt_context_t *ctx,
@@ -156,7 +233,7 @@ void *getState(tidalrt_context_t *ctx, int64_t opIndex) {
   if (opIndex < 0 || (size_t)opIndex >= ctx->numOps)
     fail(TIDALRT_INTERNAL, "op index %lld outside the program's %zu ops",
          (long long)opIndex, ctx->numOps);
-  return ctx->states[opIndex];
+  return ctx->sets[ctx->current].states[opIndex];
 }
 
 void setState(tidalrt_context_t *ctx, int64_t opIndex, void *state,
@@ -164,10 +241,11 @@ void setState(tidalrt_context_t *ctx, int64_t opIndex, void *state,
   if (opIndex < 0 || (size_t)opIndex >= ctx->numOps)
     fail(TIDALRT_INTERNAL, "op index %lld outside the program's %zu ops",
          (long long)opIndex, ctx->numOps);
-  if (ctx->states[opIndex] && ctx->destroyers[opIndex])
-    ctx->destroyers[opIndex](ctx->states[opIndex]);
-  ctx->states[opIndex] = state;
-  ctx->destroyers[opIndex] = destroy;
+  StateSet &set = ctx->sets[ctx->current];
+  if (set.states[opIndex] && set.destroyers[opIndex])
+    set.destroyers[opIndex](set.states[opIndex]);
+  set.states[opIndex] = state;
+  set.destroyers[opIndex] = destroy;
 }
 
 void *scratch(tidalrt_context_t *ctx, size_t bytes) {
@@ -191,6 +269,13 @@ void *scratch(tidalrt_context_t *ctx, size_t bytes) {
     }
   }
   return ctx->scratch;
+}
+
+void applyThreads(const tidalrt_context_t *ctx) {
+  // The team size is per OpenMP thread: kernels run on the context's thread
+  // on the cpu target and on a stream's worker on a device.
+  if (ctx->threads > 0 && omp_get_max_threads() != ctx->threads)
+    omp_set_num_threads(ctx->threads);
 }
 
 uint64_t seed(const tidalrt_context_t *ctx) { return ctx->seed; }

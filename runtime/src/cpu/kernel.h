@@ -123,6 +123,11 @@ T *setOwnedState(tidalrt_context_t *ctx, int64_t opIndex, T *state) {
 // reserved. A context that was never prepared grows its buffer on demand.
 void *scratch(tidalrt_context_t *ctx, size_t bytes);
 
+// Sets the calling thread's OpenMP team size to the context's thread count
+// (tidalrt_context_set_threads), if one was set. Every kernel call does this
+// first (OpCall::decode).
+void applyThreads(const tidalrt_context_t *ctx);
+
 uint64_t seed(const tidalrt_context_t *ctx);
 uint64_t step(const tidalrt_context_t *ctx);
 // options.num_ops of the context.

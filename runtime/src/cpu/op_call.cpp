@@ -7,6 +7,8 @@ tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
                                 void *const *buffers, const char *kernelName) {
   kernel = kernelName;
   context = ctx;
+  if (ctx)
+    applyThreads(ctx);
   if (!desc)
     return tidalrt_status_make(TIDALRT_INTERNAL, "%s: NULL descriptor",
                                kernelName);

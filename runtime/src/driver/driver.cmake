@@ -29,6 +29,7 @@ find_path(TIDALRT_NLOHMANN_JSON_INCLUDE_DIR nlohmann/json.hpp REQUIRED)
 
 add_library(tidalrt_driver STATIC
   src/driver/checkpoint.cpp
+  src/driver/cpu_contention.cpp
   src/driver/data.cpp
   src/driver/distributed.cpp
   src/driver/driver.cpp
@@ -45,6 +46,7 @@ add_library(tidalrt_driver STATIC
   src/driver/trainer_lib.cpp
   src/driver/progress.cpp
   src/driver/step_log.cpp
+  src/driver/thread_governor.cpp
   src/driver/trace.cpp
   src/driver/trainer.cpp
 )
@@ -88,5 +90,6 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/trainer_lib_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_forward_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_device_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_thread_governor_test.cpp
 )
 set(TIDALRT_TEST_EXTRA_LIBS tidalrt_driver)

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <new>
 #include <omp.h>
 #include <sys/mman.h>
@@ -98,7 +99,10 @@ loaded_program load_program(const session &s, trace_recorder &trace,
     release_pages(s.program.blob + external->offset, external->size);
   trace.complete("load", "load", start, trace.now_us() - start);
   start = trace.now_us();
-  loaded.runner->prepare();
+  if (s.threads)
+    loaded.runner->set_threads(s.threads); // prepares
+  else
+    loaded.runner->prepare();
   double end = trace.now_us();
   trace.complete("prepare", "prepare", start, end - start);
   trace.host_bytes(end, loaded.runner->host_bytes());
@@ -210,6 +214,12 @@ int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
       }
     }
     session s{name, m, *program, o, out, err, dp ? dp->comm() : nullptr};
+    s.threads = omp_get_max_threads();
+    // Unless the user fixed the count, training on the cpu target adapts
+    // it to the load. (A device target's host kernels keep theirs.)
+    s.adaptive_threads =
+        (o.threads_auto || (!o.threads && !std::getenv("OMP_NUM_THREADS"))) &&
+        !m.device_target() && !m.forward_mode() && s.threads > 1;
     return m.forward_mode() ? run_forward(s) : run_training(s);
   } catch (const driver_error &e) {
     std::fflush(out);

@@ -117,11 +117,17 @@ options parse_options(int argc, char **argv) {
         fail_input("--check-finite expects loss or state, got '" + *value +
                    "'");
       result.check_state = *value == "state";
+    } else if (name == "--threads" && *value == "auto") {
+      result.threads_auto = true;
     } else if (name == "--threads") {
+      if (value->empty() ||
+          value->find_first_not_of("0123456789") != std::string::npos)
+        fail_input("--threads expects auto or a count from 1 to 4096, got '" +
+                   *value + "'");
       uint64_t threads = parse_count(name, *value);
       if (threads < 1 || threads > 4096)
-        fail_input("--threads expects a count from 1 to 4096, got '" + *value +
-                   "'");
+        fail_input("--threads expects auto or a count from 1 to 4096, got '" +
+                   *value + "'");
       result.threads = static_cast<int>(threads);
     } else {
       if (value->empty())
@@ -254,7 +260,10 @@ void print_usage(std::FILE *stream, const std::string &program_name,
                "  --log FILE.jsonl        one JSON object per %s\n"
                "  --trace FILE.json       the measured timeline as a Chrome "
                "trace\n"
-               "  --threads N             host threads (default: OpenMP's)\n"
+               "  --threads N|auto        host threads; auto (the default "
+               "unless OMP_NUM_THREADS\n"
+               "                          is set) uses fewer while other "
+               "work holds the cores\n"
                "  --quiet                 no progress bar\n",
                forward ? "batch" : "step");
   if (manifest.predict && !forward)

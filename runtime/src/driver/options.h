@@ -27,7 +27,11 @@ struct options {
   bool save_external_data = false;
   std::string log;
   std::string trace;
+  // --threads N fixes the count; --threads auto (the default when neither
+  // --threads nor OMP_NUM_THREADS is given) adapts it to the load
+  // (thread_governor.h), up to OpenMP's count.
   std::optional<int> threads;
+  bool threads_auto = false;
   bool quiet = false;
   // A data-parallel rank other than 0 (distributed.h): it takes part in
   // every save and checkpoint (a sharded optimizer's state is gathered)

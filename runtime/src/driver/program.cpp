@@ -266,6 +266,21 @@ void program_runner::prepare() {
   }
 }
 
+void program_runner::set_threads(int threads) {
+  bool unprepared = false;
+  std::vector<tidalrt_context_t *> contexts = {context_.get()};
+  if (predict_context_)
+    contexts.push_back(predict_context_.get());
+  for (tidalrt_context_t *context : contexts) {
+    tidalrt_status_t status = tidalrt_context_set_threads(context, threads);
+    if (status)
+      fail_runtime(take_message(status));
+    unprepared = unprepared || !tidalrt_context_prepared(context);
+  }
+  if (unprepared)
+    prepare();
+}
+
 void program_runner::run_step(uint64_t step) {
   tidalrt_context_set_step(context_.get(), step);
   tidalrt_device_t *device = step_device_.get();

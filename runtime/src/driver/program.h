@@ -81,6 +81,11 @@ public:
   // Runs each function once in preparation mode (kernels build their state
   // and reserve scratch), then allocates the scratch.
   void prepare();
+  // Runs the kernels of both functions on `threads` OpenMP threads from
+  // the next call on (tidalrt_context_set_threads), preparing them first if
+  // they never ran at that count. Between steps only.
+  void set_threads(int threads);
+
   // The communicator of a data-parallel run, for the step's all-reduce
   // kernels (before prepare(), which checks the number of ranks).
   void set_comm(tidalrt_comm_t *comm);

@@ -31,6 +31,11 @@ struct session {
   // A data-parallel run's communicator (distributed.h); NULL for one
   // process. The step's all-reduce kernels use it.
   tidalrt_comm_t *comm = nullptr;
+  // The OpenMP threads the kernels run on (0: OpenMP's count on each
+  // calling thread), and whether the training loop adapts the count to the
+  // load (--threads auto, thread_governor.h) up to `threads`.
+  int threads = 0;
+  bool adaptive_threads = false;
 
   // Prints "NAME: warning: MESSAGE" on err.
   void warn(const std::string &message) const;

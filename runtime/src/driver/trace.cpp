@@ -87,6 +87,15 @@ void trace_recorder::host_bytes(double at_us, uint64_t bytes) {
       ", \"args\": {\"host\": " + std::to_string(bytes) + "}}";
 }
 
+void trace_recorder::threads(double at_us, int threads) {
+  if (!on)
+    return;
+  events +=
+      ",\n{\"name\": \"threads\", \"ph\": \"C\", \"ts\": " + micros(at_us) +
+      ", \"pid\": " + std::to_string(rank < 0 ? 1 : rank + 1) +
+      ", \"args\": {\"threads\": " + std::to_string(threads) + "}}";
+}
+
 void trace_recorder::write(const std::string &path,
                            const std::string &program_name) const {
   const std::string pid = std::to_string(rank < 0 ? 1 : rank + 1);

@@ -22,6 +22,9 @@ public:
                 double duration_us, const std::string &args = "");
   // A sample of the "host_bytes" counter track ("ph": "C").
   void host_bytes(double at_us, uint64_t bytes);
+  // A sample of the "threads" counter track: the OpenMP threads the
+  // kernels run on from `at_us` (--threads auto changes it).
+  void threads(double at_us, int threads);
 
   // A data-parallel run's rank: its events go to process `rank` + 1 (so
   // that merged traces show one process per rank, scripts/merge_traces.py).

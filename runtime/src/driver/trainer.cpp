@@ -9,6 +9,7 @@
 #include "progress.h"
 #include "session.h"
 #include "step_log.h"
+#include "thread_governor.h"
 #include "trace.h"
 
 #include <algorithm>
@@ -349,6 +350,31 @@ int run_training(const session &s) {
     trace.complete("checkpoint", "save", start, trace.now_us() - start);
   };
 
+  // --threads auto: the count follows the load (thread_governor.h).
+  std::optional<thread_governor> governor;
+  if (s.adaptive_threads)
+    governor.emplace(default_governor_settings(s.threads));
+  int threads = s.threads;
+  double thread_steps = 0; // the sum of every step's thread count
+  trace.threads(trace.now_us(), threads);
+  auto adapt_threads = [&] {
+    double now =
+        std::chrono::duration<double>(clock_type::now().time_since_epoch())
+            .count();
+    cpu_times times;
+    if (!governor->window_due(now) || !read_cpu_times(times))
+      return;
+    int next = governor->decide(now, times);
+    if (next == threads)
+      return;
+    double start = trace.now_us();
+    runner.set_threads(next);
+    threads = next;
+    trace.complete("threads " + std::to_string(next), "threads", start,
+                   trace.now_us() - start);
+    trace.threads(trace.now_us(), next);
+  };
+
   auto loop_start = clock_type::now();
   try {
     for (uint64_t i = 0; i < total; ++i) {
@@ -373,7 +399,10 @@ int run_training(const session &s) {
       const device_figures &figures = runner.step_device_figures();
       log.write(step + 1, loss, ms, host_bytes, figures.peak_bytes,
                 figures.bytes_to_host, figures.bytes_to_device,
-                figures.copy_seconds);
+                figures.copy_seconds, threads);
+      thread_steps += threads;
+      if (governor)
+        adapt_threads();
       if (!guard.after_step(step, loss))
         progress.clear();
       else {
@@ -469,6 +498,13 @@ int run_training(const session &s) {
                       ? static_cast<double>(total * batch) / loop_seconds
                       : NAN)
           .c_str());
+  if (governor && total) {
+    // --threads auto: the mean team size over the steps, and how often it
+    // changed.
+    std::fprintf(s.out, "threads_mean %s\nthread_changes %llu\n",
+                 text_number(thread_steps / static_cast<double>(total)).c_str(),
+                 static_cast<unsigned long long>(governor->changes()));
+  }
   if (s.comm && tidalrt_comm_size(s.comm) > 1 && total) {
     // The gradient all-reduce: its time per step on this rank's
     // communication thread, the part the step waited for, and the share

@@ -216,6 +216,8 @@ tidalrt_trainer_create_program(const tidalrt_program_t *program,
     state->s = std::make_unique<session>(session{"tidal trainer", state->info,
                                                  state->program, state->opts,
                                                  state->quiet, state->quiet});
+    // Kernels run on this count whichever thread calls step().
+    state->s->threads = omp_get_max_threads();
     trace_recorder trace(false);
     state->loaded = load_program(*state->s, trace,
                                  /*evaluate=*/state->info.predict.has_value());
