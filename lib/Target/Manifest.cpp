@@ -155,6 +155,8 @@ FailureOr<std::string> tidal::buildManifest(ModuleOp planned,
       {"optimizer", std::move(optimizer)},
       {"functions", std::move(functions)},
   };
+  if (info.parallelGrain > 0)
+    manifest["parallel_grain"] = info.parallelGrain;
   if (!info.distributed.empty())
     manifest["distributed"] =
         json::Object{{"backend", info.distributed},

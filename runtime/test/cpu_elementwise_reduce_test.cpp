@@ -199,6 +199,38 @@ TEST_P(ElementwiseReduce, SameResultForAnyThreadCount) {
   omp_set_num_threads(threads);
 }
 
+// The parallel grain (tidalrt_set_parallel_grain, which tidal-calibrate
+// measures) decides only whether a loop runs in parallel: at a grain of 1
+// every loop opens a team, at 2^40 none does, and the sums are the same
+// bits.
+TEST_P(ElementwiseReduce, SameResultForAnyParallelGrain) {
+  EXPECT_EQ(tidalrt_parallel_grain(), TIDALRT_DEFAULT_PARALLEL_GRAIN);
+  struct Case {
+    Shape s;
+    std::vector<int64_t> axes;
+  };
+  const Case cases[] = {{{64, 512}, {0}},
+                        {{3, 100000}, {1}},
+                        {{1000, 300}, {0, 1}},
+                        {{2, 8, 40000}, {0, 2}},
+                        {{16, 300, 40}, {0}}};
+  int threads = omp_get_max_threads();
+  omp_set_num_threads(4);
+  for (const Case &c : cases) {
+    auto x = randomFloats(numel(c.s), 5);
+    Reference r = reference(x, c.s, c.axes, false);
+    tidalrt_set_parallel_grain(1);
+    EXPECT_EQ(tidalrt_parallel_grain(), 1);
+    auto all = runReduce(tidalrt_k_reduce_sum, x, c.s, c.axes, false, r.shape);
+    tidalrt_set_parallel_grain(int64_t{1} << 40);
+    auto none = runReduce(tidalrt_k_reduce_sum, x, c.s, c.axes, false, r.shape);
+    EXPECT_EQ(all, none);
+  }
+  tidalrt_set_parallel_grain(0); // the default again
+  EXPECT_EQ(tidalrt_parallel_grain(), TIDALRT_DEFAULT_PARALLEL_GRAIN);
+  omp_set_num_threads(threads);
+}
+
 TEST_P(ElementwiseReduce, EmptyReductions) {
   // A reduced dimension of size 0: sums and means are 0.
   std::vector<float> y(3, -1.0f);

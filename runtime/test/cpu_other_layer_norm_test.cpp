@@ -243,7 +243,18 @@ TEST(OtherLayerNorm, ParallelIsDeterministic) {
   run(false, r1, dx1, gs1, gb1);
   omp_set_num_threads(std::max(3, threads));
   run(true, r2, dx2, gs2, gb2);
+  // Nor does the parallel grain change them (it only decides whether a
+  // loop runs in parallel; tidalrt_set_parallel_grain).
+  Result r3;
+  std::vector<float> dx3, gs3, gb3;
+  tidalrt_set_parallel_grain(1);
+  run(true, r3, dx3, gs3, gb3);
+  tidalrt_set_parallel_grain(0);
   omp_set_num_threads(threads);
+  EXPECT_EQ(r3.y, r2.y);
+  EXPECT_EQ(dx3, dx2);
+  EXPECT_EQ(gs3, gs2);
+  EXPECT_EQ(gb3, gb2);
   EXPECT_EQ(r1.y, r2.y);
   EXPECT_EQ(r1.mean, r2.mean);
   EXPECT_EQ(r1.inv, r2.inv);

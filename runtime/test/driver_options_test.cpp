@@ -365,6 +365,22 @@ TEST_F(DriverOptionsTest, ThreadsAutoReportsTheCount) {
   omp_set_num_threads(before);
 }
 
+// A program compiled with a calibrated profile carries its parallel grain
+// (tidalc --device-profile): the driver sets it before anything runs; a
+// malformed one is a runtime fault.
+TEST_F(DriverOptionsTest, ManifestParallelGrainIsApplied) {
+  program.manifest["parallel_grain"] = 0;
+  expect_error(run(inputs()), 2,
+               "malformed program manifest: parallel_grain 0 is out of range");
+  EXPECT_EQ(tidalrt_parallel_grain(), TIDALRT_DEFAULT_PARALLEL_GRAIN);
+  program.manifest["parallel_grain"] = 4096;
+  run_result result = run(inputs({"--steps", "1"}));
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(tidalrt_parallel_grain(), 4096);
+  tidalrt_set_parallel_grain(0);
+  make_linear_program(program);
+}
+
 TEST_F(DriverOptionsTest, MalformedManifestIsARuntimeFault) {
   program.manifest["format"] = 2;
   expect_error(run(inputs()), 2,

@@ -15,7 +15,10 @@
 //   down: a child that overruns its time is killed);
 // - memory bandwidth: the add kernel over three large arrays (STREAM "add"),
 //   bytes counted as the cost model counts them (operands + result);
-// - per-kernel overhead: a tiny relu call, the median microseconds.
+// - per-kernel overhead: a tiny relu call, the median microseconds;
+// - the parallel grain: the add kernel's size from which the OpenMP team
+//   beats one thread (ParallelGrain.h), which programs compiled with the
+//   profile use to keep smaller loops on one thread.
 //
 // The device and the link are the documented defaults (a --link-gbps link
 // is "sim"). The JSON goes to -o (temp file + rename) or stdout, and a
@@ -26,7 +29,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "CalibrateOptions.h"
+#include "KernelCall.h"
 #include "OpTimes.h"
+#include "ParallelGrain.h"
 #include "Support.h"
 
 #include "tidal/Dialect/Tidal/Analysis/DeviceProfile.h"
@@ -65,89 +70,6 @@ using namespace mlir::tidal;
 using namespace calibrate;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Calling runtime kernels
-//===----------------------------------------------------------------------===//
-
-std::string consume(tidalrt_status_t s) {
-  std::string m =
-      std::string(tidalrt_status_code_name(tidalrt_status_code(s))) + ": " +
-      tidalrt_status_message(s);
-  tidalrt_status_free(s);
-  return m;
-}
-
-struct FreeDeleter {
-  void operator()(float *p) const { std::free(p); }
-};
-using Buffer = std::unique_ptr<float[], FreeDeleter>;
-
-/// `n` floats, TIDALRT_ARRAY_ALIGNMENT-aligned, filled with small values
-/// (which also faults every page in before timing).
-Buffer allocate(int64_t n, std::string &error) {
-  size_t bytes = (size_t)n * sizeof(float);
-  bytes = (bytes + TIDALRT_ARRAY_ALIGNMENT - 1) / TIDALRT_ARRAY_ALIGNMENT *
-          TIDALRT_ARRAY_ALIGNMENT;
-  Buffer b((float *)std::aligned_alloc(TIDALRT_ARRAY_ALIGNMENT, bytes));
-  if (!b) {
-    error = "out of memory allocating " + std::to_string(bytes) + " bytes";
-    return b;
-  }
-  uint32_t x = 12345;
-  for (int64_t i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    b[i] = (float)(x >> 8) / (float)(1u << 24) - 0.5f;
-  }
-  return b;
-}
-
-/// One kernel call site (op 0 of a one-op program) on its own prepared
-/// context, as the generated code and the driver make it.
-class KernelCall {
-public:
-  KernelCall(tidalrt_kernel_fn_t fn,
-             std::initializer_list<std::vector<int64_t>> shapes,
-             std::vector<void *> buffers)
-      : fn(fn), buffers(std::move(buffers)) {
-    desc = {0, (int64_t)shapes.size()};
-    for (const std::vector<int64_t> &dims : shapes) {
-      desc.push_back(TIDALRT_ELEMENT_TYPE_F32);
-      desc.push_back((int64_t)dims.size());
-      desc.insert(desc.end(), dims.begin(), dims.end());
-    }
-    desc.push_back(0); // no attributes
-  }
-  KernelCall(const KernelCall &) = delete;
-  KernelCall &operator=(const KernelCall &) = delete;
-  ~KernelCall() { tidalrt_context_free(ctx); }
-
-  /// Creates and prepares the context; returns "" or the error.
-  std::string prepare() {
-    tidalrt_context_options_t options = {1, 0};
-    if (tidalrt_status_t s = tidalrt_context_create(&options, &ctx))
-      return consume(s);
-    tidalrt_context_begin_prepare(ctx);
-    if (tidalrt_status_t s = fn(ctx, desc.data(), buffers.data()))
-      return consume(s);
-    if (tidalrt_status_t s = tidalrt_context_end_prepare(ctx))
-      return consume(s);
-    return "";
-  }
-  /// Runs the call `times` times; returns "" or the error.
-  std::string run(int64_t times = 1) {
-    for (int64_t i = 0; i < times; ++i)
-      if (tidalrt_status_t s = fn(ctx, desc.data(), buffers.data()))
-        return consume(s);
-    return "";
-  }
-
-private:
-  tidalrt_kernel_fn_t fn;
-  std::vector<int64_t> desc;
-  std::vector<void *> buffers;
-  tidalrt_context_t *ctx = nullptr;
-};
 
 /// How long and how often each figure is measured.
 struct Plan {
@@ -424,6 +346,9 @@ std::string summary(const MachineProfile &p) {
      << format("%.1f", h.gflopsAvx2) << ", avx512 "
      << format("%.1f", h.gflopsAvx512) << "), " << format("%.2f", h.gbytesPerS)
      << " GB/s, " << format("%.3f", h.opOverheadUs) << " us/kernel"
+     << (h.parallelGrain ? ", parallel from " +
+                               std::to_string(h.parallelGrain) + " elements"
+                         : std::string())
      << (h.opUs.empty() ? ""
                         : ", " + std::to_string(h.opUs.size()) + " ops timed")
      << (h.calibrated ? "" : " (uncalibrated)") << "; device '" << p.device.name
@@ -493,6 +418,11 @@ int main(int argc, char **argv) {
     avx2 = measureSgemm(dnnl_cpu_isa_avx2, "AVX2", plan);
   double gbytes = measureBandwidth(plan);
   double overheadUs = measureOverheadUs(plan);
+  std::string grainError;
+  int64_t grain =
+      measureParallelGrain(opts.quick ? 0.04 : 0.2, plan.verbose, grainError);
+  if (!grainError.empty())
+    fatal("parallel grain measurement (add): " + grainError);
 
   MachineProfile p = defaultMachineProfile();
   p.machine = hostName();
@@ -506,6 +436,7 @@ int main(int argc, char **argv) {
   h.gflopsAvx2 = isa == "sse41" ? 0 : roundTo(avx2.gflops, 1);
   h.gbytesPerS = roundTo(gbytes, 2);
   h.opOverheadUs = roundTo(overheadUs, 3);
+  h.parallelGrain = grain;
   h.calibrated = true;
   if (opts.linkGbps > 0)
     p.link = simulatedLinkProfile(opts.linkGbps);

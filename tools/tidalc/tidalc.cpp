@@ -115,6 +115,9 @@ int64_t budgetBytes = 0;
 /// The profile of the device that runs the kernels (--device-profile): the
 /// host CPU on the cpu and sim targets. Empty name: the defaults.
 mlir::tidal::DeviceProfile computeProfile;
+/// The --device-profile's host.parallel_grain (0: none): the program sets
+/// it when it starts (every target runs host kernels).
+int64_t hostParallelGrain = 0;
 
 /// The memory pipeline's options from the command line.
 void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
@@ -250,6 +253,7 @@ int generateCode(mlir::ModuleOp module, RunPasses runPasses, bool training,
   info.modelName = sys::path::filename(inputPath).str();
   info.mode = training ? "train" : "forward";
   info.target = target;
+  info.parallelGrain = hostParallelGrain;
   info.loss = training ? loss.getValue() : "";
   info.stepFunc = training ? "train_step" : "main";
   info.optimizerJson = optimizerJson(training);
@@ -412,6 +416,7 @@ int main(int argc, char **argv) {
     // The cpu and sim targets run every kernel on the host CPU, the cuda
     // target on the GPU.
     computeProfile = target == "cuda" ? profile->device : profile->host;
+    hostParallelGrain = profile->host.parallelGrain;
     if (computeProfile.name.empty())
       computeProfile.name =
           (target == "cuda" ? "device (" : "host (") + deviceProfile + ")";

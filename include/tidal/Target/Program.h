@@ -41,6 +41,10 @@ struct ProgramInfo {
   /// process), the number of ranks; batchSize is then each rank's share.
   std::string distributed;
   int64_t ranks = 1;
+  /// The host's parallel grain from the --device-profile (0: none; the
+  /// manifest then has no "parallel_grain" and the runtime keeps its
+  /// default).
+  int64_t parallelGrain = 0;
   std::vector<char> modelBytes;
   std::vector<EmbeddedData> embedded;
 };

@@ -274,6 +274,17 @@ tidalrt_status_t tidalrt_context_end_prepare(tidalrt_context_t *context);
 tidalrt_status_t tidalrt_context_set_threads(tidalrt_context_t *context,
                                              int threads);
 int tidalrt_context_threads(const tidalrt_context_t *context);
+/* The element count below which a kernel's loop runs on the calling
+ * thread rather than in an OpenMP parallel region (0.10): for the whole
+ * process, read by every kernel call. `tidal-calibrate` measures it
+ * (the profile's host.parallel_grain) and a program compiled with that
+ * profile sets it when it starts. It decides only whether a loop runs in
+ * parallel, never how a reduction is split: results do not depend on it.
+ * 0 or less restores the default. */
+#define TIDALRT_DEFAULT_PARALLEL_GRAIN 32768
+void tidalrt_set_parallel_grain(int64_t elements);
+int64_t tidalrt_parallel_grain(void);
+
 /* 1 when the states of the current thread count went through a
  * preparation (tidalrt_context_end_prepare), else 0. */
 int tidalrt_context_prepared(const tidalrt_context_t *context);

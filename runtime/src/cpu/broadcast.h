@@ -23,7 +23,9 @@
 namespace tidalrt {
 namespace ew {
 
-// Element counts below which a loop runs on the calling thread.
+// The work below which a reduction is not split into partial sums
+// (trailingSplit, keptSplit). Fixed: the split decides the summation order.
+// Whether a loop runs in parallel is parallelGrain()'s (kernel.h).
 constexpr int64_t kParallelMinElements = 32768;
 // The fixed chunk of the flat and row loops (a multiple of 64).
 constexpr int64_t kChunkElements = 16384;
@@ -44,11 +46,12 @@ void expectTensors(const OpCall &op, int n);
 void expectElements(const TensorRef &t, int64_t n, const char *what);
 
 // Runs f(begin, end) over [0, n) in chunks of kChunkElements, in parallel
-// when n >= kParallelMinElements.
+// when n >= parallelGrain() (elementwise f only: the chunks run serially
+// below it as one call).
 template <typename F> void parallelChunks(int64_t n, F &&f) {
   if (n <= 0)
     return;
-  if (n < kParallelMinElements) {
+  if (n < parallelGrain()) {
     f((int64_t)0, n);
     return;
   }
@@ -136,7 +139,7 @@ template <typename F> void forEachRow(const BroadcastPlan &p, F &&f) {
       }
     }
   };
-  if (p.total < kParallelMinElements || items == 1) {
+  if (p.total < parallelGrain() || items == 1) {
     for (int64_t it = 0; it < items; ++it)
       runItem(it);
     return;

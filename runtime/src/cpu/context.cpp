@@ -10,6 +10,9 @@
 
 #include "tidalrt/comm.h"
 
+// tidalrt_set_parallel_grain's value, for every context.
+static std::atomic<int64_t> gParallelGrain{TIDALRT_DEFAULT_PARALLEL_GRAIN};
+
 namespace {
 // One state slot per op for one team size: oneDNN plans a primitive for the
 // number of threads it will run on (and keys its own cache by it), so each
@@ -189,6 +192,15 @@ extern "C" tidalrt_status_t tidalrt_context_set_threads(tidalrt_context_t *ctx,
   return nullptr;
 }
 
+extern "C" void tidalrt_set_parallel_grain(int64_t elements) {
+  gParallelGrain.store(elements > 0 ? elements : TIDALRT_DEFAULT_PARALLEL_GRAIN,
+                       std::memory_order_relaxed);
+}
+
+extern "C" int64_t tidalrt_parallel_grain(void) {
+  return tidalrt::parallelGrain();
+}
+
 extern "C" int tidalrt_context_threads(const tidalrt_context_t *ctx) {
   return ctx->threads;
 }
@@ -269,6 +281,10 @@ void *scratch(tidalrt_context_t *ctx, size_t bytes) {
     }
   }
   return ctx->scratch;
+}
+
+int64_t parallelGrain() {
+  return gParallelGrain.load(std::memory_order_relaxed);
 }
 
 void applyThreads(const tidalrt_context_t *ctx) {

@@ -224,7 +224,7 @@ template <typename T> void stridedCopyT(Strided g, const T *src, T *dst) {
     *dst = *src;
     return;
   }
-  bool parallel = total >= kParallelMin;
+  bool parallel = total >= parallelGrain();
   int last = g.rank - 1;
   if (g.rank == 1 && g.src[0] == 1 && g.dst[0] == 1) {
     parallelCopy(dst, src, (size_t)total * sizeof(T));
@@ -318,7 +318,7 @@ void copyParts(const OpCall &op, int firstPart, int numParts, int whole,
     }
     return;
   }
-  bool parallel = (int64_t)(outer * wholeChunk / es) >= kParallelMin;
+  bool parallel = (int64_t)(outer * wholeChunk / es) >= parallelGrain();
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t o = 0; o < outer; ++o) {
     size_t offset = (size_t)o * wholeChunk;
@@ -447,7 +447,7 @@ template <typename F> void withIndices(const TensorRef &t, F f) {
 template <typename T, typename I>
 void gatherT(const GatherLayout &l, const T *data, const I *idx, T *out) {
   int64_t items = l.outer * l.n;
-  bool parallel = items * l.inner >= kParallelMin;
+  bool parallel = items * l.inner >= parallelGrain();
   size_t bytes = (size_t)l.inner * sizeof(T);
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t item = 0; item < items; ++item) {
@@ -498,7 +498,7 @@ void gatherBackwardT(const GatherLayout &l, const float *grad, const I *idx,
   constexpr int64_t kCols = 64;
   int64_t blocks = (l.inner + kCols - 1) / kCols;
   int64_t items = l.outer * blocks;
-  bool parallel = l.outer * l.n * l.inner >= kParallelMin;
+  bool parallel = l.outer * l.n * l.inner >= parallelGrain();
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t item = 0; item < items; ++item) {
     int64_t o = item / blocks, c0 = (item % blocks) * kCols;

@@ -247,7 +247,7 @@ extern "C" tidalrt_status_t tidalrt_k_gemm(tidalrt_context_t *ctx,
       const float *c = op[2].f32();
       float beta = (float)s->beta;
       int64_t m = s->m, n = s->n;
-#pragma omp parallel for if (m * n > 32768)
+#pragma omp parallel for if (m * n > parallelGrain())
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
           y[i * n + j] = beta * c[i * s->cStrideM + j * s->cStrideN];

@@ -20,7 +20,6 @@ using namespace tidalrt::dnnlutil;
 namespace {
 
 // Below this many multiply-adds a loop stays on one thread.
-constexpr int64_t kParallelWork = 32768;
 
 // Reads the window from the attributes; `x` is input-shaped, `y`
 // output-shaped. `dilationsAttr` < 0: the op has none (all 1).
@@ -282,7 +281,7 @@ bool parallel(const Window &w) {
   int64_t kSp = 1;
   for (int64_t kd : w.kernel)
     kSp *= kd;
-  return w.planes * w.outSp * kSp > kParallelWork;
+  return w.planes * w.outSp * kSp > parallelGrain();
 }
 
 // The lowest value a max starts from: -inf for floats.
@@ -551,7 +550,7 @@ tidalrt_k_global_average_pool(tidalrt_context_t *ctx, const int64_t *desc,
     int64_t sp = planes ? x.numel() / planes : 0;
     const float *xd = x.f32();
     float *yd = y.f32();
-#pragma omp parallel for if (x.numel() > kParallelWork)
+#pragma omp parallel for if (x.numel() > parallelGrain())
     for (int64_t p = 0; p < planes; ++p) {
       const float *xp = xd + p * sp;
       double sum = 0.0;

@@ -128,6 +128,13 @@ void *scratch(tidalrt_context_t *ctx, size_t bytes);
 // first (OpCall::decode).
 void applyThreads(const tidalrt_context_t *ctx);
 
+// The element count below which a kernel's loop runs on the calling thread
+// instead of opening an OpenMP parallel region (tidalrt_set_parallel_grain;
+// by default TIDALRT_DEFAULT_PARALLEL_GRAIN). It decides only whether a
+// loop runs in parallel, never how a reduction is split, so results do not
+// depend on it.
+int64_t parallelGrain();
+
 uint64_t seed(const tidalrt_context_t *ctx);
 uint64_t step(const tidalrt_context_t *ctx);
 // options.num_ops of the context.

@@ -311,7 +311,7 @@ tidalrt_status_t layerNorm(OpCall &op) {
   const float *xp = x.f32();
   float *yp = y.f32(), *mp = mean.f32(), *ip = inv.f32();
   int64_t k = l.k;
-#pragma omp parallel for schedule(static) if (l.outer * k >= kParallelMin)
+#pragma omp parallel for schedule(static) if (l.outer * k >= parallelGrain())
   for (int64_t o = 0; o < l.outer; ++o) {
 #if TIDALRT_OTHER_X86
     if (avx2) {
@@ -395,7 +395,7 @@ tidalrt_status_t layerNormBackward(OpCall &op) {
   const float *dyp = dy.f32(), *xp = x.f32(), *mp = mean.f32(), *ip = inv.f32();
   float *dxp = dx.f32();
   bool avx2 = useAvx2();
-  bool parallel = l.outer * k >= kParallelMin;
+  bool parallel = l.outer * k >= parallelGrain();
 
   // grad_input row by row; the rows of chunk c also add their column sums
   // to partial[c][0] (grad * xhat) and partial[c][1] (grad), in row order.

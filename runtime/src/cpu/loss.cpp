@@ -60,7 +60,7 @@ template <typename F> double chunkedSum(int64_t m, F f) {
   LossChunks split = lossChunks(m);
   int64_t chunks = split.count, size = split.size;
   double partial[kMaxLossChunks];
-#pragma omp parallel for schedule(static) if (m >= kParallelMin)
+#pragma omp parallel for schedule(static) if (m >= parallelGrain())
   for (int64_t c = 0; c < chunks; ++c) {
     double s = 0.0;
     for (int64_t j = c * size, e = std::min(m, (c + 1) * size); j < e; ++j)
@@ -85,7 +85,7 @@ void writeLoss(const TensorRef &labels, const LossLayout &l, const float *w,
     return cls < 0 ? 0.0 : -wj * (double)lp[l.at(j, cls)];
   };
   if (a.reduction == kNone) {
-#pragma omp parallel for schedule(static) if (m >= kParallelMin)
+#pragma omp parallel for schedule(static) if (m >= parallelGrain())
     for (int64_t j = 0; j < m; ++j)
       loss[j] = (float)term(j);
     return;
@@ -147,7 +147,7 @@ void crossEntropyGrad(const TensorRef &labels, const LossLayout &l,
                       const float *w, const LossAttrs &a, double weightSum,
                       const float *gradLoss, const float *lp, float *out) {
   bool avx2 = useAvx2();
-  bool parallel = l.n * l.c * l.d >= kParallelMin;
+  bool parallel = l.n * l.c * l.d >= parallelGrain();
   if (l.d == 1) {
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t r = 0; r < l.n; ++r) {
@@ -267,7 +267,7 @@ tidalrt_status_t nllBackward(OpCall &op) {
   parallelZero(o, out.bytes());
   const float *g = gl.f32();
   int64_t m = l.positions();
-#pragma omp parallel for schedule(static) if (m >= kParallelMin)
+#pragma omp parallel for schedule(static) if (m >= parallelGrain())
   for (int64_t j = 0; j < m; ++j) {
     int64_t cls;
     double wj = weightAt(target, j, w, a, &cls);

@@ -38,7 +38,7 @@ namespace {
 // parallel for large n.
 template <typename F> void forChunks(int64_t n, F body) {
   constexpr int64_t kChunk = 16384;
-  if (n < kParallelMin) {
+  if (n < parallelGrain()) {
     body(0, n);
     return;
   }

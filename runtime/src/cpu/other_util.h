@@ -42,7 +42,9 @@
 namespace tidalrt {
 namespace other {
 
-// Loops over fewer elements than this run on one thread.
+// The work per partial sum when a reduction is split (layer_norm.cpp's
+// column split). Fixed: the split decides the summation order. Whether a
+// loop runs in parallel is parallelGrain()'s (kernel.h).
 constexpr int64_t kParallelMin = 32768;
 
 #if TIDALRT_OTHER_CPU_ONLY

@@ -281,8 +281,7 @@ void reduceTrailing(const ReducePlan &p, const T *X, T *Y, bool mean,
   using Acc = AccOf<T>;
   const simd::Isa isa = simd::activeIsa();
   const TrailingSplit split = trailingSplit(p);
-  const bool parallel =
-      p.numOut * p.reduced.size * p.inner >= kParallelMinElements;
+  const bool parallel = p.numOut * p.reduced.size * p.inner >= parallelGrain();
   // Sum of reduced rows [r0, r1), columns [c0, c1) of output o.
   auto partial = [&](int64_t o, int64_t r0, int64_t r1, int64_t c0,
                      int64_t c1) {
@@ -341,8 +340,7 @@ void reduceKept(const ReducePlan &p, const T *X, T *Y, bool mean,
   const KeptSplit s = keptSplit(p);
   const int64_t K = p.inner;
   const int64_t items = p.kept.size * s.colBlocks * s.rowBlocks;
-  const bool parallel =
-      p.kept.size * K * p.reduced.size >= kParallelMinElements;
+  const bool parallel = p.kept.size * K * p.reduced.size >= parallelGrain();
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t it = 0; it < items; ++it) {
     const int64_t rb = it % s.rowBlocks;

@@ -40,8 +40,7 @@ template <Kind K, typename T> void runCombine(OpCall &op, const ReducePlan &p) {
       memmove(Y, X, (size_t)p.numOut * sizeof(T));
     return;
   }
-  const bool parallel =
-      p.numOut * p.reduced.size * p.inner >= kParallelMinElements;
+  const bool parallel = p.numOut * p.reduced.size * p.inner >= parallelGrain();
   if (p.innerReduced) {
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t o = 0; o < p.numOut; ++o) {
@@ -117,7 +116,7 @@ void runArg(OpCall &op, const ReducePlan &p, bool isMax, bool last) {
       Y[o] = 0;
     return;
   }
-  const bool parallel = p.numOut * p.count >= kParallelMinElements;
+  const bool parallel = p.numOut * p.count >= parallelGrain();
   if (p.innerReduced) {
     // The axis is the innermost segment: one contiguous row per result.
 #pragma omp parallel for schedule(static) if (parallel)

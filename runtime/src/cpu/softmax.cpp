@@ -332,7 +332,7 @@ void run(Op kind, const float *a, const float *b, float *out, int64_t outer,
   if (outer == 0 || n == 0 || inner == 0)
     return;
   bool avx2 = useAvx2();
-  bool parallel = outer * n * inner >= kParallelMin;
+  bool parallel = outer * n * inner >= parallelGrain();
   if (inner == 1) {
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t o = 0; o < outer; ++o) {

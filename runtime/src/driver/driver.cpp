@@ -201,6 +201,8 @@ int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
     check_mode_options(m, o);
     if (o.threads)
       omp_set_num_threads(std::min(*o.threads, omp_get_thread_limit()));
+    if (m.parallel_grain)
+      tidalrt_set_parallel_grain(m.parallel_grain);
     dp = data_parallel::join(m);
     if (dp && dp->size() > 1) {
       name += " (rank " + std::to_string(dp->rank()) + " of " +

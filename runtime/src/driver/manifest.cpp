@@ -350,6 +350,12 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
   if (batch < 1 || batch > (1ull << 40))
     bad("batch_size " + std::to_string(batch) + " is out of range");
   result.batch_size = static_cast<int64_t>(batch);
+  if (root.contains("parallel_grain")) {
+    uint64_t grain = get_uint(root, "parallel_grain", "manifest");
+    if (grain < 1 || grain > (1ull << 40))
+      bad("parallel_grain " + std::to_string(grain) + " is out of range");
+    result.parallel_grain = static_cast<int64_t>(grain);
+  }
   if (root.contains("distributed")) {
     const json &d = root["distributed"];
     if (!d.is_object())

@@ -89,6 +89,9 @@ struct manifest {
   // share of a global batch of batch_size * ranks samples.
   std::string distributed;
   int64_t ranks = 1;
+  // The host's parallel grain from tidalc's --device-profile (0: none):
+  // the driver passes it to tidalrt_set_parallel_grain before preparing.
+  int64_t parallel_grain = 0;
   function_info step;
   std::optional<function_info> predict;
 

@@ -208,6 +208,10 @@ tidalrt_trainer_create_program(const tidalrt_program_t *program,
                    std::to_string(options->threads));
       if (options->threads)
         omp_set_num_threads(std::min(options->threads, omp_get_thread_limit()));
+    }
+    if (state->info.parallel_grain)
+      tidalrt_set_parallel_grain(state->info.parallel_grain);
+    if (options) {
       state->opts.seed = options->seed;
       if (options->init_path)
         state->opts.init = options->init_path;

@@ -150,6 +150,7 @@ std::string tidal::validateMachineProfile(const MachineProfile &p) {
     c.positive(s + ".gbytes_per_s", d->gbytesPerS);
     c.nonNegative(s + ".op_overhead_us", d->opOverheadUs);
     c.nonNegative(s + ".threads", (double)d->threads);
+    c.nonNegative(s + ".parallel_grain", (double)d->parallelGrain);
     c.nonNegative(s + ".gflops_avx2", d->gflopsAvx2);
     c.nonNegative(s + ".gflops_avx512", d->gflopsAvx512);
     c.nonNegative(s + ".memory_bytes", (double)d->memoryBytes);
@@ -271,7 +272,8 @@ static bool readDevice(ObjectReader &r, bool host, DeviceProfile &d) {
     if (!r.integer("threads", d.threads, false) ||
         !r.string("isa", d.isa, false) ||
         !r.number("gflops_avx2", d.gflopsAvx2, false) ||
-        !r.number("gflops_avx512", d.gflopsAvx512, false))
+        !r.number("gflops_avx512", d.gflopsAvx512, false) ||
+        !r.integer("parallel_grain", d.parallelGrain, false))
       return false;
     if (const llvm::json::Value *ops = r.get("op_us", false)) {
       const llvm::json::Object *table = ops->getAsObject();
@@ -394,6 +396,8 @@ static void writeDevice(llvm::json::OStream &j, const DeviceProfile &d,
   }
   writeNumber(j, "gbytes_per_s", d.gbytesPerS);
   writeNumber(j, "op_overhead_us", d.opOverheadUs);
+  if (host && d.parallelGrain)
+    j.attribute("parallel_grain", d.parallelGrain);
   if (!host)
     j.attribute("memory_bytes", d.memoryBytes);
   j.attribute("calibrated", d.calibrated);

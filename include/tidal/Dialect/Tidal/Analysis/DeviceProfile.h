@@ -39,6 +39,11 @@ struct DeviceProfile {
   std::string isa;         ///< "avx512", "avx2", "sse41"; "": unrecorded
   double gflopsAvx2 = 0;   ///< sgemm limited to AVX2; 0: not measured
   double gflopsAvx512 = 0; ///< sgemm with AVX-512; 0: unavailable
+  /// The element count from which a parallel loop beats one thread at
+  /// `threads` (tidal-calibrate); programs compiled with the profile run
+  /// smaller loops on one thread (tidalrt_set_parallel_grain). 0: not
+  /// measured (the runtime's default).
+  int64_t parallelGrain = 0;
   /// Measured microseconds of individual kernel calls, by op signature
   /// (opSignature in CostModel.h; `tidal-calibrate --ops`). The cost model
   /// takes a measured time over the roofline estimate.
