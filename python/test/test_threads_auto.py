@@ -74,6 +74,36 @@ class ThreadsAutoTest(unittest.TestCase):
         self.assertEqual({entry["threads"] for entry in fixed}, {CPUS})
         np.testing.assert_allclose([e["loss"] for e in log], [e["loss"] for e in fixed], rtol=1e-3)
 
+    def test_a_library_trainer_adapts_too(self):
+        """tidal.Trainer(threads="auto"): the same governor after each step;
+        counters() reports the count."""
+        from tidal.trainer import Trainer
+
+        w = self.work.name
+        lib = os.path.join(w, "liblenet.so")
+        proc = support.run_tidalc([support.model_path("lenet.onnx"), "-o", lib, "--emit", "lib", "--batch-size",
+                                   "16", "--loss", "cross-entropy", "--optimizer", "sgd", "--lr", "0.01"])
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        x = np.load(os.path.join(w, "x.npy"))
+        y = np.load(os.path.join(w, "y.npy"))
+        with self.assertRaises(ValueError):
+            Trainer(lib, threads=-3)
+        trainer = Trainer(lib, threads="auto")
+        self.assertEqual(trainer.counters()["threads"], len(os.sched_getaffinity(0)) if "OMP_NUM_THREADS" not in
+                         os.environ else int(os.environ["OMP_NUM_THREADS"]))
+        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(CPUS)]
+        seen = set()
+        try:
+            for i in range(400):
+                r = slice((i % 4) * 16, (i % 4) * 16 + 16)
+                self.assertTrue(np.isfinite(trainer.step(x[r], y[r])))
+                seen.add(trainer.counters()["threads"])
+        finally:
+            for p in spinners:
+                p.kill()
+                p.wait()
+        self.assertLess(min(seen), max(seen), f"the team never shrank: {seen}")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -33,6 +33,9 @@ DTYPES = {
 _CODE_OF = {np.dtype(t): code for code, t in DTYPES.values()}
 
 
+# tidalrt/trainer.h TIDALRT_TRAINER_THREADS_AUTO.
+THREADS_AUTO = -1
+
 class TidalError(RuntimeError):
     """A status returned by the library: its message names the call and
     what was wrong."""
@@ -55,7 +58,8 @@ class _Buffer(ctypes.Structure):
 class _Counters(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("steps", ctypes.c_uint64), ("host_bytes", ctypes.c_uint64),
                 ("device_peak_bytes", ctypes.c_uint64), ("bytes_to_host", ctypes.c_uint64),
-                ("bytes_to_device", ctypes.c_uint64), ("last_step_seconds", ctypes.c_double)]
+                ("bytes_to_device", ctypes.c_uint64), ("last_step_seconds", ctypes.c_double),
+                ("threads", ctypes.c_int)]
 
 
 class Slot:
@@ -128,7 +132,14 @@ class Library:
     def persistent(self) -> List[Slot]:
         return [s for s in self.step_args if s.role in ("param", "state", "optimizer_state", "constant")]
 
-    def create(self, threads: int = 0, seed: int = 0, init_path: Optional[str] = None) -> "Handle":
+    def create(self, threads=0, seed: int = 0, init_path: Optional[str] = None) -> "Handle":
+        """`threads`: a count, 0 for OpenMP's default, or "auto" (adapt the
+        count to the load after each step, as the executable's --threads
+        auto)."""
+        if threads == "auto":
+            threads = THREADS_AUTO
+        elif not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
+            raise ValueError(f"threads must be a count >= 0 or 'auto', got {threads!r}")
         options = _Options(ctypes.sizeof(_Options), threads, seed, init_path.encode() if init_path else None)
         handle = ctypes.c_uint64(0)
         self.check(self._lib.tidalrt_trainer_create(ctypes.byref(options), ctypes.byref(handle)))

@@ -5,7 +5,9 @@
 
 #include "trainer_lib.h"
 
+#include <cstddef>
 #include <cstring>
+#include <omp.h>
 
 namespace {
 
@@ -213,3 +215,41 @@ TEST_F(TrainerLibTest, CreateChecksItsArguments) {
 }
 
 } // namespace
+
+// threads = TIDALRT_TRAINER_THREADS_AUTO: the trainer starts at OpenMP's
+// count and reports the count it runs at; a caller built before `threads`
+// existed passes the shorter struct and keeps working; other negative
+// counts are refused.
+TEST_F(TrainerLibTest, ThreadsAutoAndTheCountersThreadField) {
+  int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  tidalrt_trainer_options_t options{};
+  options.struct_size = sizeof(options);
+  options.threads = TIDALRT_TRAINER_THREADS_AUTO;
+  tidalrt_trainer_t trainer = create(&options);
+  float loss = 0;
+  for (int i = 0; i < 4; ++i)
+    ASSERT_EQ(step(trainer, batch(i % 2), &loss), "");
+  tidalrt_trainer_counters_t counters{};
+  counters.struct_size = sizeof(counters);
+  ASSERT_EQ(message(tidalrt_trainer_counters(trainer, &counters)), "");
+  EXPECT_GE(counters.threads, 1);
+  EXPECT_LE(counters.threads, 2);
+  EXPECT_EQ(counters.steps, 4u);
+
+  tidalrt_trainer_counters_t old{};
+  old.threads = -7;
+  old.struct_size = offsetof(tidalrt_trainer_counters_t, threads);
+  ASSERT_EQ(message(tidalrt_trainer_counters(trainer, &old)), "");
+  EXPECT_EQ(old.steps, 4u);
+  EXPECT_EQ(old.threads, -7); // beyond the caller's struct: untouched
+  tidalrt_trainer_destroy(trainer);
+
+  options.threads = -2;
+  tidalrt_trainer_t bad = 0;
+  EXPECT_EQ(
+      message(tidalrt_trainer_create_program(program.get(), &options, &bad)),
+      "tidalrt_trainer_create: threads must be 0 (default) to 4096 or "
+      "TIDALRT_TRAINER_THREADS_AUTO (-1), got -2");
+  omp_set_num_threads(before);
+}

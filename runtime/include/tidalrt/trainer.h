@@ -40,13 +40,18 @@ extern "C" {
 
 #define TIDALRT_TRAINER_ABI_VERSION 1u
 
+#define TIDALRT_TRAINER_THREADS_AUTO (-1)
+
 /* A trainer; 0 is never one. */
 typedef uint64_t tidalrt_trainer_t;
 
 typedef struct tidalrt_trainer_options {
   /* sizeof(tidalrt_trainer_options_t), for growth. */
   size_t struct_size;
-  /* Host threads (0: OpenMP's default). */
+  /* Host threads (0: OpenMP's default). TIDALRT_TRAINER_THREADS_AUTO:
+   * start at OpenMP's default and adapt the count to the load after each
+   * step, as the executable's --threads auto (on the cpu target; a device
+   * target keeps the start count). */
   int threads;
   /* Seeds the random ops (Dropout), as the executable's --seed. */
   uint64_t seed;
@@ -85,6 +90,11 @@ typedef struct tidalrt_trainer_counters {
   uint64_t bytes_to_device;
   /* The wall time of the last step. */
   double last_step_seconds;
+  /* The OpenMP threads the next step's kernels run on (with
+   * TIDALRT_TRAINER_THREADS_AUTO it follows the load). Filled when
+   * struct_size covers it: callers built before it was added pass a
+   * smaller struct. */
+  int threads;
 } tidalrt_trainer_counters_t;
 
 /* TIDALRT_TRAINER_ABI_VERSION of the library. */
@@ -140,7 +150,8 @@ tidalrt_status_t tidalrt_trainer_save(tidalrt_trainer_t trainer,
 tidalrt_status_t tidalrt_trainer_load(tidalrt_trainer_t trainer,
                                       const char *path);
 
-/* Fills `out` (whose struct_size the caller sets). */
+/* Fills `out` (whose struct_size the caller sets: at least up to
+ * last_step_seconds; later fields are filled when it covers them). */
 tidalrt_status_t tidalrt_trainer_counters(tidalrt_trainer_t trainer,
                                           tidalrt_trainer_counters_t *out);
 

@@ -46,6 +46,7 @@ add_library(tidalrt_driver STATIC
   src/driver/trainer_lib.cpp
   src/driver/progress.cpp
   src/driver/step_log.cpp
+  src/driver/thread_adapter.cpp
   src/driver/thread_governor.cpp
   src/driver/trace.cpp
   src/driver/trainer.cpp

@@ -9,7 +9,7 @@
 #include "progress.h"
 #include "session.h"
 #include "step_log.h"
-#include "thread_governor.h"
+#include "thread_adapter.h"
 #include "trace.h"
 
 #include <algorithm>
@@ -350,29 +350,21 @@ int run_training(const session &s) {
     trace.complete("checkpoint", "save", start, trace.now_us() - start);
   };
 
-  // --threads auto: the count follows the load (thread_governor.h).
-  std::optional<thread_governor> governor;
+  // --threads auto: the count follows the load (thread_adapter.h).
+  std::optional<thread_adapter> governor;
   if (s.adaptive_threads)
-    governor.emplace(default_governor_settings(s.threads));
+    governor.emplace(s.threads);
   int threads = s.threads;
   double thread_steps = 0; // the sum of every step's thread count
   trace.threads(trace.now_us(), threads);
   auto adapt_threads = [&] {
-    double now =
-        std::chrono::duration<double>(clock_type::now().time_since_epoch())
-            .count();
-    cpu_times times;
-    if (!governor->window_due(now) || !read_cpu_times(times))
-      return;
-    int next = governor->decide(now, times);
-    if (next == threads)
-      return;
     double start = trace.now_us();
-    runner.set_threads(next);
-    threads = next;
-    trace.complete("threads " + std::to_string(next), "threads", start,
+    if (!governor->after_step(runner))
+      return;
+    threads = governor->threads();
+    trace.complete("threads " + std::to_string(threads), "threads", start,
                    trace.now_us() - start);
-    trace.threads(trace.now_us(), next);
+    trace.threads(trace.now_us(), threads);
   };
 
   auto loop_start = clock_type::now();

@@ -8,11 +8,13 @@
 #include "onnx_weights.h"
 #include "session.h"
 #include "step_state.h"
+#include "thread_adapter.h"
 #include "trace.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -35,6 +37,8 @@ struct trainer_state {
   loaded_program loaded;
   uint64_t steps = 0;
   uint64_t bytes_to_host = 0, bytes_to_device = 0;
+  // threads = TIDALRT_TRAINER_THREADS_AUTO on the cpu target.
+  std::unique_ptr<thread_adapter> adapter;
   double last_step_seconds = 0;
 
   ~trainer_state() {
@@ -203,10 +207,12 @@ tidalrt_trainer_create_program(const tidalrt_program_t *program,
       fail_input("this program runs the forward pass of " + state->info.model +
                  " only (it was compiled without a loss): nothing to train");
     if (options) {
-      if (options->threads < 0 || options->threads > 4096)
-        fail_input("threads must be 0 (default) to 4096, got " +
+      if (options->threads < TIDALRT_TRAINER_THREADS_AUTO ||
+          options->threads > 4096)
+        fail_input("threads must be 0 (default) to 4096 or "
+                   "TIDALRT_TRAINER_THREADS_AUTO (-1), got " +
                    std::to_string(options->threads));
-      if (options->threads)
+      if (options->threads > 0)
         omp_set_num_threads(std::min(options->threads, omp_get_thread_limit()));
     }
     if (state->info.parallel_grain)
@@ -226,6 +232,9 @@ tidalrt_trainer_create_program(const tidalrt_program_t *program,
     state->loaded = load_program(*state->s, trace,
                                  /*evaluate=*/state->info.predict.has_value());
     state->steps = state->loaded.steps_done;
+    if (options && options->threads == TIDALRT_TRAINER_THREADS_AUTO &&
+        !state->info.device_target() && state->s->threads > 1)
+      state->adapter = std::make_unique<thread_adapter>(state->s->threads);
     std::lock_guard<std::mutex> guard(registry_mutex);
     *out_trainer = next_handle++;
     registry.emplace(*out_trainer, state);
@@ -265,6 +274,8 @@ tidalrt_status_t tidalrt_trainer_step(tidalrt_trainer_t trainer,
     st.last_step_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
+    if (st.adapter)
+      st.adapter->after_step(runner);
     ++st.steps;
     const device_figures &figures = runner.step_device_figures();
     st.bytes_to_host += figures.bytes_to_host;
@@ -387,7 +398,11 @@ tidalrt_status_t tidalrt_trainer_counters(tidalrt_trainer_t trainer,
   return guarded("tidalrt_trainer_counters", [&] {
     if (!out)
       fail_input("out is NULL");
-    if (out->struct_size < sizeof(tidalrt_trainer_counters_t))
+    // The first version of the struct ended at last_step_seconds.
+    const size_t first =
+        offsetof(tidalrt_trainer_counters_t, last_step_seconds) +
+        sizeof(double);
+    if (out->struct_size < first)
       fail_input("out->struct_size is " + std::to_string(out->struct_size) +
                  ", expected " +
                  std::to_string(sizeof(tidalrt_trainer_counters_t)) +
@@ -395,8 +410,10 @@ tidalrt_status_t tidalrt_trainer_counters(tidalrt_trainer_t trainer,
     locked_trainer t = find(trainer);
     trainer_state &st = *t.state;
     size_t size = out->struct_size;
-    std::memset(out, 0, sizeof(*out));
+    std::memset(out, 0, std::min(size, sizeof(*out)));
     out->struct_size = size;
+    if (size >= offsetof(tidalrt_trainer_counters_t, threads) + sizeof(int))
+      out->threads = st.adapter ? st.adapter->threads() : st.s->threads;
     out->steps = st.steps;
     out->host_bytes = st.loaded.runner->host_bytes();
     out->device_peak_bytes = st.loaded.runner->step_device_figures().peak_bytes;
