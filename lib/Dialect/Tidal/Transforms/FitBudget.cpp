@@ -69,6 +69,7 @@ LogicalResult Fitter::run() {
     return failure();
   while (true) {
     BufferLiveness liveness(func);
+    collectCandidates(liveness);
     SmallVector<int64_t> live = liveness.liveBytes(options.alignment);
     auto peakIt = std::max_element(live.begin(), live.end());
     int64_t peak = *peakIt, position = peakIt - live.begin();
@@ -238,23 +239,10 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
     if (priced)
       offer(std::move(c));
   };
-  for (BlockArgument arg : func.getArguments())
-    consider(arg, Value());
+  for (const Candidate &cand : candidates)
+    if (cand.def < peak && cand.last > peak)
+      consider(cand.value, cand.source);
   ArrayRef<Operation *> ops = liveness.getOps();
-  for (Operation *op : ops) {
-    if (auto wait = dyn_cast<WaitOp>(op)) {
-      // Copies of host-resident arguments (streamed parameters). A swapped
-      // tensor's copy is not refetched: its uses are typically a few ops
-      // apart, and dropping it between them frees a position or two per
-      // step (an unrolled LSTM's backward took thousands of steps).
-      if (auto prefetch = wait.getInput().getDefiningOp<PrefetchOp>())
-        if (isa<BlockArgument>(viewSource(prefetch.getInput())))
-          consider(wait.getResult(), prefetch.getInput());
-    } else if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op)) {
-      for (Value result : op->getResults())
-        consider(result, Value());
-    }
-  }
   // Earlier swaps whose copies are in flight at the peak.
   for (Operation *op : ops) {
     auto wait = dyn_cast<WaitOp>(op);
@@ -306,6 +294,33 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
     offer(std::move(c));
   }
   return best;
+}
+
+void Fitter::collectCandidates(const BufferLiveness &liveness) {
+  candidates.clear();
+  auto add = [&](Value v, Value source) {
+    const Buffer *buffer = liveness.getBuffer(v);
+    if (!buffer || buffer->host || buffer->persistent || buffer->returned)
+      return;
+    candidates.push_back(
+        {v, source, liveness.getDefinition(v), liveness.getLastUse(v)});
+  };
+  for (BlockArgument arg : func.getArguments())
+    add(arg, Value());
+  for (Operation *op : liveness.getOps()) {
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      // Copies of host-resident arguments (streamed parameters). A swapped
+      // tensor's copy is not refetched: its uses are typically a few ops
+      // apart, and dropping it between them frees a position or two per
+      // step (an unrolled LSTM's backward took thousands of steps).
+      if (auto prefetch = wait.getInput().getDefiningOp<PrefetchOp>())
+        if (isa<BlockArgument>(viewSource(prefetch.getInput())))
+          add(wait.getResult(), prefetch.getInput());
+    } else if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op)) {
+      for (Value result : op->getResults())
+        add(result, Value());
+    }
+  }
 }
 
 void Fitter::offerTo(std::optional<Choice> &best, double &bestScore, Choice c) {

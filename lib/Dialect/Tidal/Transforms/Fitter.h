@@ -106,6 +106,19 @@ private:
   }
   std::optional<Choice> pick(const BufferLiveness &liveness,
                              ArrayRef<int64_t> live, int64_t peak);
+  /// The values pick() may choose in this analysis, in the order it
+  /// considers them: device tensors with a buffer of their own that is not
+  /// persistent or returned (function arguments, kernel results, and waited
+  /// prefetches of host-resident arguments with their `source`), with
+  /// their definition and last use. pick() looks only at those live across
+  /// its peak: a scan of this array instead of every value's liveness
+  /// lookups (the step loop runs thousands of picks on deep nets).
+  struct Candidate {
+    Value value, source;
+    int64_t def, last;
+  };
+  void collectCandidates(const BufferLiveness &liveness);
+  std::vector<Candidate> candidates;
   void offerTo(std::optional<Choice> &best, double &bestScore, Choice c);
   SwapPlan planSwap(const BufferLiveness &liveness, ArrayRef<int64_t> live,
                     const Choice &c, int64_t peak);
