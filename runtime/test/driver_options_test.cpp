@@ -2,6 +2,7 @@
 // usage, and every bad-input path (one line on stderr, exit status 1).
 #include "driver_test_util.h"
 
+#include <cstdlib>
 #include <omp.h>
 
 namespace {
@@ -368,6 +369,36 @@ TEST_F(DriverOptionsTest, ThreadsAutoReportsTheCount) {
 // A program compiled with a calibrated profile carries its parallel grain
 // (tidalc --device-profile): the driver sets it before anything runs; a
 // malformed one is a runtime fault.
+// TIDAL_THREADS=N|auto is --threads' default (tidal's own: PyTorch and
+// other OpenMP programs keep theirs); --threads wins over it.
+TEST_F(DriverOptionsTest, TidalThreadsVariableIsTheDefault) {
+  int before = omp_get_max_threads();
+  const char *saved = std::getenv("TIDAL_THREADS");
+  std::string keep = saved ? saved : "";
+  setenv("TIDAL_THREADS", "bogus", 1);
+  expect_error(run(inputs()), 1,
+               "TIDAL_THREADS expects auto or a count from 1 to 4096, got "
+               "'bogus'");
+  setenv("TIDAL_THREADS", "3", 1);
+  run_result result = run(inputs({"--steps", "1"}));
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  EXPECT_EQ(result.out.find("threads_mean"), std::string::npos);
+  result = run(inputs({"--steps", "1", "--threads", "1"}));
+  EXPECT_EQ(omp_get_max_threads(), 1);
+  omp_set_num_threads(2);
+  setenv("TIDAL_THREADS", "auto", 1);
+  result = run(inputs({"--steps", "2"}));
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("\nthreads_mean "), std::string::npos)
+      << result.out;
+  if (saved)
+    setenv("TIDAL_THREADS", keep.c_str(), 1);
+  else
+    unsetenv("TIDAL_THREADS");
+  omp_set_num_threads(before);
+}
+
 TEST_F(DriverOptionsTest, ManifestParallelGrainIsApplied) {
   program.manifest["parallel_grain"] = 0;
   expect_error(run(inputs()), 2,

@@ -49,9 +49,9 @@ typedef struct tidalrt_trainer_options {
   /* sizeof(tidalrt_trainer_options_t), for growth. */
   size_t struct_size;
   /* Host threads (0: OpenMP's default). TIDALRT_TRAINER_THREADS_AUTO:
-   * start at OpenMP's default and adapt the count to the load after each
-   * step, as the executable's --threads auto (on the cpu target; a device
-   * target keeps the start count). */
+   * start at the cores the process may use and adapt the count to the load
+   * after each step, as the executable's --threads auto (on the cpu
+   * target; a device target keeps OpenMP's default). */
   int threads;
   /* Seeds the random ops (Dropout), as the executable's --seed. */
   uint64_t seed;

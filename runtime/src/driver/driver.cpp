@@ -199,6 +199,7 @@ int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
       }
     }
     check_mode_options(m, o);
+    threads_from_environment(o);
     if (o.threads)
       omp_set_num_threads(std::min(*o.threads, omp_get_thread_limit()));
     if (m.parallel_grain)

@@ -34,6 +34,28 @@ std::pair<std::string, std::string> parse_binding(const std::string &option,
 
 } // namespace
 
+void parse_threads(const std::string &source, const std::string &value,
+                   options &result) {
+  if (value == "auto") {
+    result.threads_auto = true;
+    return;
+  }
+  if (value.empty() || value.size() > 4 ||
+      value.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(value) < 1 || std::stoi(value) > 4096)
+    fail_input(source + " expects auto or a count from 1 to 4096, got '" +
+               value + "'");
+  result.threads = std::stoi(value);
+}
+
+void threads_from_environment(options &result) {
+  if (result.threads || result.threads_auto)
+    return;
+  const char *env = std::getenv("TIDAL_THREADS");
+  if (env && *env)
+    parse_threads("TIDAL_THREADS", env, result);
+}
+
 options parse_options(int argc, char **argv) {
   options result;
   result.no_arguments = argc <= 1;
@@ -117,18 +139,8 @@ options parse_options(int argc, char **argv) {
         fail_input("--check-finite expects loss or state, got '" + *value +
                    "'");
       result.check_state = *value == "state";
-    } else if (name == "--threads" && *value == "auto") {
-      result.threads_auto = true;
     } else if (name == "--threads") {
-      if (value->empty() ||
-          value->find_first_not_of("0123456789") != std::string::npos)
-        fail_input("--threads expects auto or a count from 1 to 4096, got '" +
-                   *value + "'");
-      uint64_t threads = parse_count(name, *value);
-      if (threads < 1 || threads > 4096)
-        fail_input("--threads expects auto or a count from 1 to 4096, got '" +
-                   *value + "'");
-      result.threads = static_cast<int>(threads);
+      parse_threads(name, *value, result);
     } else {
       if (value->empty())
         fail_input(name + " expects a file name");

@@ -58,6 +58,15 @@ struct options {
 // --epochs.
 options parse_options(int argc, char **argv);
 
+// --threads VALUE (or the TIDAL_THREADS variable, `source` naming it):
+// "auto" or a count from 1 to 4096. Throws a driver_error (exit 1)
+// otherwise.
+void parse_threads(const std::string &source, const std::string &value,
+                   options &result);
+// Without --threads, TIDAL_THREADS=N|auto sets it: a tidal-only default
+// that leaves other OpenMP programs (and OMP_NUM_THREADS) alone.
+void threads_from_environment(options &result);
+
 // Prints the usage: the model, its batch size and data inputs, the
 // optimizer and every option.
 void print_usage(std::FILE *stream, const std::string &program_name,

@@ -3,6 +3,7 @@
 // failure turned into a status object.
 #include "trainer_lib.h"
 
+#include "cpu_contention.h"
 #include "error.h"
 #include "file_util.h"
 #include "onnx_weights.h"
@@ -226,14 +227,18 @@ tidalrt_trainer_create_program(const tidalrt_program_t *program,
     state->s = std::make_unique<session>(session{"tidal trainer", state->info,
                                                  state->program, state->opts,
                                                  state->quiet, state->quiet});
-    // Kernels run on this count whichever thread calls step().
-    state->s->threads = omp_get_max_threads();
+    // Kernels run on this count whichever thread calls step(). Adapting
+    // ones start from the cores the process may use (another library in
+    // the process, such as PyTorch, may have lowered OpenMP's count).
+    bool adapt = options && options->threads == TIDALRT_TRAINER_THREADS_AUTO &&
+                 !state->info.device_target();
+    state->s->threads = adapt ? std::min(allowed_cpus(), omp_get_thread_limit())
+                              : omp_get_max_threads();
     trace_recorder trace(false);
     state->loaded = load_program(*state->s, trace,
                                  /*evaluate=*/state->info.predict.has_value());
     state->steps = state->loaded.steps_done;
-    if (options && options->threads == TIDALRT_TRAINER_THREADS_AUTO &&
-        !state->info.device_target() && state->s->threads > 1)
+    if (adapt && state->s->threads > 1)
       state->adapter = std::make_unique<thread_adapter>(state->s->threads);
     std::lock_guard<std::mutex> guard(registry_mutex);
     *out_trainer = next_handle++;
