@@ -157,33 +157,23 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
   std::optional<Choice> best;
   double bestScore = 0;
   auto offer = [&](Choice c) { offerTo(best, bestScore, std::move(c)); };
-  // `source`: the host value that `v`, a waited prefetch, copies.
-  auto consider = [&](Value v, Value source) {
-    const Buffer *buffer = liveness.getBuffer(v);
-    if (!buffer || buffer->host || buffer->persistent || buffer->returned)
-      return;
-    if (liveness.getDefinition(v) >= peak || liveness.getLastUse(v) <= peak)
-      return;
+  // A candidate live across the peak (collectCandidates); `source`: the
+  // host value that it, a waited prefetch, copies.
+  auto consider = [&](const Candidate &cand) {
+    Value v = cand.value, source = cand.source;
     if (touched.contains(v))
       return; // has users this analysis does not know
-    // Every use must be a kernel's: views and copies of it would need to
-    // be redone after the prefetch or the recomputation.
+    ArrayRef<int64_t> users(userPositions.data() + cand.firstUser,
+                            cand.numUsers);
+    auto next = std::lower_bound(users.begin(), users.end(), peak);
+    if (next != users.end() && *next == peak)
+      return; // used at the peak itself
     Choice c;
     c.value = v;
-    c.bytes = buffer->bytes;
-    c.before = liveness.getDefinition(v);
-    c.after = INT64_MAX;
-    for (Operation *user : v.getUsers()) {
-      if (isViewOp(user) || isCopyOp(user) || isa<func::ReturnOp>(user))
-        return;
-      int64_t p = liveness.getPosition(user);
-      if (p == peak)
-        return; // used at the peak itself
-      if (p < peak)
-        c.before = std::max(c.before, p);
-      else
-        c.after = std::min(c.after, p);
-    }
+    c.bytes = liveness.getBuffer(v)->bytes;
+    c.before =
+        next == users.begin() ? cand.def : std::max(cand.def, *std::prev(next));
+    c.after = next == users.end() ? INT64_MAX : *next;
     // Room for offload and wait before the peak, prefetch and wait after.
     if (c.after == INT64_MAX || peak - c.before < 1 || c.after - peak < 1)
       return;
@@ -241,7 +231,7 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
   };
   for (const Candidate &cand : candidates)
     if (cand.def < peak && cand.last > peak)
-      consider(cand.value, cand.source);
+      consider(cand);
   ArrayRef<Operation *> ops = liveness.getOps();
   // Earlier swaps whose copies are in flight at the peak.
   for (Operation *op : ops) {
@@ -298,12 +288,25 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
 
 void Fitter::collectCandidates(const BufferLiveness &liveness) {
   candidates.clear();
+  userPositions.clear();
   auto add = [&](Value v, Value source) {
     const Buffer *buffer = liveness.getBuffer(v);
     if (!buffer || buffer->host || buffer->persistent || buffer->returned)
       return;
-    candidates.push_back(
-        {v, source, liveness.getDefinition(v), liveness.getLastUse(v)});
+    // Every use must be a kernel's: views and copies of it would need to
+    // be redone after the prefetch or the recomputation.
+    size_t first = userPositions.size();
+    for (Operation *user : v.getUsers()) {
+      if (isViewOp(user) || isCopyOp(user) || isa<func::ReturnOp>(user)) {
+        userPositions.resize(first);
+        return;
+      }
+      userPositions.push_back(liveness.getPosition(user));
+    }
+    std::sort(userPositions.begin() + first, userPositions.end());
+    candidates.push_back({v, source, liveness.getDefinition(v),
+                          liveness.getLastUse(v), first,
+                          userPositions.size() - first});
   };
   for (BlockArgument arg : func.getArguments())
     add(arg, Value());

@@ -109,16 +109,21 @@ private:
   /// The values pick() may choose in this analysis, in the order it
   /// considers them: device tensors with a buffer of their own that is not
   /// persistent or returned (function arguments, kernel results, and waited
-  /// prefetches of host-resident arguments with their `source`), with
-  /// their definition and last use. pick() looks only at those live across
-  /// its peak: a scan of this array instead of every value's liveness
-  /// lookups (the step loop runs thousands of picks on deep nets).
+  /// prefetches of host-resident arguments with their `source`) and that
+  /// only kernels use, with their definition, last use and the sorted
+  /// positions of their users (userPositions[firstUser, +numUsers)). pick()
+  /// looks only at those live across its peak: a scan of this array
+  /// instead of every value's liveness lookups and use lists (the step loop
+  /// runs thousands of picks on deep nets). A value's users change within
+  /// an analysis only when a step touches it, and pick() skips those.
   struct Candidate {
     Value value, source;
     int64_t def, last;
+    size_t firstUser, numUsers;
   };
   void collectCandidates(const BufferLiveness &liveness);
   std::vector<Candidate> candidates;
+  std::vector<int64_t> userPositions;
   void offerTo(std::optional<Choice> &best, double &bestScore, Choice c);
   SwapPlan planSwap(const BufferLiveness &liveness, ArrayRef<int64_t> live,
                     const Choice &c, int64_t peak);
