@@ -173,18 +173,21 @@ TEST_P(ElementwiseReduce, WorksWithoutPreparation) {
   checkF32({3, 100000}, {1}, true, /*prepare=*/false);
 }
 
+// Reductions large enough to be split into partial sums and to run in
+// parallel.
+struct ParallelCase {
+  Shape s;
+  std::vector<int64_t> axes;
+};
+const ParallelCase kParallelCases[] = {{{64, 512}, {0}},
+                                       {{3, 100000}, {1}},
+                                       {{1000, 300}, {0, 1}},
+                                       {{2, 8, 40000}, {0, 2}},
+                                       {{16, 300, 40}, {0}}};
+
 TEST_P(ElementwiseReduce, SameResultForAnyThreadCount) {
-  struct Case {
-    Shape s;
-    std::vector<int64_t> axes;
-  };
-  const Case cases[] = {{{64, 512}, {0}},
-                        {{3, 100000}, {1}},
-                        {{1000, 300}, {0, 1}},
-                        {{2, 8, 40000}, {0, 2}},
-                        {{16, 300, 40}, {0}}};
   int threads = omp_get_max_threads();
-  for (const Case &c : cases) {
+  for (const ParallelCase &c : kParallelCases) {
     auto x = randomFloats(numel(c.s), 3);
     Reference r = reference(x, c.s, c.axes, false);
     omp_set_num_threads(1);
@@ -205,18 +208,9 @@ TEST_P(ElementwiseReduce, SameResultForAnyThreadCount) {
 // bits.
 TEST_P(ElementwiseReduce, SameResultForAnyParallelGrain) {
   EXPECT_EQ(tidalrt_parallel_grain(), TIDALRT_DEFAULT_PARALLEL_GRAIN);
-  struct Case {
-    Shape s;
-    std::vector<int64_t> axes;
-  };
-  const Case cases[] = {{{64, 512}, {0}},
-                        {{3, 100000}, {1}},
-                        {{1000, 300}, {0, 1}},
-                        {{2, 8, 40000}, {0, 2}},
-                        {{16, 300, 40}, {0}}};
   int threads = omp_get_max_threads();
   omp_set_num_threads(4);
-  for (const Case &c : cases) {
+  for (const ParallelCase &c : kParallelCases) {
     auto x = randomFloats(numel(c.s), 5);
     Reference r = reference(x, c.s, c.axes, false);
     tidalrt_set_parallel_grain(1);

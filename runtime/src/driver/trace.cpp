@@ -78,22 +78,22 @@ void trace_recorder::collective(const std::string &name, double start_seconds,
             "}}";
 }
 
-void trace_recorder::host_bytes(double at_us, uint64_t bytes) {
+void trace_recorder::counter(const char *name, double at_us, const char *key,
+                             const std::string &value) {
   if (!on)
     return;
-  events +=
-      ",\n{\"name\": \"host_bytes\", \"ph\": \"C\", \"ts\": " + micros(at_us) +
-      ", \"pid\": " + std::to_string(rank < 0 ? 1 : rank + 1) +
-      ", \"args\": {\"host\": " + std::to_string(bytes) + "}}";
+  events += ",\n{\"name\": \"" + std::string(name) +
+            "\", \"ph\": \"C\", \"ts\": " + micros(at_us) +
+            ", \"pid\": " + std::to_string(rank < 0 ? 1 : rank + 1) +
+            ", \"args\": {\"" + key + "\": " + value + "}}";
+}
+
+void trace_recorder::host_bytes(double at_us, uint64_t bytes) {
+  counter("host_bytes", at_us, "host", std::to_string(bytes));
 }
 
 void trace_recorder::threads(double at_us, int threads) {
-  if (!on)
-    return;
-  events +=
-      ",\n{\"name\": \"threads\", \"ph\": \"C\", \"ts\": " + micros(at_us) +
-      ", \"pid\": " + std::to_string(rank < 0 ? 1 : rank + 1) +
-      ", \"args\": {\"threads\": " + std::to_string(threads) + "}}";
+  counter("threads", at_us, "threads", std::to_string(threads));
 }
 
 void trace_recorder::write(const std::string &path,

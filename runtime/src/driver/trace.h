@@ -40,6 +40,9 @@ public:
 
 private:
   double steady_us(double seconds) const;
+  // A sample of counter track `name`: {"args": {key: value}}.
+  void counter(const char *name, double at_us, const char *key,
+               const std::string &value);
 
   bool on;
   std::chrono::steady_clock::time_point start;
