@@ -3,11 +3,13 @@
 PyTorch, quiet and beside a competing load that the benchmark starts and
 stops itself.
 
-    /usr/bin/python3 bench/cpu_load.py [--models resnet20,mlp] [--batch 32] [--threads N]
-        [--steps 40] [--warmup 5] [--load busy|train] [--busy N] [--json OUT]
+    /usr/bin/python3 bench/cpu_load.py [--models resnet20,mlp] [--real NAME,...] [--batch 32]
+        [--threads N] [--steps 40] [--warmup 5] [--load busy|train] [--busy N] [--json OUT]
 
 For each zoo model (bench/cpu_train.py prepares the export, the data and
-the executable), runs one after another: tidal with a fixed thread count
+the executable; `--real` adds models of the real-model suite,
+python/tidal/real_models.py, at their test size with SGD, and `--models ""`
+leaves the zoo out), runs one after another: tidal with a fixed thread count
 (`--threads N`), tidal adapting it (`--threads auto`, the executable's
 default) and PyTorch, quiet, then the same three under load. `--load busy` starts N processes (default:
 one per core) that spin on the CPU; `--load train` starts a second
@@ -73,6 +75,31 @@ def stats(run, warmup):
     return out
 
 
+def prepare_real(name, args, work):
+    """A real-suite model exported, compiled (SGD) and its data written as
+    real_training does; returns (exe, data flags, PyTorch runner)."""
+    import real_models as bench_real
+    from tidal import real_training
+
+    mdir = os.path.join(work, "real-" + name)
+    os.makedirs(mdir, exist_ok=True)
+    result, _ = real_training.export_and_compile(name, args.tidalc, mdir, 13, "small", "sgd", args.steps)
+    if result.stage in ("export", "compile"):
+        raise RuntimeError(f"{name}: {result.failure}")
+    c = real_training.case(name, "sgd", args.steps)
+    flags = real_training.write_data(name, mdir, c.batch * args.steps, "small")
+    targs = argparse.Namespace(size="small", opset=13, steps=args.steps, threads=args.threads)
+
+    def torch_run(tag):
+        tdir = os.path.join(mdir, "torch-" + tag)
+        os.makedirs(tdir, exist_ok=True)
+        out = bench_real.run_torch(name, "sgd", targs, tdir)
+        if "error" in out:
+            raise RuntimeError(f"PyTorch {name}: {out['error']}")
+        return out
+    return os.path.join(mdir, "train-sgd"), flags, torch_run
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default="resnet20,mlp")
@@ -84,20 +111,27 @@ def main(argv=None):
     parser.add_argument("--load", choices=["busy", "train"], default="busy")
     parser.add_argument("--busy", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--json")
+    parser.add_argument("--real", default="", help="comma-separated real-model suite names (SGD, test size)")
     parser.add_argument("--tidalc", default=os.path.join(os.path.dirname(HERE), "build", "bin", "tidalc"))
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for model in args.models.split(","):
-            exe, flags, ddir, _, _ = cpu_train.prepare_model(model, args, work)
+        jobs = [(m, False) for m in args.models.split(",") if m] + [(m, True) for m in args.real.split(",") if m]
+        for model, real in jobs:
+            if real:
+                exe, flags, torch_run = prepare_real(model, args, work)
+            else:
+                exe, flags, ddir, _, _ = cpu_train.prepare_model(model, args, work)
+
+                def torch_run(tag, model=model, ddir=ddir):
+                    return cpu_train.run_torch(ddir, model, args, "default", work, tag)
             runs = {}
 
             def measure(phase, tag):
                 runs[f"tidal {phase}"] = stats(cpu_train.run_ours(exe, flags, args, "default", work, tag), args.warmup)
                 runs[f"tidal-auto {phase}"] = stats(
                     cpu_train.run_ours(exe, flags, args, "default", work, tag + "a", threads="auto"), args.warmup)
-                runs[f"torch {phase}"] = stats(cpu_train.run_torch(ddir, model, args, "default", work, tag),
-                                               args.warmup)
+                runs[f"torch {phase}"] = stats(torch_run(tag), args.warmup)
 
             measure("quiet", "q")
             with Load(args.load, args.busy, exe, flags):
@@ -109,7 +143,8 @@ def main(argv=None):
                 row[f"{who}_median_ratio"] = l["median_ms"] / q["median_ms"]
                 row[f"{who}_p99_ratio"] = l["p99_ms"] / q["median_ms"]
             rows.append(row)
-            print(f"{model} (batch {args.batch}, {args.threads} threads, load: {args.load} x{args.busy}):")
+            batch = "suite batch" if real else f"batch {args.batch}"
+            print(f"{model} ({batch}, {args.threads} threads, load: {args.load} x{args.busy}):")
             for name, r in runs.items():
                 extra = f"  threads {r['threads_mean']:.2f}" if "threads_mean" in r else ""
                 print(f"  {name:18} median {r['median_ms']:8.2f} ms  p99 {r['p99_ms']:8.2f} ms{extra}")
