@@ -74,6 +74,29 @@ class ThreadsAutoTest(unittest.TestCase):
         self.assertEqual({entry["threads"] for entry in fixed}, {CPUS})
         np.testing.assert_allclose([e["loss"] for e in log], [e["loss"] for e in fixed], rtol=1e-3)
 
+    def test_forward_mode_adapts_too(self):
+        w = self.work.name
+        exe = os.path.join(w, "forward")
+        proc = support.run_tidalc([support.model_path("lenet.onnx"), "-o", exe, "--mode", "forward", "--batch-size", "16"])
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        x = np.random.default_rng(1).standard_normal((16384, 1, 28, 28)).astype(np.float32)
+        np.save(os.path.join(w, "xf.npy"), x)
+        log = os.path.join(w, "forward.jsonl")
+        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(CPUS)]
+        try:
+            proc = subprocess.run([exe, "--input", f"input={w}/xf.npy", "--threads", "auto", "--log", log,
+                                   "--output-dir", os.path.join(w, "fwd-out"), "--quiet"], capture_output=True,
+                                  text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS=str(CPUS)))
+        finally:
+            for p in spinners:
+                p.kill()
+                p.wait()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        threads = [entry["threads"] for entry in support.log_lines(log)]
+        self.assertEqual(len(threads), 1024)
+        self.assertEqual(threads[0], CPUS)
+        self.assertLess(min(threads), CPUS, f"the team never shrank: {sorted(set(threads))}")
+
     def test_a_library_trainer_adapts_too(self):
         """tidal.Trainer(threads="auto"): the same governor after each step;
         counters() reports the count."""

@@ -218,11 +218,12 @@ int run(int argc, char **argv, const tidalrt_program_t *program, std::FILE *out,
     }
     session s{name, m, *program, o, out, err, dp ? dp->comm() : nullptr};
     s.threads = omp_get_max_threads();
-    // Unless the user fixed the count, training on the cpu target adapts
-    // it to the load. (A device target's host kernels keep theirs.)
+    // Unless the user fixed the count, training and forward mode on the cpu
+    // target adapt it to the load. (A device target's host kernels keep
+    // theirs.)
     s.adaptive_threads =
         (o.threads_auto || (!o.threads && !std::getenv("OMP_NUM_THREADS"))) &&
-        !m.device_target() && !m.forward_mode() && s.threads > 1;
+        !m.device_target() && s.threads > 1;
     return m.forward_mode() ? run_forward(s) : run_training(s);
   } catch (const driver_error &e) {
     std::fflush(out);

@@ -6,6 +6,7 @@
 #include "progress.h"
 #include "session.h"
 #include "step_log.h"
+#include "thread_adapter.h"
 #include "trace.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 namespace tidalrt_driver {
@@ -133,6 +135,11 @@ int run_forward(const session &s) {
   progress_bar progress(s.err, !o.quiet, batches, "batches");
   std::vector<uint64_t> rows(batch);
   double step_ms_sum = 0;
+  // --threads auto: the count follows the load (thread_adapter.h).
+  std::optional<thread_adapter> governor;
+  if (s.adaptive_threads)
+    governor.emplace(s.threads);
+  trace.threads(trace.now_us(), s.threads);
   auto loop_start = clock_type::now();
   try {
     for (uint64_t b = 0; b < batches; ++b) {
@@ -171,7 +178,10 @@ int run_forward(const session &s) {
       const device_figures &figures = runner.step_device_figures();
       log.write(b + 1, loss, ms, host_bytes, figures.peak_bytes,
                 figures.bytes_to_host, figures.bytes_to_device,
-                figures.copy_seconds);
+                figures.copy_seconds,
+                governor ? governor->threads() : s.threads);
+      if (governor && governor->after_step(runner))
+        trace.threads(trace.now_us(), governor->threads());
       progress.update(b + 1, loss);
     }
   } catch (const driver_error &e) {
