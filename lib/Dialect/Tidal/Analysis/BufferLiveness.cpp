@@ -66,7 +66,12 @@ SmallVector<unsigned, 2> tidal::inPlaceOperands(Operation *op,
   return operands;
 }
 
-BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
+BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace)
+    : BufferLiveness(func, inPlace, replacedArguments(func)) {}
+
+BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
+                               ArrayRef<std::optional<unsigned>> replaced)
+    : func(func) {
   Block &body = func.getBody().front();
   // Sized once: the planner builds this analysis thousands of times on deep
   // graphs, and growing the maps step by step was a third of its time.
@@ -135,7 +140,6 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace) : func(func) {
 
   // The argument that each value returned in place of an argument replaces.
   DenseMap<Value, unsigned> replaces;
-  SmallVector<std::optional<unsigned>> replaced = replacedArguments(func);
   for (OpOperand &use : terminator->getOpOperands())
     if (auto arg = replaced[use.getOperandNumber()])
       replaces[use.get()] = *arg;

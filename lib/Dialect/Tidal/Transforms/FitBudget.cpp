@@ -67,8 +67,10 @@ LogicalResult Fitter::run() {
   int64_t smallestReached = std::numeric_limits<int64_t>::max();
   if (options.milp && failed(solveExact()))
     return failure();
+  // The arguments each result replaces: fixed while the steps run.
+  const SmallVector<std::optional<unsigned>> replaced = replacedArguments(func);
   while (true) {
-    BufferLiveness liveness(func);
+    BufferLiveness liveness(func, /*inPlace=*/true, replaced);
     collectCandidates(liveness);
     SmallVector<int64_t> live = liveness.liveBytes(options.alignment);
     auto peakIt = std::max_element(live.begin(), live.end());

@@ -74,6 +74,11 @@ public:
   /// Analyses `func`, which must have one block of ops without regions.
   /// With `inPlace` false, no result takes an operand's bytes.
   explicit BufferLiveness(func::FuncOp func, bool inPlace = true);
+  /// As above with `replaced`, replacedArguments(func), computed by the
+  /// caller: the planner rebuilds this analysis after every batch of steps
+  /// on a function whose arguments and results do not change.
+  BufferLiveness(func::FuncOp func, bool inPlace,
+                 ArrayRef<std::optional<unsigned>> replaced);
 
   func::FuncOp getFunction() const { return func; }
   /// The ops in schedule order; op i is at position i + 1.
