@@ -45,6 +45,32 @@ struct job {
   std::vector<float> copied;
 };
 
+// Checks the tensors of an all-gather or reduce-scatter: each whole tensor
+// t (`whole[t]`, `whole_counts[t]` elements) is `size` ranks' `noun`s of
+// `chunk_counts[t]` elements (`chunks[t]`), the last cut short; NULL only
+// when empty.
+tidalrt_status_t check_chunked(const char *call, const void *const *whole,
+                               const void *const *chunks,
+                               const uint64_t *whole_counts,
+                               const uint64_t *chunk_counts,
+                               uint64_t num_tensors, uint64_t size,
+                               const char *noun) {
+  for (uint64_t t = 0; t < num_tensors; ++t) {
+    if ((!whole[t] && whole_counts[t]) || (!chunks[t] && chunk_counts[t]))
+      return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                                 "%s: tensor %llu is NULL", call,
+                                 (unsigned long long)t);
+    if (whole_counts[t] > chunk_counts[t] * size ||
+        (chunk_counts[t] && whole_counts[t] <= (chunk_counts[t] - 1) * size))
+      return tidalrt_status_make(
+          TIDALRT_INVALID_ARGUMENT,
+          "%s: tensor %llu: %llu elements are not %llu ranks' %s of %llu", call,
+          (unsigned long long)t, (unsigned long long)whole_counts[t],
+          (unsigned long long)size, noun, (unsigned long long)chunk_counts[t]);
+  }
+  return nullptr;
+}
+
 // Copies the inputs that `j.chunks` points to (`lengths[t]` floats each)
 // into the job, and points `j.chunks` at the copies.
 void copy_inputs(job &j, const uint64_t *lengths) {
@@ -406,19 +432,11 @@ extern "C" tidalrt_status_t tidalrt_comm_allgather_f32_start(
                                call);
   *ticket = 0;
   const uint64_t size = static_cast<uint64_t>(comm->size);
-  for (uint64_t t = 0; t < num_tensors; ++t) {
-    if ((!chunks[t] && chunk_counts[t]) || (!outputs[t] && output_counts[t]))
-      return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
-                                 "%s: tensor %llu is NULL", call,
-                                 (unsigned long long)t);
-    if (output_counts[t] > chunk_counts[t] * size ||
-        (chunk_counts[t] && output_counts[t] <= (chunk_counts[t] - 1) * size))
-      return tidalrt_status_make(
-          TIDALRT_INVALID_ARGUMENT,
-          "%s: tensor %llu: %llu elements are not %llu ranks' parts of %llu",
-          call, (unsigned long long)t, (unsigned long long)output_counts[t],
-          (unsigned long long)size, (unsigned long long)chunk_counts[t]);
-  }
+  if (tidalrt_status_t bad = tidalrt_comm::check_chunked(
+          call, reinterpret_cast<const void *const *>(outputs),
+          reinterpret_cast<const void *const *>(chunks), output_counts,
+          chunk_counts, num_tensors, size, "parts"))
+    return bad;
   if (!comm->backend || size == 1) {
     for (uint64_t t = 0; t < num_tensors; ++t)
       if (outputs[t] != chunks[t])
@@ -454,19 +472,11 @@ extern "C" tidalrt_status_t tidalrt_comm_reduce_scatter_f32_start(
   if (divisor == 0)
     return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT, "%s: divisor 0", call);
   const uint64_t size = static_cast<uint64_t>(comm->size);
-  for (uint64_t t = 0; t < num_tensors; ++t) {
-    if ((!inputs[t] && input_counts[t]) || (!chunks[t] && chunk_counts[t]))
-      return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
-                                 "%s: tensor %llu is NULL", call,
-                                 (unsigned long long)t);
-    if (input_counts[t] > chunk_counts[t] * size ||
-        (chunk_counts[t] && input_counts[t] <= (chunk_counts[t] - 1) * size))
-      return tidalrt_status_make(
-          TIDALRT_INVALID_ARGUMENT,
-          "%s: tensor %llu: %llu elements are not %llu ranks' chunks of %llu",
-          call, (unsigned long long)t, (unsigned long long)input_counts[t],
-          (unsigned long long)size, (unsigned long long)chunk_counts[t]);
-  }
+  if (tidalrt_status_t bad = tidalrt_comm::check_chunked(
+          call, reinterpret_cast<const void *const *>(inputs),
+          reinterpret_cast<const void *const *>(chunks), input_counts,
+          chunk_counts, num_tensors, size, "chunks"))
+    return bad;
   const float d = static_cast<float>(divisor);
   if (!comm->backend || size == 1) {
     for (uint64_t t = 0; t < num_tensors; ++t)
