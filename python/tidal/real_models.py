@@ -195,7 +195,7 @@ def _vision_models() -> List[RealModel]:
                        " 32x32 the last block's maps are 1x1: BatchNorm over 4 values)",
                   full=lambda: tv().densenet121(num_classes=CLASSES)),
         RealModel("squeezenet1_0", "torchvision", lambda: tv().squeezenet1_0(num_classes=CLASSES), i32),
-        RealModel("shufflenet_v2_x0_5", "torchvision", lambda: tv().shufflenet_v2_x0_5(num_classes=CLASSES), i32),
+        RealModel("shufflenet_v2_x0_5", "torchvision", lambda: tv().shufflenet_v2_x0_5(num_classes=CLASSES), i64),
         RealModel("regnet_y_400mf", "torchvision", _regnet_small, i64,
                   note="RegNetY design space, depth 5, w0 16, wa 8, wm 2 (16; 48, 27.89, 2.09); group width 8, SE 0.25;"
                        " 64x64 (at 32x32 the last stage's maps are 1x1: BatchNorm over 4 values)",
