@@ -66,6 +66,10 @@ void tidal::buildTrainingPipeline(OpPassManager &pm,
 void tidal::buildMemoryPipeline(OpPassManager &pm,
                                 const MemoryPipelineOptions &options,
                                 StringRef stopAfter) {
+  if (options.blockChannels)
+    pm.addPass(createTidalBlockChannelsPass());
+  if (stopAfter == "tidal-block-channels")
+    return;
   TidalSchedulePassOptions schedule;
   schedule.strategy = options.schedule;
   pm.addPass(createTidalSchedulePass(schedule));

@@ -38,6 +38,14 @@ public:
   KernelCall &f32(std::vector<int64_t> dims, float *data) {
     return tensor(TIDALRT_ELEMENT_TYPE_F32, std::move(dims), data);
   }
+  // A float32 tensor in the channel-blocked layout (tidalrt.h, "Tensor
+  // layouts").
+  KernelCall &blocked(std::vector<int64_t> dims, float *data) {
+    return tensor((tidalrt_element_type_t)(TIDALRT_ELEMENT_TYPE_F32 |
+                                           TIDALRT_LAYOUT_CHANNEL_BLOCKED
+                                               << TIDALRT_LAYOUT_SHIFT),
+                  std::move(dims), data);
+  }
   KernelCall &i64(std::vector<int64_t> dims, int64_t *data) {
     return tensor(TIDALRT_ELEMENT_TYPE_I64, std::move(dims), data);
   }

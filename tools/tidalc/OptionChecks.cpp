@@ -26,6 +26,9 @@ std::string tidalc::checkOptionValues() {
            "obj work, or use --target sim";
   if (swapMode != "auto" && swapMode != "off")
     return "unknown --swap '" + swapMode + "' (expected auto or off)";
+  if (blockChannels != "on" && blockChannels != "off")
+    return "unknown --block-channels '" + blockChannels +
+           "' (expected on or off)";
   if (hostLayers != "on" && hostLayers != "off")
     return "unknown --host-layers '" + hostLayers + "' (expected on or off)";
   if (placement != "auto" && placement != "device" && placement != "host")
@@ -47,7 +50,8 @@ std::string tidalc::checkStageOptions(StringRef stopAfter, bool planStage) {
       !llvm::is_contained(stages, StringRef(stopAfter)))
     return ("unknown --stop-after stage '" + stopAfter +
             "' (expected import, " + llvm::join(stages, ", ") +
-            ", tidal-schedule, tidal-place, tidal-schedule-swaps, "
+            ", tidal-block-channels, tidal-schedule, tidal-place, "
+            "tidal-schedule-swaps, "
             "tidal-plan-memory)")
         .str();
   if (scheduleStrategy != "memory" && scheduleStrategy != "program")

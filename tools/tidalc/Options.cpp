@@ -115,6 +115,13 @@ cl::opt<std::string> hostLayers(
     cl::desc("on (with --placement auto, layers run on the host CPU when "
              "nothing else fits --device-memory; the default) or off"),
     cl::init("on"), cl::cat(category));
+cl::opt<std::string> blockChannels(
+    "block-channels",
+    cl::desc("on (the default on the cpu and sim targets: activations "
+             "between convolutions, batch norms and element-wise ops stay in "
+             "the CPU kernels' channel-blocked layout) or off (dense NCHW "
+             "everywhere)"),
+    cl::init("on"), cl::cat(category));
 cl::opt<std::string> recomputeMode(
     "recompute",
     cl::desc("auto (recompute tensors where the cost model finds that "

@@ -127,6 +127,9 @@ void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
   options.budget = budgetBytes;
   options.placement = target == "cpu" ? "device" : placement.getValue();
   options.hostLayers = hostLayers == "on";
+  // The cpu runtime's kernels take channel-blocked activations; the cuda
+  // target's take dense ones.
+  options.blockChannels = blockChannels == "on" && target != "cuda";
   options.swap = swapMode == "auto";
   options.recompute = recomputeMode == "auto";
   options.planner = planner.getValue();
@@ -451,8 +454,9 @@ int main(int argc, char **argv) {
     return fail("--distributed builds an executable that mpirun starts, not "
                 "a library (--emit lib)");
   bool planStage =
-      stopAfter == "tidal-schedule" || stopAfter == "tidal-place" ||
-      stopAfter == "tidal-schedule-swaps" || stopAfter == "tidal-plan-memory";
+      stopAfter == "tidal-block-channels" || stopAfter == "tidal-schedule" ||
+      stopAfter == "tidal-place" || stopAfter == "tidal-schedule-swaps" ||
+      stopAfter == "tidal-plan-memory";
   if (std::string e = checkStageOptions(stopAfter, planStage); !e.empty())
     return fail(e);
 

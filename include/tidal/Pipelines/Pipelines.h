@@ -78,6 +78,11 @@ void buildTrainingPipeline(OpPassManager &pm,
 /// Options of the memory-planning pipeline (schedule, plan, verify).
 struct MemoryPipelineOptions
     : public PassPipelineOptions<MemoryPipelineOptions> {
+  Option<bool> blockChannels{
+      *this, "block-channels",
+      llvm::cl::desc("run tidal-block-channels first (the cpu runtime's "
+                     "kernels: the cpu and sim targets)"),
+      llvm::cl::init(false)};
   Option<std::string> schedule{*this, "schedule",
                                llvm::cl::desc("memory or program"),
                                llvm::cl::init("memory")};
@@ -136,7 +141,8 @@ struct MemoryPipelineOptions
                           llvm::cl::init(16.0)};
 };
 
-/// Adds tidal-schedule, tidal-place (unless placement is device),
+/// Adds tidal-block-channels (if asked), tidal-schedule, tidal-place
+/// (unless placement is device),
 /// tidal-schedule-swaps (with a budget),
 /// tidal-plan-memory and tidal-verify-memory-plan,
 /// stopping after the pass whose argument is `stopAfter` when it is one of

@@ -3,6 +3,7 @@
 #include "tidal/Conversion/TidalToRuntime/Descriptor.h"
 
 #include "tidal/Conversion/TidalToRuntime/KernelOps.h"
+#include "tidal/Dialect/Tidal/IR/ChannelLayout.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
 #include "tidalrt/tidalrt.h"
@@ -91,7 +92,9 @@ FailureOr<SmallVector<int64_t>> tidal::encodeDescriptor(Operation *op,
     if (!type || !type.hasStaticShape() || !code)
       return op->emitError() << "tensor type " << v.getType()
                              << " has no runtime representation";
-    words.push_back(*code);
+    int64_t layout = isChannelBlocked(v) ? TIDALRT_LAYOUT_CHANNEL_BLOCKED
+                                         : TIDALRT_LAYOUT_DENSE;
+    words.push_back(*code | layout << TIDALRT_LAYOUT_SHIFT);
     words.push_back(type.getRank());
     llvm::append_range(words, type.getShape());
   }

@@ -38,7 +38,7 @@ extern "C" {
 /* MINOR grows when functions or enumerators are added; MAJOR grows (and
  * MINOR resets) when anything existing changes meaning, signature or value. */
 #define TIDALRT_ABI_VERSION_MAJOR 0
-#define TIDALRT_ABI_VERSION_MINOR 10
+#define TIDALRT_ABI_VERSION_MINOR 11
 #define TIDALRT_ABI_VERSION                                                    \
   ((uint32_t)(((uint32_t)TIDALRT_ABI_VERSION_MAJOR << 16) |                    \
               (uint32_t)TIDALRT_ABI_VERSION_MINOR))
@@ -319,8 +319,8 @@ size_t tidalrt_context_scratch_bytes(const tidalrt_context_t *context);
  *   desc[0]  the op's index in the program (its state slot, its name in
  *            errors)
  *   desc[1]  T, the number of tensors (as in `buffers`)
- *   T times: element type (tidalrt_element_type_t), rank r (-1: an absent
- *            optional operand, then no dims), r dims
+ *   T times: element type (tidalrt_element_type_t) | layout << 8 (below),
+ *            rank r (-1: an absent optional operand, then no dims), r dims
  *   A, the number of attributes, then A attributes: every inherent
  *            attribute the op declares, in alphabetical order of name, with
  *            default values filled in; each is a tag word then its payload:
@@ -329,6 +329,22 @@ size_t tidalrt_context_scratch_bytes(const tidalrt_context_t *context);
  *              TIDALRT_ATTR_FLOAT   1 word holding an IEEE double's bits
  *              TIDALRT_ATTR_INTS    a count n then n words
  * Enum values: #tidal<reduction none|sum|mean> = 0|1|2. */
+/* Tensor layouts (the descriptor's type word, bits 8 and up):
+ *   TIDALRT_LAYOUT_DENSE            dense, C order
+ *   TIDALRT_LAYOUT_CHANNEL_BLOCKED  float32 [N, C, spatial...] with C a
+ *     multiple of 16, stored as oneDNN's nC(spatial)Bc: channel blocks of B
+ *     = tidalrt_channel_block() (16 where oneDNN runs AVX-512 kernels, 8
+ *     otherwise), [N][C / B][spatial...][B]; the same byte count. Only the
+ *     kernels of convolutions, batch normalization and element-wise ops on
+ *     same-shaped tensors take it (tidalc's tidal-block-channels). */
+#define TIDALRT_LAYOUT_SHIFT 8
+#define TIDALRT_LAYOUT_DENSE 0
+#define TIDALRT_LAYOUT_CHANNEL_BLOCKED 1
+
+/* The channel block of TIDALRT_LAYOUT_CHANNEL_BLOCKED tensors in this
+ * process: 16 or 8, fixed at the first call. */
+int tidalrt_channel_block(void);
+
 #define TIDALRT_ATTR_ABSENT 0
 #define TIDALRT_ATTR_INT 1
 #define TIDALRT_ATTR_FLOAT 2

@@ -11,4 +11,5 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_dnnl_pool_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_dnnl_batch_norm_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_dnnl_matmul_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_dnnl_blocked_test.cpp
 )

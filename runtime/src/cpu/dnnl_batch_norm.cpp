@@ -1,7 +1,10 @@
 // dnnl_batch_norm.cpp - batch normalization forward and backward (oneDNN).
 //
 // float32 `[N, C, spatial...]` inputs of any rank >= 2, statistics per
-// channel (dimension 1). The per-channel operands may have any shape with C
+// channel (dimension 1), dense or channel-blocked (each data tensor's
+// layout from the call; the primitive runs on the input's, where oneDNN
+// has vectorized kernels for the blocked one and only a generic loop for
+// dense NCHW). The per-channel operands may have any shape with C
 // elements. oneDNN writes the batch mean and the biased batch variance
 // straight into the results; the running statistics are updated here, the
 // running variance with the unbiased batch variance (PyTorch's rule):
@@ -69,9 +72,25 @@ const dnnl::normalization_flags kScaleShift =
 struct BatchNormState {
   Channels ch;
   memory::dims dims;  // the input as oneDNN sees it
+  memory::desc data;  // the layout the primitive runs on
   bool empty = false; // no elements per channel (or no channels)
   Plan plan;
 };
+
+// The layout the primitive runs on: channel-blocked (oneDNN's vectorized
+// kernels) when the input is, else dense. The spatial dims are collapsed
+// into one in both ([N, C, S, 1]), which keeps each layout's bytes.
+memory::desc dataDesc(const OpCall &op, int x, const memory::dims &dims) {
+  return op[x].blocked() ? blockedDesc(dims) : plainDesc(dims);
+}
+
+// A data tensor of the call as the primitive reads it.
+int dataIn(Plan &p, const OpCall &op, const BatchNormState &s, int i) {
+  return p.input(s.data, userDesc(op[i], s.dims), i);
+}
+int dataOut(Plan &p, const OpCall &op, const BatchNormState &s, int i) {
+  return p.output(s.data, userDesc(op[i], s.dims), i);
+}
 
 } // namespace
 
@@ -131,20 +150,23 @@ tidalrt_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
       s->empty = ch.perChannel() == 0 || ch.c == 0;
       if (!s->empty)
         buildWithDnnl("batch normalization", [&] {
-          memory::desc data = plainDesc(s->dims), perC = plainDesc({ch.c});
+          s->data = dataDesc(op, 0, s->dims);
+          memory::desc perC = plainDesc({ch.c});
           dnnl::batch_normalization_forward::desc d(
-              dnnl::prop_kind::forward_inference, data, (float)op.getFloat(0),
+              dnnl::prop_kind::forward_inference, s->data,
+              (float)op.getFloat(0),
               kScaleShift | dnnl::normalization_flags::use_global_stats);
           dnnl::batch_normalization_forward::primitive_desc pd(
               d, scratchpadAttr(), engine());
           Plan &p = s->plan;
           p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
-                {{DNNL_ARG_SRC, p.tensor(data, 0)},
+                {{DNNL_ARG_SRC, dataIn(p, op, *s, 0)},
                  {DNNL_ARG_SCALE, p.tensor(perC, 1)},
                  {DNNL_ARG_SHIFT, p.tensor(perC, 2)},
                  {DNNL_ARG_MEAN, p.tensor(perC, 3)},
                  {DNNL_ARG_VARIANCE, p.tensor(perC, 4)},
-                 {DNNL_ARG_DST, p.tensor(data, 5)}});
+                 {DNNL_ARG_DST, dataOut(p, op, *s, 5)}});
+          p.flush();
           return 0;
         });
       setOwnedState(ctx, op.index, owned.release());
@@ -173,20 +195,22 @@ tidalrt_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
       s->empty = ch.perChannel() == 0 || ch.c == 0;
       if (!s->empty)
         buildWithDnnl("batch normalization", [&] {
-          memory::desc data = plainDesc(s->dims), perC = plainDesc({ch.c});
+          s->data = dataDesc(op, 0, s->dims);
+          memory::desc perC = plainDesc({ch.c});
           dnnl::batch_normalization_forward::desc d(
-              dnnl::prop_kind::forward_training, data, (float)op.getFloat(0),
+              dnnl::prop_kind::forward_training, s->data, (float)op.getFloat(0),
               kScaleShift);
           dnnl::batch_normalization_forward::primitive_desc pd(
               d, scratchpadAttr(), engine());
           Plan &p = s->plan;
           p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
-                {{DNNL_ARG_SRC, p.tensor(data, 0)},
+                {{DNNL_ARG_SRC, dataIn(p, op, *s, 0)},
                  {DNNL_ARG_SCALE, p.tensor(perC, 1)},
                  {DNNL_ARG_SHIFT, p.tensor(perC, 2)},
-                 {DNNL_ARG_DST, p.tensor(data, 5)},
+                 {DNNL_ARG_DST, dataOut(p, op, *s, 5)},
                  {DNNL_ARG_MEAN, p.tensor(perC, 8)},
                  {DNNL_ARG_VARIANCE, p.tensor(perC, 9)}});
+          p.flush();
           return 0;
         });
       setOwnedState(ctx, op.index, owned.release());
@@ -234,7 +258,10 @@ tidalrt_k_batch_norm_backward(tidalrt_context_t *ctx, const int64_t *desc,
       s->empty = ch.perChannel() == 0 || ch.c == 0;
       if (!s->empty)
         buildWithDnnl("batch normalization backward", [&] {
-          memory::desc data = plainDesc(s->dims), perC = plainDesc({ch.c});
+          // The input's layout decides (the gradient's usually matches).
+          s->data = dataDesc(op, 1, s->dims);
+          const memory::desc &data = s->data;
+          memory::desc perC = plainDesc({ch.c});
           float eps = (float)op.getFloat(0);
           dnnl::batch_normalization_forward::desc fd(
               dnnl::prop_kind::forward_training, data, eps, kScaleShift);
@@ -246,17 +273,18 @@ tidalrt_k_batch_norm_backward(tidalrt_context_t *ctx, const int64_t *desc,
               d, scratchpadAttr(), engine(), hint);
           Plan &p = s->plan;
           p.add(dnnl::batch_normalization_backward(pd), pd.scratchpad_desc(),
-                {{DNNL_ARG_DIFF_DST, p.tensor(data, 0)},
-                 {DNNL_ARG_SRC, p.tensor(data, 1)},
+                {{DNNL_ARG_DIFF_DST, dataIn(p, op, *s, 0)},
+                 {DNNL_ARG_SRC, dataIn(p, op, *s, 1)},
                  {DNNL_ARG_SCALE, p.tensor(perC, 2)},
                  // oneDNN wants a shift with use_shift but reads none
                  // on backward: the scale stands in.
                  {DNNL_ARG_SHIFT, p.tensor(perC, 2)},
                  {DNNL_ARG_MEAN, p.tensor(perC, 3)},
                  {DNNL_ARG_VARIANCE, p.tensor(perC, 4)},
-                 {DNNL_ARG_DIFF_SRC, p.tensor(data, 5)},
+                 {DNNL_ARG_DIFF_SRC, dataOut(p, op, *s, 5)},
                  {DNNL_ARG_DIFF_SCALE, p.tensor(perC, 6)},
                  {DNNL_ARG_DIFF_SHIFT, p.tensor(perC, 7)}});
+          p.flush();
           return 0;
         });
       setOwnedState(ctx, op.index, owned.release());

@@ -2,8 +2,10 @@
 //
 // 1-D, 2-D and 3-D convolutions (input rank 3 to 5) in float32, with
 // strides, asymmetric padding, dilations and groups. oneDNN chooses the
-// layouts it computes in (format_tag::any); the plan reorders the dense
-// tensors into and out of them through the kernel scratch buffer.
+// layouts it computes in (format_tag::any); the plan reorders the call's
+// tensors (dense, or channel-blocked activations: no reorder when that is
+// what oneDNN chose) into and out of them through the kernel scratch
+// buffer.
 #include "dnnl_util.h"
 
 #include <algorithm>
@@ -140,9 +142,9 @@ ConvState *convState(OpCall &op, bool bias) {
   buildWithDnnl("convolution", [&] {
     auto pd = forwardDesc(g, bias);
     Plan &p = s->plan;
-    int src = p.input(pd.src_desc(), plainDesc(g.src), 0);
+    int src = p.input(pd.src_desc(), userDesc(op[0], g.src), 0);
     int wei = p.input(pd.weights_desc(), plainDesc(g.weights), 1);
-    int dst = p.output(pd.dst_desc(), plainDesc(g.dst), 3);
+    int dst = p.output(pd.dst_desc(), userDesc(op[3], g.dst), 3);
     if (bias)
       p.add(dnnl::convolution_forward(pd), pd.scratchpad_desc(),
             {{DNNL_ARG_SRC, src},
@@ -178,9 +180,9 @@ ConvState *backwardDataState(OpCall &op) {
     dnnl::convolution_backward_data::primitive_desc pd(d, scratchpadAttr(),
                                                        engine(), hint);
     Plan &p = s->plan;
-    int diffDst = p.input(pd.diff_dst_desc(), plainDesc(g.dst), 0);
+    int diffDst = p.input(pd.diff_dst_desc(), userDesc(op[0], g.dst), 0);
     int wei = p.input(pd.weights_desc(), plainDesc(g.weights), 1);
-    int diffSrc = p.output(pd.diff_src_desc(), plainDesc(g.src), 2);
+    int diffSrc = p.output(pd.diff_src_desc(), userDesc(op[2], g.src), 2);
     p.add(dnnl::convolution_backward_data(pd), pd.scratchpad_desc(),
           {{DNNL_ARG_DIFF_DST, diffDst},
            {DNNL_ARG_WEIGHTS, wei},
@@ -210,8 +212,8 @@ ConvState *backwardWeightsState(OpCall &op) {
     dnnl::convolution_backward_weights::primitive_desc pd(d, scratchpadAttr(),
                                                           engine(), hint);
     Plan &p = s->plan;
-    int diffDst = p.input(pd.diff_dst_desc(), plainDesc(g.dst), 0);
-    int src = p.input(pd.src_desc(), plainDesc(g.src), 1);
+    int diffDst = p.input(pd.diff_dst_desc(), userDesc(op[0], g.dst), 0);
+    int src = p.input(pd.src_desc(), userDesc(op[1], g.src), 1);
     int diffWei = p.output(pd.diff_weights_desc(), plainDesc(g.weights), 2);
     p.add(dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(),
           {{DNNL_ARG_DIFF_DST, diffDst},

@@ -2,6 +2,8 @@
 // shared checks requireF32, requireRank and padRight (dnnl_checks.h).
 #include "dnnl_util.h"
 
+#include <cstring>
+
 namespace tidalrt {
 namespace dnnlutil {
 
@@ -27,6 +29,52 @@ memory::desc plainDesc(const memory::dims &dims) {
     s *= dims[i] > 0 ? dims[i] : 1;
   }
   return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+int channelBlock() {
+  // 16 where oneDNN's batch normalization has a vectorized kernel for
+  // 16-channel blocks (AVX-512), else 8 (AVX2: its kernels block by 8, and
+  // take 16-channel blocks only in the reference loop).
+  static const int block = [] {
+    try {
+      memory::desc md({16, 16, 4, 4}, memory::data_type::f32,
+                      memory::format_tag::nChw16c);
+      dnnl::batch_normalization_forward::desc d(
+          dnnl::prop_kind::forward_training, md, 1e-5f,
+          dnnl::normalization_flags::use_scale |
+              dnnl::normalization_flags::use_shift);
+      dnnl::batch_normalization_forward::primitive_desc pd(d, engine());
+      return strstr(pd.impl_info_str(), "ref") ? 8 : 16;
+    } catch (const dnnl::error &) {
+      return 8;
+    }
+  }();
+  return block;
+}
+
+memory::desc blockedDesc(const memory::dims &dims) {
+  using tag = memory::format_tag;
+  bool b16 = channelBlock() == 16;
+  tag t;
+  switch (dims.size()) {
+  case 3:
+    t = b16 ? tag::nCw16c : tag::nCw8c;
+    break;
+  case 4:
+    t = b16 ? tag::nChw16c : tag::nChw8c;
+    break;
+  case 5:
+    t = b16 ? tag::nCdhw16c : tag::nCdhw8c;
+    break;
+  default:
+    fail(TIDALRT_INTERNAL, "a channel-blocked tensor of rank %d",
+         (int)dims.size());
+  }
+  return memory::desc(dims, memory::data_type::f32, t);
+}
+
+memory::desc userDesc(const TensorRef &t, const memory::dims &dims) {
+  return t.blocked() ? blockedDesc(dims) : plainDesc(dims);
 }
 
 memory::desc anyDesc(const memory::dims &dims) {
@@ -192,3 +240,11 @@ int64_t padRight(int64_t in, int64_t out, int64_t kernel, int64_t stride,
 
 } // namespace dnnlutil
 } // namespace tidalrt
+
+extern "C" int tidalrt_channel_block(void) {
+  try {
+    return tidalrt::dnnlutil::channelBlock();
+  } catch (...) {
+    return 8;
+  }
+}

@@ -28,6 +28,14 @@ const dnnl::stream &stream();
 memory::dims dimsOf(const TensorRef &t);
 // A dense C-order float32 descriptor of `dims`.
 memory::desc plainDesc(const memory::dims &dims);
+// The channel block of TIDALRT_LAYOUT_CHANNEL_BLOCKED tensors: 16 or 8
+// (tidalrt_channel_block).
+int channelBlock();
+// A float32 channel-blocked descriptor of `dims` (rank 3 to 5).
+memory::desc blockedDesc(const memory::dims &dims);
+// The descriptor of call tensor `t` with `dims`: blocked or dense as the
+// call says.
+memory::desc userDesc(const TensorRef &t, const memory::dims &dims);
 // A float32 descriptor that lets the primitive choose the layout.
 memory::desc anyDesc(const memory::dims &dims);
 // The attribute every primitive is created with: a user scratchpad.

@@ -30,6 +30,7 @@ namespace tidalrt {
 struct TensorRef {
   int32_t type = 0;  // tidalrt_element_type_t
   int32_t rank = -1; // -1: an absent optional operand
+  int32_t layout = TIDALRT_LAYOUT_DENSE;
   const int64_t *dims = nullptr;
   void *data = nullptr;
 
@@ -48,6 +49,7 @@ struct TensorRef {
   float *f32() const { return static_cast<float *>(data); }
   int64_t *i64() const { return static_cast<int64_t *>(data); }
   uint8_t *u8() const { return static_cast<uint8_t *>(data); }
+  bool blocked() const { return layout == TIDALRT_LAYOUT_CHANNEL_BLOCKED; }
 };
 
 // One attribute of a kernel call, as encoded by the compiler.
@@ -71,6 +73,7 @@ public:
   TensorRef tensors[kMaxTensors];
   int numAttrs = 0;
   AttrRef attrs[kMaxAttrs];
+  bool anyBlocked = false; // some tensor is TIDALRT_LAYOUT_CHANNEL_BLOCKED
 
   // Fills this from `desc`/`buffers`; INTERNAL on a malformed descriptor.
   tidalrt_status_t decode(tidalrt_context_t *ctx, const int64_t *desc,

@@ -1,7 +1,46 @@
 // op_call.cpp - decoding the compiler's kernel call descriptors.
 #include "kernel.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace tidalrt {
+
+// Whether kernel `name` computes right on channel-blocked tensors:
+// convolutions and batch normalization take each tensor's layout from the
+// call; element-wise kernels on same-shaped tensors compute the same on any
+// layout that all of them share.
+static bool takesBlockedTensors(const char *name, const OpCall &op) {
+  static const char *const layoutAware[] = {"conv",
+                                            "conv_backward_data",
+                                            "conv_backward_weights",
+                                            "batch_norm_training",
+                                            "batch_norm_inference",
+                                            "batch_norm_backward"};
+  for (const char *k : layoutAware)
+    if (!strcmp(name, k))
+      return true;
+  static const char *const notElementwise[] = {
+      "softmax", "log_softmax",     "softmax_backward", "log_softmax_backward",
+      "dropout", "dropout_backward"};
+  for (const char *k : notElementwise)
+    if (!strcmp(name, k))
+      return false;
+  const TensorRef *first = nullptr;
+  for (int i = 0; i < op.numTensors; ++i) {
+    const TensorRef &t = op.tensors[i];
+    if (!t.present())
+      continue;
+    if (!first) {
+      first = &t;
+      continue;
+    }
+    if (t.rank != first->rank || t.layout != first->layout ||
+        !std::equal(t.dims, t.dims + t.rank, first->dims))
+      return false;
+  }
+  return true;
+}
 
 tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
                                 void *const *buffers, const char *kernelName) {
@@ -22,9 +61,25 @@ tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
   const int64_t *p = desc + 2;
   for (int i = 0; i < numTensors; ++i) {
     TensorRef &ref = tensors[i];
-    ref.type = (int32_t)p[0];
+    ref.type = (int32_t)(p[0] & ((1 << TIDALRT_LAYOUT_SHIFT) - 1));
+    ref.layout = (int32_t)(p[0] >> TIDALRT_LAYOUT_SHIFT);
     ref.rank = (int32_t)p[1];
     p += 2;
+    if (ref.layout != TIDALRT_LAYOUT_DENSE &&
+        ref.layout != TIDALRT_LAYOUT_CHANNEL_BLOCKED)
+      return tidalrt_status_make(TIDALRT_INTERNAL,
+                                 "%s (op %lld): tensor %d has layout %d",
+                                 kernelName, (long long)index, i, ref.layout);
+    if (ref.blocked()) {
+      if (ref.type != TIDALRT_ELEMENT_TYPE_F32 || ref.rank < 3 ||
+          ref.rank > 5 || p[1] % 16 != 0)
+        return tidalrt_status_make(
+            TIDALRT_INTERNAL,
+            "%s (op %lld): tensor %d is channel-blocked but not a float32 "
+            "[N, C, spatial...] tensor with C a multiple of 16",
+            kernelName, (long long)index, i);
+      anyBlocked = true;
+    }
     if (ref.rank > TIDALRT_MAX_RANK)
       return tidalrt_status_make(TIDALRT_INTERNAL,
                                  "%s (op %lld): tensor %d has rank %d",
@@ -34,6 +89,12 @@ tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
       p += ref.rank;
     ref.data = buffers ? buffers[i] : nullptr;
   }
+  if (anyBlocked && !takesBlockedTensors(kernelName, *this))
+    return tidalrt_status_make(
+        TIDALRT_INTERNAL,
+        "%s (op %lld): a channel-blocked tensor, which this kernel does not "
+        "take",
+        kernelName, (long long)index);
   int64_t a = *p++;
   if (a < 0 || a > kMaxAttrs)
     return tidalrt_status_make(

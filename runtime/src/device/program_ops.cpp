@@ -252,6 +252,9 @@ tidalrt_status_t device_kernel(program_state *state, launch_record *record,
           "'%s' (compile with --placement host to run it on the CPU)",
           (long long)op_index, state->backend->name, kernel_name(fn));
   } else if (state->emulate) {
+    // Channel-blocked tensors reach only layout-aware kernels (library
+    // ops, which keep their CPU kernels here) and element-wise ones, whose
+    // emulations compute the same on any layout their tensors share.
     if (tidalrt_kernel_fn_t emulated = tidalrt::cuda::emulatedKernelFor(fn))
       kernel = emulated;
   }

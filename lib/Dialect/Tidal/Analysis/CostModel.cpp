@@ -1,6 +1,7 @@
 //===- CostModel.cpp - predicted op and step times ------------------------===//
 
 #include "tidal/Dialect/Tidal/Analysis/CostModel.h"
+#include "tidal/Dialect/Tidal/IR/ChannelLayout.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -104,5 +105,16 @@ std::string tidal::opSignature(Operation *op) {
   }
   if (!first)
     os << "}";
+  // Channel-blocked tensors (tidal-block-channels) run other kernels.
+  SmallVector<Value> tensors(op->getOperands());
+  llvm::append_range(tensors, op->getResults());
+  bool any = false;
+  for (auto [i, v] : llvm::enumerate(tensors))
+    if (isChannelBlocked(v)) {
+      os << (any ? "," : "[blocked:") << i;
+      any = true;
+    }
+  if (any)
+    os << "]";
   return text;
 }

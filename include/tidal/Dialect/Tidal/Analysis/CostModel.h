@@ -39,8 +39,10 @@ inline constexpr const char *kSequenceOpKey = "(sequence)";
 /// What determines a kernel call's time: the op's name, its operand and
 /// result types, and its attributes other than the planner's (`tidal.*`),
 /// as one line of text, e.g.
-/// `tidal.relu(tensor<4x8xf32>)->(tensor<4x8xf32>)`. Ops with equal
-/// signatures run the same kernel on the same shapes.
+/// `tidal.relu(tensor<4x8xf32>)->(tensor<4x8xf32>)`, then, if some of its
+/// operands and results (counted in that order) are channel-blocked
+/// (tidal-block-channels), `[blocked:0,3]`. Ops with equal signatures run
+/// the same kernel on the same shapes and layouts.
 std::string opSignature(Operation *op);
 
 } // namespace mlir::tidal

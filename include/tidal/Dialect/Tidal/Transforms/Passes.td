@@ -213,6 +213,36 @@ def TidalFuseGeluPass : Pass<"tidal-fuse-gelu", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalBlockChannelsPass : Pass<"tidal-block-channels", "mlir::ModuleOp"> {
+  let summary = "keep conv -> batch norm -> element-wise activations channel-blocked";
+  let description = [{
+    Marks the activations that flow between convolutions, batch
+    normalizations and the element-wise ops around them as channel-blocked
+    (`tidal.blocked = array<i64: result indices>` on the defining op): the
+    cpu runtime keeps them in oneDNN's nChw16c (AVX-512) or nChw8c (AVX2)
+    layout, so a convolution reads and writes them without reorders and a
+    batch normalization runs oneDNN's vectorized kernels instead of its
+    generic NCHW loop.
+
+    Values that an element-wise op on same-shaped tensors (or a copy) reads
+    and writes must share one layout, so the pass works on the groups they
+    connect. A group is blocked when every value in it is a float32 rank-4
+    tensor whose channel count (dim 1) is a multiple of 16 (so blocked and
+    dense bytes are the same size) and every other op that defines or reads
+    one of its values takes a blocked tensor there: the data operands and
+    results of `conv`, `conv_backward_data`, `conv_backward_weights`,
+    `batch_norm_training`, `batch_norm_inference` and `batch_norm_backward`.
+    Function arguments and results stay dense. Semantics do not change; the
+    reference evaluator ignores the mark. Runs on the cpu and sim targets
+    (tidalc `--block-channels`).
+  }];
+  let statistics = [
+    Statistic<"numBlocked", "blocked-values",
+              "values kept channel-blocked">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 def TidalSchedulePass : Pass<"tidal-schedule", "mlir::ModuleOp"> {
   let summary = "order each function's ops to keep the bytes live low";
   let description = [{

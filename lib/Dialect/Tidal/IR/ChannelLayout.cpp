@@ -1,0 +1,71 @@
+//===- ChannelLayout.cpp - channel-blocked tensors
+//-------------------------===//
+
+#include "tidal/Dialect/Tidal/IR/ChannelLayout.h"
+
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+
+bool tidal::isChannelBlocked(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<OffloadOp, PrefetchOp, WaitOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    auto marked = def->getAttrOfType<DenseI64ArrayAttr>(kBlockedAttrName);
+    if (!marked)
+      return false;
+    int64_t index = cast<OpResult>(v).getResultNumber();
+    return llvm::is_contained(marked.asArrayRef(), index);
+  }
+  return false; // function arguments are dense
+}
+
+bool tidal::acceptsBlockedOperand(Operation *op, unsigned i) {
+  if (isa<ConvOp, ConvBackwardDataOp, BatchNormTrainingOp,
+          BatchNormInferenceOp>(op))
+    return i == 0; // the input (or the output's gradient)
+  if (isa<ConvBackwardWeightsOp, BatchNormBackwardOp>(op))
+    return i == 0 || i == 1; // the output's gradient and the input
+  return false;
+}
+
+bool tidal::acceptsBlockedResult(Operation *op, unsigned i) {
+  if (isa<ConvOp, ConvBackwardDataOp, BatchNormTrainingOp, BatchNormInferenceOp,
+          BatchNormBackwardOp>(op))
+    return i == 0; // the output (or the input's gradient)
+  return false;
+}
+
+bool tidal::isLayoutTransparent(Operation *op) {
+  if (!isa<TidalDialect>(op->getDialect()))
+    return false;
+  // Same-shaped but not element by element: the axis (softmax) or the
+  // element index (dropout's mask) matters.
+  if (isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
+          DropoutOp, DropoutBackwardOp>(op))
+    return false;
+  if (!op->hasTrait<OpTrait::Elementwise>() &&
+      !isa<AddOp, SubOp, MulOp, DivOp, PowOp, OffloadOp, PrefetchOp, WaitOp>(
+          op))
+    return false;
+  Type shape;
+  auto same = [&](Type t) {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    if (!ranked)
+      return false;
+    if (!shape) {
+      shape = t;
+      return true;
+    }
+    return cast<RankedTensorType>(shape).getShape() == ranked.getShape();
+  };
+  return op->getNumResults() > 0 && llvm::all_of(op->getOperandTypes(), same) &&
+         llvm::all_of(op->getResultTypes(), same);
+}

@@ -1,0 +1,229 @@
+// Channel-blocked tensors (tidalrt.h, "Tensor layouts"): convolutions,
+// batch normalization and element-wise kernels give on blocked tensors what
+// they give on dense ones, and kernels that cannot take them refuse them.
+#include "kernel_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using tidalrt_test::KernelCall;
+
+namespace {
+
+std::vector<float> randomData(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+size_t count(const std::vector<int64_t> &d) {
+  size_t n = 1;
+  for (int64_t v : d)
+    n *= (size_t)v;
+  return n;
+}
+
+// Dense [N, C, S...] -> [N][C / B][S][B] with B = tidalrt_channel_block().
+std::vector<float> toBlocked(const std::vector<float> &x,
+                             const std::vector<int64_t> &d) {
+  int64_t b = tidalrt_channel_block(), n = d[0], c = d[1];
+  int64_t s = (int64_t)count(d) / (n * c);
+  std::vector<float> y(x.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < s; ++p)
+        y[((i * (c / b) + ch / b) * s + p) * b + ch % b] =
+            x[(i * c + ch) * s + p];
+  return y;
+}
+
+std::vector<float> toDense(const std::vector<float> &y,
+                           const std::vector<int64_t> &d) {
+  int64_t b = tidalrt_channel_block(), n = d[0], c = d[1];
+  int64_t s = (int64_t)count(d) / (n * c);
+  std::vector<float> x(y.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < s; ++p)
+        x[(i * c + ch) * s + p] =
+            y[((i * (c / b) + ch / b) * s + p) * b + ch % b];
+  return x;
+}
+
+void expectNear(const std::vector<float> &got, const std::vector<float> &want,
+                const char *what, float tol = 1e-5f) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < got.size() && bad < 5; ++i)
+    if (!(std::fabs(got[i] - want[i]) <= tol * (1.0f + std::fabs(want[i])))) {
+      ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs " << want[i];
+      ++bad;
+    }
+}
+
+KernelCall &convAttrs(KernelCall &call) {
+  return call.attrInts({1, 1})
+      .attrInt(1)
+      .attrInts({1, 1, 1, 1})
+      .attrInts({1, 1});
+}
+
+const std::vector<int64_t> kX = {2, 32, 6, 5}, kW = {16, 32, 3, 3},
+                           kY = {2, 16, 6, 5};
+
+TEST(ChannelBlocked, BlockIsEightOrSixteen) {
+  int b = tidalrt_channel_block();
+  EXPECT_TRUE(b == 8 || b == 16) << b;
+  EXPECT_EQ(b, tidalrt_channel_block());
+}
+
+TEST(ChannelBlocked, ConvolutionForwardAndBackward) {
+  std::vector<float> x = randomData(count(kX), 1), w = randomData(count(kW), 2),
+                     dy = randomData(count(kY), 3);
+  std::vector<float> xb = toBlocked(x, kX), dyb = toBlocked(dy, kY);
+
+  std::vector<float> y(count(kY)), yb(count(kY));
+  KernelCall dense, blocked;
+  dense.f32(kX, x.data()).f32(kW, w.data()).absent().f32(kY, y.data());
+  blocked.blocked(kX, xb.data())
+      .f32(kW, w.data())
+      .absent()
+      .blocked(kY, yb.data());
+  ASSERT_EQ(convAttrs(dense).run(tidalrt_k_conv), "");
+  ASSERT_EQ(convAttrs(blocked).run(tidalrt_k_conv), "");
+  expectNear(toDense(yb, kY), y, "conv");
+
+  std::vector<float> dx(count(kX)), dxb(count(kX));
+  KernelCall bd, bdb;
+  bd.f32(kY, dy.data()).f32(kW, w.data()).f32(kX, dx.data());
+  bdb.blocked(kY, dyb.data()).f32(kW, w.data()).blocked(kX, dxb.data());
+  ASSERT_EQ(convAttrs(bd).run(tidalrt_k_conv_backward_data), "");
+  ASSERT_EQ(convAttrs(bdb).run(tidalrt_k_conv_backward_data), "");
+  expectNear(toDense(dxb, kX), dx, "conv_backward_data");
+
+  // Mixed: a blocked gradient with a dense input.
+  std::vector<float> dw(count(kW)), dwb(count(kW));
+  KernelCall bw, bwb;
+  bw.f32(kY, dy.data()).f32(kX, x.data()).f32(kW, dw.data());
+  bwb.blocked(kY, dyb.data()).f32(kX, x.data()).f32(kW, dwb.data());
+  ASSERT_EQ(convAttrs(bw).run(tidalrt_k_conv_backward_weights), "");
+  ASSERT_EQ(convAttrs(bwb).run(tidalrt_k_conv_backward_weights), "");
+  expectNear(dwb, dw, "conv_backward_weights");
+}
+
+TEST(ChannelBlocked, BatchNormTrainingAndBackward) {
+  const std::vector<int64_t> shape = {4, 32, 5, 3};
+  int64_t c = shape[1];
+  std::vector<float> x = randomData(count(shape), 4),
+                     dy = randomData(count(shape), 5), scale = randomData(c, 6),
+                     bias = randomData(c, 7), rm(c, 0.0f), rv(c, 1.0f);
+  std::vector<float> xb = toBlocked(x, shape), dyb = toBlocked(dy, shape);
+
+  struct Out {
+    std::vector<float> y, nm, nv, mean, var;
+  };
+  auto training = [&](bool inBlocked, bool outBlocked, Out &o) {
+    o = Out{std::vector<float>(count(shape)), std::vector<float>(c),
+            std::vector<float>(c), std::vector<float>(c),
+            std::vector<float>(c)};
+    KernelCall call;
+    if (inBlocked)
+      call.blocked(shape, xb.data());
+    else
+      call.f32(shape, x.data());
+    call.f32({c}, scale.data())
+        .f32({c}, bias.data())
+        .f32({c}, rm.data())
+        .f32({c}, rv.data());
+    if (outBlocked)
+      call.blocked(shape, o.y.data());
+    else
+      call.f32(shape, o.y.data());
+    call.f32({c}, o.nm.data())
+        .f32({c}, o.nv.data())
+        .f32({c}, o.mean.data())
+        .f32({c}, o.var.data())
+        .attrFloat(1e-5)
+        .attrFloat(0.9);
+    return call.run(tidalrt_k_batch_norm_training);
+  };
+  Out dense, blocked, mixed;
+  ASSERT_EQ(training(false, false, dense), "");
+  ASSERT_EQ(training(true, true, blocked), "");
+  ASSERT_EQ(training(true, false, mixed), "");
+  expectNear(toDense(blocked.y, shape), dense.y, "output");
+  expectNear(mixed.y, dense.y, "output (dense)");
+  expectNear(blocked.mean, dense.mean, "batch_mean");
+  expectNear(blocked.var, dense.var, "batch_var");
+  expectNear(blocked.nv, dense.nv, "new_running_var");
+
+  auto backward = [&](bool blockedData, std::vector<float> &dx,
+                      std::vector<float> &ds, std::vector<float> &db) {
+    dx.assign(count(shape), NAN);
+    ds.assign(c, NAN);
+    db.assign(c, NAN);
+    KernelCall call;
+    if (blockedData)
+      call.blocked(shape, dyb.data()).blocked(shape, xb.data());
+    else
+      call.f32(shape, dy.data()).f32(shape, x.data());
+    call.f32({c}, scale.data())
+        .f32({c}, dense.mean.data())
+        .f32({c}, dense.var.data());
+    if (blockedData)
+      call.blocked(shape, dx.data());
+    else
+      call.f32(shape, dx.data());
+    call.f32({c}, ds.data()).f32({c}, db.data()).attrFloat(1e-5);
+    return call.run(tidalrt_k_batch_norm_backward);
+  };
+  std::vector<float> dx, ds, db, dxb, dsb, dbb;
+  ASSERT_EQ(backward(false, dx, ds, db), "");
+  ASSERT_EQ(backward(true, dxb, dsb, dbb), "");
+  expectNear(toDense(dxb, shape), dx, "grad_input", 1e-4f);
+  expectNear(dsb, ds, "grad_scale", 1e-4f);
+  expectNear(dbb, db, "grad_bias", 1e-4f);
+}
+
+TEST(ChannelBlocked, ElementwiseOnSameShapes) {
+  std::vector<float> a = randomData(count(kX), 8), b = randomData(count(kX), 9);
+  std::vector<float> ab = toBlocked(a, kX), bb = toBlocked(b, kX);
+  std::vector<float> y(count(kX)), yb(count(kX));
+  KernelCall dense, blocked;
+  dense.f32(kX, a.data()).f32(kX, b.data()).f32(kX, y.data());
+  blocked.blocked(kX, ab.data()).blocked(kX, bb.data()).blocked(kX, yb.data());
+  ASSERT_EQ(dense.run(tidalrt_k_add), "");
+  ASSERT_EQ(blocked.run(tidalrt_k_add), "");
+  EXPECT_EQ(toDense(yb, kX), y);
+}
+
+TEST(ChannelBlocked, KernelsThatCannotTakeThemRefuse) {
+  std::vector<float> a(count(kX)), bias(32), y(count(kX));
+  // A broadcasting add: the bias's channels are not where it would read.
+  KernelCall add;
+  add.blocked(kX, a.data()).f32({32, 1, 1}, bias.data()).blocked(kX, y.data());
+  EXPECT_NE(add.run(tidalrt_k_add).find("channel-blocked"), std::string::npos);
+  // Mixed layouts in an element-wise call.
+  KernelCall relu;
+  relu.blocked(kX, a.data()).f32(kX, y.data());
+  EXPECT_NE(relu.run(tidalrt_k_relu).find("channel-blocked"),
+            std::string::npos);
+  // A softmax over the channels.
+  KernelCall softmax;
+  softmax.blocked(kX, a.data()).blocked(kX, y.data()).attrInt(1);
+  EXPECT_NE(softmax.run(tidalrt_k_softmax).find("channel-blocked"),
+            std::string::npos);
+  // Channels that are not a multiple of 16.
+  std::vector<int64_t> odd = {2, 8, 6, 5};
+  KernelCall relu8;
+  relu8.blocked(odd, a.data()).blocked(odd, y.data());
+  EXPECT_NE(relu8.run(tidalrt_k_relu).find("multiple of 16"),
+            std::string::npos);
+}
+
+} // namespace
