@@ -3,6 +3,7 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/dnnl_util.cpp
   src/cpu/dnnl_conv.cpp
   src/cpu/dnnl_pool.cpp
+  src/cpu/pool_loops.cpp
   src/cpu/dnnl_batch_norm.cpp
   src/cpu/dnnl_matmul.cpp
 )

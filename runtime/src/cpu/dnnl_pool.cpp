@@ -3,11 +3,12 @@
 // float32 pooling over 1 to 3 spatial dimensions runs on oneDNN's pooling_v2
 // primitives whenever they compute exactly what the reference evaluator
 // does. The rest runs on a direct loop over a window table built once per
-// call site: other ranks, integer max pooling, windows that lie wholly in
-// the padding, and average pooling with count_include_pad whose ceil_mode
-// overhang goes past the end padding (PyTorch and ONNX leave the overhang
-// out of the divisor; oneDNN counts the whole kernel).
+// call site (pool_loops.h): other ranks, integer max pooling, windows that lie
+// wholly in the padding, and average pooling with count_include_pad whose
+// ceil_mode overhang goes past the end padding (PyTorch and ONNX leave the
+// overhang out of the divisor; oneDNN counts the whole kernel).
 #include "dnnl_util.h"
+#include "pool_loops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -67,61 +68,6 @@ Window makeWindow(const OpCall &op, const TensorRef &x, const TensorRef &y,
     w.outSp *= w.out[i];
   }
   return w;
-}
-
-// The flat in-bounds input positions of every output position, in window
-// order, and (for average pooling) the evaluator's divisor.
-struct WindowTable {
-  std::vector<int64_t> start; // outSp + 1 offsets into `positions`
-  std::vector<int64_t> positions;
-  std::vector<int64_t> divisor;
-};
-
-void buildTable(const Window &w, bool average, bool countIncludePad,
-                WindowTable &t) {
-  int64_t kSp = 1;
-  for (int64_t kd : w.kernel)
-    kSp *= kd;
-  std::vector<int64_t> o(w.k), kk(w.k);
-  t.start.assign(1, 0);
-  for (int64_t os = 0; os < w.outSp; ++os) {
-    int64_t r = os;
-    for (int d = w.k; d-- > 0;) {
-      o[d] = r % w.out[d];
-      r /= w.out[d];
-    }
-    for (int64_t ks = 0; ks < kSp; ++ks) {
-      int64_t q = ks;
-      for (int d = w.k; d-- > 0;) {
-        kk[d] = q % w.kernel[d];
-        q /= w.kernel[d];
-      }
-      int64_t flat = 0;
-      bool inside = true;
-      for (int d = 0; d < w.k && inside; ++d) {
-        int64_t i =
-            o[d] * w.strides[d] - w.padBegin[d] + kk[d] * w.dilations[d];
-        inside = i >= 0 && i < w.in[d];
-        flat = flat * w.in[d] + i;
-      }
-      if (inside)
-        t.positions.push_back(flat);
-    }
-    int64_t count = (int64_t)t.positions.size() - t.start.back();
-    t.start.push_back((int64_t)t.positions.size());
-    if (!average)
-      continue;
-    int64_t div = count;
-    if (countIncludePad) {
-      // The window clipped to the padded input (PyTorch's rule).
-      div = 1;
-      for (int d = 0; d < w.k; ++d) {
-        int64_t s = o[d] * w.strides[d] - w.padBegin[d];
-        div *= std::min(s + w.kernel[d], w.in[d] + w.padEnd[d]) - s;
-      }
-    }
-    t.divisor.push_back(div);
-  }
 }
 
 // Whether oneDNN's pooling computes what the evaluator does; fills the
@@ -329,95 +275,6 @@ PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
   return setOwnedState(op.context, op.index, owned.release());
 }
 
-bool parallel(const Window &w) {
-  int64_t kSp = 1;
-  for (int64_t kd : w.kernel)
-    kSp *= kd;
-  return w.planes * w.outSp * kSp > parallelGrain();
-}
-
-// The lowest value a max starts from: -inf for floats.
-template <typename T> T lowest() {
-  return std::numeric_limits<T>::has_infinity
-             ? -std::numeric_limits<T>::infinity()
-             : std::numeric_limits<T>::lowest();
-}
-
-template <typename T> void maxPoolLoop(const PoolState &s, const T *x, T *y) {
-  const Window &w = s.window;
-  const WindowTable &t = s.table;
-#pragma omp parallel for if (parallel(w))
-  for (int64_t p = 0; p < w.planes; ++p) {
-    const T *xp = x + p * w.inSp;
-    T *yp = y + p * w.outSp;
-    for (int64_t os = 0; os < w.outSp; ++os) {
-      T best = lowest<T>();
-      for (int64_t j = t.start[os]; j < t.start[os + 1]; ++j)
-        if (best < xp[t.positions[j]])
-          best = xp[t.positions[j]];
-      yp[os] = best;
-    }
-  }
-}
-
-void maxPoolBackwardLoop(const PoolState &s, const float *g, const float *x,
-                         float *gx) {
-  const Window &w = s.window;
-  const WindowTable &t = s.table;
-#pragma omp parallel for if (parallel(w))
-  for (int64_t p = 0; p < w.planes; ++p) {
-    const float *xp = x + p * w.inSp, *gp = g + p * w.outSp;
-    float *gxp = gx + p * w.inSp;
-    std::fill(gxp, gxp + w.inSp, 0.0f);
-    for (int64_t os = 0; os < w.outSp; ++os) {
-      int64_t arg = -1;
-      for (int64_t j = t.start[os]; j < t.start[os + 1]; ++j) {
-        int64_t i = t.positions[j];
-        if (arg < 0 || xp[i] > xp[arg])
-          arg = i;
-      }
-      if (arg >= 0)
-        gxp[arg] += gp[os];
-    }
-  }
-}
-
-void averagePoolLoop(const PoolState &s, const float *x, float *y) {
-  const Window &w = s.window;
-  const WindowTable &t = s.table;
-#pragma omp parallel for if (parallel(w))
-  for (int64_t p = 0; p < w.planes; ++p) {
-    const float *xp = x + p * w.inSp;
-    float *yp = y + p * w.outSp;
-    for (int64_t os = 0; os < w.outSp; ++os) {
-      double sum = 0.0;
-      for (int64_t j = t.start[os]; j < t.start[os + 1]; ++j)
-        sum += xp[t.positions[j]];
-      int64_t div = t.divisor[os];
-      yp[os] = div > 0 ? (float)(sum / (double)div) : 0.0f;
-    }
-  }
-}
-
-void averagePoolBackwardLoop(const PoolState &s, const float *g, float *gx) {
-  const Window &w = s.window;
-  const WindowTable &t = s.table;
-#pragma omp parallel for if (parallel(w))
-  for (int64_t p = 0; p < w.planes; ++p) {
-    const float *gp = g + p * w.outSp;
-    float *gxp = gx + p * w.inSp;
-    std::fill(gxp, gxp + w.inSp, 0.0f);
-    for (int64_t os = 0; os < w.outSp; ++os) {
-      int64_t div = t.divisor[os];
-      if (div <= 0)
-        continue;
-      float v = (float)((double)gp[os] / (double)div);
-      for (int64_t j = t.start[os]; j < t.start[os + 1]; ++j)
-        gxp[t.positions[j]] += v;
-    }
-  }
-}
-
 } // namespace
 
 Window tidalrt::dnnlutil::poolWindow(const OpCall &op, Pool kind, int xi,
@@ -507,34 +364,34 @@ extern "C" tidalrt_status_t tidalrt_k_max_pool(tidalrt_context_t *ctx,
     void *x = op[0].data, *y = op[1].data;
     switch (type) {
     case TIDALRT_ELEMENT_TYPE_F32:
-      maxPoolLoop(*s, (const float *)x, (float *)y);
+      maxPoolLoop(s->window, s->table, (const float *)x, (float *)y);
       break;
     case TIDALRT_ELEMENT_TYPE_F64:
-      maxPoolLoop(*s, (const double *)x, (double *)y);
+      maxPoolLoop(s->window, s->table, (const double *)x, (double *)y);
       break;
     case TIDALRT_ELEMENT_TYPE_I8:
-      maxPoolLoop(*s, (const int8_t *)x, (int8_t *)y);
+      maxPoolLoop(s->window, s->table, (const int8_t *)x, (int8_t *)y);
       break;
     case TIDALRT_ELEMENT_TYPE_U8:
-      maxPoolLoop(*s, (const uint8_t *)x, (uint8_t *)y);
+      maxPoolLoop(s->window, s->table, (const uint8_t *)x, (uint8_t *)y);
       break;
     case TIDALRT_ELEMENT_TYPE_I16:
-      maxPoolLoop(*s, (const int16_t *)x, (int16_t *)y);
+      maxPoolLoop(s->window, s->table, (const int16_t *)x, (int16_t *)y);
       break;
     case TIDALRT_ELEMENT_TYPE_U16:
-      maxPoolLoop(*s, (const uint16_t *)x, (uint16_t *)y);
+      maxPoolLoop(s->window, s->table, (const uint16_t *)x, (uint16_t *)y);
       break;
     case TIDALRT_ELEMENT_TYPE_I32:
-      maxPoolLoop(*s, (const int32_t *)x, (int32_t *)y);
+      maxPoolLoop(s->window, s->table, (const int32_t *)x, (int32_t *)y);
       break;
     case TIDALRT_ELEMENT_TYPE_I64:
-      maxPoolLoop(*s, (const int64_t *)x, (int64_t *)y);
+      maxPoolLoop(s->window, s->table, (const int64_t *)x, (int64_t *)y);
       break;
     case TIDALRT_ELEMENT_TYPE_U32:
-      maxPoolLoop(*s, (const uint32_t *)x, (uint32_t *)y);
+      maxPoolLoop(s->window, s->table, (const uint32_t *)x, (uint32_t *)y);
       break;
     case TIDALRT_ELEMENT_TYPE_U64:
-      maxPoolLoop(*s, (const uint64_t *)x, (uint64_t *)y);
+      maxPoolLoop(s->window, s->table, (const uint64_t *)x, (uint64_t *)y);
       break;
     }
     return ok();
@@ -552,7 +409,8 @@ extern "C" tidalrt_status_t tidalrt_k_max_pool_backward(tidalrt_context_t *ctx,
       return ok();
     }
     if (!preparing(ctx))
-      maxPoolBackwardLoop(*s, op[0].f32(), op[1].f32(), op[2].f32());
+      maxPoolBackwardLoop(s->window, s->table, op[0].f32(), op[1].f32(),
+                          op[2].f32());
     return ok();
   });
 }
@@ -568,7 +426,7 @@ extern "C" tidalrt_status_t tidalrt_k_average_pool(tidalrt_context_t *ctx,
       return ok();
     }
     if (!preparing(ctx))
-      averagePoolLoop(*s, op[0].f32(), op[1].f32());
+      averagePoolLoop(s->window, s->table, op[0].f32(), op[1].f32());
     return ok();
   });
 }
@@ -585,7 +443,8 @@ tidalrt_k_average_pool_backward(tidalrt_context_t *ctx, const int64_t *desc,
                        return ok();
                      }
                      if (!preparing(ctx))
-                       averagePoolBackwardLoop(*s, op[0].f32(), op[1].f32());
+                       averagePoolBackwardLoop(s->window, s->table, op[0].f32(),
+                                               op[1].f32());
                      return ok();
                    });
 }
