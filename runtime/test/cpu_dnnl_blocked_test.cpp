@@ -190,6 +190,58 @@ TEST(ChannelBlocked, BatchNormTrainingAndBackward) {
   expectNear(dbb, db, "grad_bias", 1e-4f);
 }
 
+// Max and average pooling, forward and backward, blocked against dense:
+// `ceil` with an odd width sends average pooling with count_include_pad to
+// the direct loop (oneDNN would count the overhang), the rest to oneDNN.
+void checkPooling(bool ceil) {
+  const std::vector<int64_t> x = {2, 32, 6, 5};
+  const std::vector<int64_t> y = {2, 32, 3, ceil ? 3 : 2};
+  std::vector<float> in = randomData(count(x), 10),
+                     g = randomData(count(y), 11);
+  std::vector<float> inB = toBlocked(in, x), gB = toBlocked(g, y);
+  auto attrs = [&](KernelCall &c, bool isMax) {
+    if (isMax)
+      c.attrInt(ceil).attrInts({1, 1});
+    else
+      c.attrInt(ceil).attrInt(1);
+    c.attrInts({2, 2}).attrInts({0, 0, 0, 0}).attrInts({2, 2});
+  };
+  for (bool isMax : {true, false}) {
+    std::vector<float> out(count(y)), outB(count(y));
+    KernelCall f, fb;
+    f.f32(x, in.data()).f32(y, out.data());
+    fb.blocked(x, inB.data()).blocked(y, outB.data());
+    attrs(f, isMax);
+    attrs(fb, isMax);
+    auto fwd = isMax ? tidalrt_k_max_pool : tidalrt_k_average_pool;
+    ASSERT_EQ(f.run(fwd), "");
+    ASSERT_EQ(fb.run(fwd), "");
+    expectNear(toDense(outB, y), out, isMax ? "max_pool" : "average_pool");
+
+    std::vector<float> gx(count(x)), gxB(count(x));
+    KernelCall b, bb;
+    b.f32(y, g.data());
+    bb.blocked(y, gB.data());
+    if (isMax) {
+      b.f32(x, in.data());
+      bb.blocked(x, inB.data());
+    }
+    b.f32(x, gx.data());
+    bb.blocked(x, gxB.data());
+    attrs(b, isMax);
+    attrs(bb, isMax);
+    auto bwd =
+        isMax ? tidalrt_k_max_pool_backward : tidalrt_k_average_pool_backward;
+    ASSERT_EQ(b.run(bwd), "");
+    ASSERT_EQ(bb.run(bwd), "");
+    expectNear(toDense(gxB, x), gx,
+               isMax ? "max_pool_backward" : "average_pool_backward");
+  }
+}
+
+TEST(ChannelBlocked, PoolingOnOneDnn) { checkPooling(false); }
+TEST(ChannelBlocked, PoolingOnTheDirectLoop) { checkPooling(true); }
+
 TEST(ChannelBlocked, ElementwiseOnSameShapes) {
   std::vector<float> a = randomData(count(kX), 8), b = randomData(count(kX), 9);
   std::vector<float> ab = toBlocked(a, kX), bb = toBlocked(b, kX);

@@ -125,27 +125,29 @@ memory::dims fullDims(const std::vector<int64_t> &sp, int64_t n, int64_t c) {
   return d;
 }
 
-// The layout the primitives run on: the tensors' own (plain NCHW), or
-// channels blocked by 8 (nChw8c), which oneDNN's AVX2 pooling kernels need:
-// on plain tensors oneDNN 2.6 has AVX-512 kernels only, and an AVX2 machine
-// (or ONEDNN_MAX_CPU_ISA=AVX2) gets its reference loop, 5-10x slower than
-// a reorder to the blocked layout and back.
-memory::desc poolLayout(const memory::dims &dims, bool blocked) {
-  if (!blocked)
+// The layout the primitives run on: dense (`block` 0), or channels
+// blocked by `block` (8 or 16). Blocked by 8 is what oneDNN's AVX2 pooling
+// kernels need: on dense tensors oneDNN 2.6 has AVX-512 kernels only, and
+// an AVX2 machine (or ONEDNN_MAX_CPU_ISA=AVX2) gets its reference loop,
+// 5-10x slower than a reorder to the blocked layout and back. Calls with
+// channel-blocked tensors run on the runtime's block (channelBlock()).
+memory::desc poolLayout(const memory::dims &dims, int block) {
+  if (!block)
     return plainDesc(dims);
   using tag = memory::format_tag;
-  tag t = dims.size() == 3   ? tag::nCw8c
-          : dims.size() == 4 ? tag::nChw8c
-                             : tag::nCdhw8c;
+  bool b16 = block == 16;
+  tag t = dims.size() == 3   ? (b16 ? tag::nCw16c : tag::nCw8c)
+          : dims.size() == 4 ? (b16 ? tag::nChw16c : tag::nChw8c)
+                             : (b16 ? tag::nCdhw16c : tag::nCdhw8c);
   return memory::desc(dims, memory::data_type::f32, t);
 }
 
 dnnl::pooling_v2_forward::primitive_desc
 forwardDesc(dnnl::prop_kind prop, dnnl::algorithm alg, const Window &w,
-            const DnnlWindow &dw, int64_t n, int64_t c, bool blocked) {
+            const DnnlWindow &dw, int64_t n, int64_t c, int block) {
   dnnl::pooling_v2_forward::desc d(
-      prop, alg, poolLayout(fullDims(w.in, n, c), blocked),
-      poolLayout(fullDims(w.out, n, c), blocked), dw.strides, dw.kernel,
+      prop, alg, poolLayout(fullDims(w.in, n, c), block),
+      poolLayout(fullDims(w.out, n, c), block), dw.strides, dw.kernel,
       dw.dilations, dw.padL, dw.padR);
   return dnnl::pooling_v2_forward::primitive_desc(d, scratchpadAttr(),
                                                   engine());
@@ -165,10 +167,10 @@ bool useBlocked(dnnl::algorithm alg, const Window &w, const DnnlWindow &dw,
   if (w.k < 1 || w.k > 3)
     return false;
   auto prop = dnnl::prop_kind::forward_training;
-  if (!isReference(forwardDesc(prop, alg, w, dw, n, c, false)))
+  if (!isReference(forwardDesc(prop, alg, w, dw, n, c, 0)))
     return false;
   try {
-    return !isReference(forwardDesc(prop, alg, w, dw, n, c, true));
+    return !isReference(forwardDesc(prop, alg, w, dw, n, c, 8));
   } catch (const dnnl::error &) {
     return false;
   }
@@ -199,23 +201,29 @@ PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
     return setOwnedState(op.context, op.index, owned.release());
   }
   int64_t n = op[xi].dim(0), c = op[xi].dim(1);
-  // The tensors' layout, and the one the primitives run on (reorders in
-  // between when they differ).
-  memory::desc xUser = plainDesc(fullDims(w.in, n, c));
-  memory::desc yUser = plainDesc(fullDims(w.out, n, c));
+  memory::dims xDims = fullDims(w.in, n, c), yDims = fullDims(w.out, n, c);
+  // Each tensor's own layout (dense or channel-blocked), and the one the
+  // primitives run on (reorders in between when they differ).
+  auto user = [&](int i) {
+    return userDesc(op[i], i == xi || (kind == Pool::MaxBackward && i == 2)
+                               ? xDims
+                               : yDims);
+  };
   buildWithDnnl("pooling", [&] {
     dnnl::algorithm alg =
         isMax ? dnnl::algorithm::pooling_max : averageAlgorithm(include);
-    bool blocked = useBlocked(alg, w, dw, n, c);
-    memory::desc xMd = poolLayout(fullDims(w.in, n, c), blocked);
-    memory::desc yMd = poolLayout(fullDims(w.out, n, c), blocked);
+    int blocked = op.anyBlocked                  ? channelBlock()
+                  : useBlocked(alg, w, dw, n, c) ? 8
+                                                 : 0;
+    memory::desc xMd = poolLayout(xDims, blocked);
+    memory::desc yMd = poolLayout(yDims, blocked);
     Plan &p = s->plan;
     switch (kind) {
     case Pool::MaxForward: {
       auto pd = forwardDesc(dnnl::prop_kind::forward_inference,
                             dnnl::algorithm::pooling_max, w, dw, n, c, blocked);
-      int src = p.input(xMd, xUser, 0);
-      int dst = p.output(yMd, yUser, 1);
+      int src = p.input(xMd, user(0), 0);
+      int dst = p.output(yMd, user(1), 1);
       p.add(dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(),
             {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
       break;
@@ -227,7 +235,7 @@ PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
           forwardDesc(dnnl::prop_kind::forward_training,
                       dnnl::algorithm::pooling_max, w, dw, n, c, blocked);
       int ws = p.temp(fwd.workspace_desc());
-      int src = p.input(xMd, xUser, 1);
+      int src = p.input(xMd, user(1), 1);
       p.add(dnnl::pooling_v2_forward(fwd), fwd.scratchpad_desc(),
             {{DNNL_ARG_SRC, src},
              {DNNL_ARG_DST, p.temp(fwd.dst_desc())},
@@ -237,8 +245,8 @@ PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
                                         dw.padL, dw.padR);
       dnnl::pooling_v2_backward::primitive_desc pd(d, scratchpadAttr(),
                                                    engine(), fwd);
-      int diffDst = p.input(yMd, yUser, 0);
-      int diffSrc = p.output(xMd, xUser, 2);
+      int diffDst = p.input(yMd, user(0), 0);
+      int diffSrc = p.output(xMd, user(2), 2);
       p.add(dnnl::pooling_v2_backward(pd), pd.scratchpad_desc(),
             {{DNNL_ARG_DIFF_DST, diffDst},
              {DNNL_ARG_WORKSPACE, ws},
@@ -248,8 +256,8 @@ PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
     case Pool::AvgForward: {
       auto pd = forwardDesc(dnnl::prop_kind::forward_inference,
                             averageAlgorithm(include), w, dw, n, c, blocked);
-      int src = p.input(xMd, xUser, 0);
-      int dst = p.output(yMd, yUser, 1);
+      int src = p.input(xMd, user(0), 0);
+      int dst = p.output(yMd, user(1), 1);
       p.add(dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(),
             {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
       break;
@@ -262,8 +270,8 @@ PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
                                         dw.padL, dw.padR);
       dnnl::pooling_v2_backward::primitive_desc pd(d, scratchpadAttr(),
                                                    engine(), fwd);
-      int diffDst = p.input(yMd, yUser, 0);
-      int diffSrc = p.output(xMd, xUser, 1);
+      int diffDst = p.input(yMd, user(0), 0);
+      int diffSrc = p.output(xMd, user(1), 1);
       p.add(dnnl::pooling_v2_backward(pd), pd.scratchpad_desc(),
             {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_DIFF_SRC, diffSrc}});
       break;
@@ -273,6 +281,42 @@ PoolState *poolState(OpCall &op, Pool kind, int xi, int yi) {
     return 0;
   });
   return setOwnedState(op.context, op.index, owned.release());
+}
+
+// Runs a direct loop on dense copies of the call's channel-blocked
+// tensors, in the kernel scratch buffer: the others are copied in before,
+// `outputs` copied back after. `body` gets every tensor's dense address.
+template <typename Body>
+void onDense(OpCall &op, std::initializer_list<int> outputs, Body &&body) {
+  constexpr int kMax = 4;
+  size_t offset[kMax] = {}, need = 0;
+  for (int i = 0; i < op.numTensors && i < kMax; ++i)
+    if (op[i].blocked()) {
+      offset[i] = need;
+      need += (op[i].bytes() + 63) / 64 * 64;
+    }
+  char *base = need ? static_cast<char *>(scratch(op.context, need)) : nullptr;
+  if (preparing(op.context))
+    return;
+  auto isOutput = [&](int i) {
+    for (int o : outputs)
+      if (o == i)
+        return true;
+    return false;
+  };
+  float *ptr[kMax] = {};
+  for (int i = 0; i < op.numTensors && i < kMax; ++i) {
+    ptr[i] = op[i].f32();
+    if (!op[i].blocked())
+      continue;
+    ptr[i] = reinterpret_cast<float *>(base + offset[i]);
+    if (!isOutput(i))
+      blockedToDense(op[i], op[i].f32(), ptr[i]);
+  }
+  body(ptr);
+  for (int o : outputs)
+    if (op[o].blocked())
+      denseToBlocked(op[o], ptr[o], op[o].f32());
 }
 
 } // namespace
@@ -359,6 +403,12 @@ extern "C" tidalrt_status_t tidalrt_k_max_pool(tidalrt_context_t *ctx,
       s->plan.run(ctx, op);
       return ok();
     }
+    if (op.anyBlocked) {
+      onDense(op, {1}, [&](float *const *t) {
+        maxPoolLoop(s->window, s->table, t[0], t[1]);
+      });
+      return ok();
+    }
     if (preparing(ctx))
       return ok();
     void *x = op[0].data, *y = op[1].data;
@@ -408,9 +458,9 @@ extern "C" tidalrt_status_t tidalrt_k_max_pool_backward(tidalrt_context_t *ctx,
       s->plan.run(ctx, op);
       return ok();
     }
-    if (!preparing(ctx))
-      maxPoolBackwardLoop(s->window, s->table, op[0].f32(), op[1].f32(),
-                          op[2].f32());
+    onDense(op, {2}, [&](float *const *t) {
+      maxPoolBackwardLoop(s->window, s->table, t[0], t[1], t[2]);
+    });
     return ok();
   });
 }
@@ -425,8 +475,9 @@ extern "C" tidalrt_status_t tidalrt_k_average_pool(tidalrt_context_t *ctx,
       s->plan.run(ctx, op);
       return ok();
     }
-    if (!preparing(ctx))
-      averagePoolLoop(s->window, s->table, op[0].f32(), op[1].f32());
+    onDense(op, {1}, [&](float *const *t) {
+      averagePoolLoop(s->window, s->table, t[0], t[1]);
+    });
     return ok();
   });
 }
@@ -442,9 +493,9 @@ tidalrt_k_average_pool_backward(tidalrt_context_t *ctx, const int64_t *desc,
                        s->plan.run(ctx, op);
                        return ok();
                      }
-                     if (!preparing(ctx))
-                       averagePoolBackwardLoop(s->window, s->table, op[0].f32(),
-                                               op[1].f32());
+                     onDense(op, {1}, [&](float *const *t) {
+                       averagePoolBackwardLoop(s->window, s->table, t[0], t[1]);
+                     });
                      return ok();
                    });
 }

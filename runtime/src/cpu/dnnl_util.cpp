@@ -77,6 +77,34 @@ memory::desc userDesc(const TensorRef &t, const memory::dims &dims) {
   return t.blocked() ? blockedDesc(dims) : plainDesc(dims);
 }
 
+namespace {
+// [N][C / B][S][B] <-> [N][C][S] for a blocked [N, C, spatial...] tensor.
+template <bool ToDense>
+void convertBlocked(const TensorRef &t, const float *src, float *dst) {
+  int64_t b = channelBlock(), n = t.dim(0), c = t.dim(1);
+  int64_t s = n * c ? t.numel() / (n * c) : 0;
+#pragma omp parallel for collapse(2) if (t.numel() > parallelGrain())
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < s; ++p) {
+        int64_t blocked = ((i * (c / b) + ch / b) * s + p) * b + ch % b;
+        int64_t dense = (i * c + ch) * s + p;
+        if (ToDense)
+          dst[dense] = src[blocked];
+        else
+          dst[blocked] = src[dense];
+      }
+}
+} // namespace
+
+void blockedToDense(const TensorRef &t, const float *src, float *dst) {
+  convertBlocked<true>(t, src, dst);
+}
+
+void denseToBlocked(const TensorRef &t, const float *src, float *dst) {
+  convertBlocked<false>(t, src, dst);
+}
+
 memory::desc anyDesc(const memory::dims &dims) {
   return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
 }

@@ -36,6 +36,10 @@ memory::desc blockedDesc(const memory::dims &dims);
 // The descriptor of call tensor `t` with `dims`: blocked or dense as the
 // call says.
 memory::desc userDesc(const TensorRef &t, const memory::dims &dims);
+// Copies the elements of channel-blocked tensor `t` from `src` (blocked)
+// to `dst` in dense order, and back.
+void blockedToDense(const TensorRef &t, const float *src, float *dst);
+void denseToBlocked(const TensorRef &t, const float *src, float *dst);
 // A float32 descriptor that lets the primitive choose the layout.
 memory::desc anyDesc(const memory::dims &dims);
 // The attribute every primitive is created with: a user scratchpad.

@@ -7,15 +7,19 @@
 namespace tidalrt {
 
 // Whether kernel `name` computes right on channel-blocked tensors:
-// convolutions and batch normalization take each tensor's layout from the
-// call; element-wise kernels on same-shaped tensors compute the same on any
-// layout that all of them share.
+// convolutions, batch normalization and pooling take each tensor's layout
+// from the call; element-wise kernels on same-shaped tensors compute the same
+// on any layout that all of them share.
 static bool takesBlockedTensors(const char *name, const OpCall &op) {
   static const char *const layoutAware[] = {"conv",
                                             "conv_backward_data",
                                             "conv_backward_weights",
                                             "batch_norm_training",
                                             "batch_norm_inference",
+                                            "max_pool",
+                                            "max_pool_backward",
+                                            "average_pool",
+                                            "average_pool_backward",
                                             "batch_norm_backward"};
   for (const char *k : layoutAware)
     if (!strcmp(name, k))

@@ -28,17 +28,18 @@ bool tidal::isChannelBlocked(Value v) {
 }
 
 bool tidal::acceptsBlockedOperand(Operation *op, unsigned i) {
-  if (isa<ConvOp, ConvBackwardDataOp, BatchNormTrainingOp,
-          BatchNormInferenceOp>(op))
+  if (isa<ConvOp, ConvBackwardDataOp, BatchNormTrainingOp, BatchNormInferenceOp,
+          MaxPoolOp, AveragePoolOp, AveragePoolBackwardOp>(op))
     return i == 0; // the input (or the output's gradient)
-  if (isa<ConvBackwardWeightsOp, BatchNormBackwardOp>(op))
+  if (isa<ConvBackwardWeightsOp, BatchNormBackwardOp, MaxPoolBackwardOp>(op))
     return i == 0 || i == 1; // the output's gradient and the input
   return false;
 }
 
 bool tidal::acceptsBlockedResult(Operation *op, unsigned i) {
   if (isa<ConvOp, ConvBackwardDataOp, BatchNormTrainingOp, BatchNormInferenceOp,
-          BatchNormBackwardOp>(op))
+          BatchNormBackwardOp, MaxPoolOp, MaxPoolBackwardOp, AveragePoolOp,
+          AveragePoolBackwardOp>(op))
     return i == 0; // the output (or the input's gradient)
   return false;
 }

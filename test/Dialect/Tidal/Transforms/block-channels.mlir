@@ -91,3 +91,31 @@ func.func @copies(%x: tensor<2x16x4x4xf32>, %w: tensor<16x16x1x1xf32>)
   %s = tidal.softmax %c {axis = 1 : i64} : tensor<2x16x4x4xf32>
   return %s : tensor<2x16x4x4xf32>
 }
+
+// -----
+
+// Pooling takes blocked tensors: the relu before a max pool and the pool's
+// output feeding the next conv stay blocked, and so does the max pool's
+// backward. The flattened pool output before a dense layer does not.
+// CHECK-LABEL: func.func @pooling
+// CHECK: %[[R:.*]] = tidal.relu %{{.*}} {tidal.blocked = array<i64: 0>}
+// CHECK: %[[P:.*]] = tidal.max_pool %[[R]] {{.*}}tidal.blocked = array<i64: 0>
+// CHECK: tidal.conv %[[P]], {{.*}}tidal.blocked = array<i64: 0>
+// CHECK: tidal.average_pool {{.*}} : (tensor<2x16x4x4xf32>) -> tensor<2x16x2x2xf32>
+// CHECK-NOT: tidal.blocked
+// CHECK: tidal.flatten
+// CHECK: tidal.max_pool_backward %{{.*}}, %[[R]] {{.*}}tidal.blocked = array<i64: 0>
+func.func @pooling(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x1x1xf32>, %g: tensor<2x16x4x4xf32>)
+    -> (tensor<2x64xf32>, tensor<2x16x8x8xf32>) {
+  %c = tidal.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x8x8xf32>
+  %r = tidal.relu %c : tensor<2x16x8x8xf32>
+  %p = tidal.max_pool %r {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x16x8x8xf32>) -> tensor<2x16x4x4xf32>
+  %c2 = tidal.conv %p, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x4x4xf32>
+  %a = tidal.average_pool %c2 {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x16x4x4xf32>) -> tensor<2x16x2x2xf32>
+  %f = tidal.flatten %a {axis = 1 : i64} : (tensor<2x16x2x2xf32>) -> tensor<2x64xf32>
+  %gp = tidal.conv %g, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x4x4xf32>
+  %dx = tidal.max_pool_backward %gp, %r {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x16x4x4xf32>, tensor<2x16x8x8xf32>) -> tensor<2x16x8x8xf32>
+  %dr = tidal.conv %dx, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x8x8xf32>
+  %o = tidal.relu %dr : tensor<2x16x8x8xf32>
+  return %f, %o : tensor<2x64xf32>, tensor<2x16x8x8xf32>
+}

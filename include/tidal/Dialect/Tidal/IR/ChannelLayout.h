@@ -31,8 +31,8 @@ constexpr int64_t kChannelBlockMultiple = 16;
 bool isChannelBlocked(Value v);
 
 /// Whether operand `i` of `op` may be channel-blocked while the others keep
-/// their own layouts (convolutions, batch normalization: the kernels take
-/// each tensor's layout from the call).
+/// their own layouts (convolutions, batch normalization, max and average
+/// pooling: the kernels take each tensor's layout from the call).
 bool acceptsBlockedOperand(Operation *op, unsigned i);
 /// As acceptsBlockedOperand for result `i`.
 bool acceptsBlockedResult(Operation *op, unsigned i);

@@ -231,7 +231,9 @@ def TidalBlockChannelsPass : Pass<"tidal-block-channels", "mlir::ModuleOp"> {
     dense bytes are the same size) and every other op that defines or reads
     one of its values takes a blocked tensor there: the data operands and
     results of `conv`, `conv_backward_data`, `conv_backward_weights`,
-    `batch_norm_training`, `batch_norm_inference` and `batch_norm_backward`.
+    `batch_norm_training`, `batch_norm_inference`, `batch_norm_backward`,
+    `max_pool`, `max_pool_backward`, `average_pool` and
+    `average_pool_backward`.
     Function arguments and results stay dense. Semantics do not change; the
     reference evaluator ignores the mark. Runs on the cpu and sim targets
     (tidalc `--block-channels`).
