@@ -242,6 +242,46 @@ void checkPooling(bool ceil) {
 TEST(ChannelBlocked, PoolingOnOneDnn) { checkPooling(false); }
 TEST(ChannelBlocked, PoolingOnTheDirectLoop) { checkPooling(true); }
 
+// Global average pooling of a blocked input gives the dense call's bits
+// (each channel summed in the same order); its gradient's broadcast back
+// over the spatial dims writes a blocked result; a scalar operand of an
+// element-wise op reads the same on any layout.
+TEST(ChannelBlocked, GlobalAveragePoolAndItsGradient) {
+  const std::vector<int64_t> y = {2, 32, 1, 1};
+  std::vector<float> x = randomData(count(kX), 12), xb = toBlocked(x, kX);
+  std::vector<float> mean(count(y)), meanB(count(y));
+  KernelCall dense, blocked;
+  dense.f32(kX, x.data()).f32(y, mean.data());
+  blocked.blocked(kX, xb.data()).f32(y, meanB.data());
+  ASSERT_EQ(dense.run(tidalrt_k_global_average_pool), "");
+  ASSERT_EQ(blocked.run(tidalrt_k_global_average_pool), "");
+  EXPECT_EQ(meanB, mean);
+
+  std::vector<float> spread(count(kX)), spreadB(count(kX));
+  KernelCall b, bb;
+  b.f32(y, mean.data()).f32(kX, spread.data());
+  bb.f32(y, mean.data()).blocked(kX, spreadB.data());
+  ASSERT_EQ(b.run(tidalrt_k_broadcast_to), "");
+  ASSERT_EQ(bb.run(tidalrt_k_broadcast_to), "");
+  EXPECT_EQ(toDense(spreadB, kX), spread);
+
+  float half = 0.5f;
+  std::vector<float> scaled(count(kX)), scaledB(count(kX));
+  KernelCall m, mb;
+  m.f32(kX, spread.data()).f32({}, &half).f32(kX, scaled.data());
+  mb.blocked(kX, spreadB.data()).f32({}, &half).blocked(kX, scaledB.data());
+  ASSERT_EQ(m.run(tidalrt_k_mul), "");
+  ASSERT_EQ(mb.run(tidalrt_k_mul), "");
+  EXPECT_EQ(toDense(scaledB, kX), scaled);
+
+  // A blocked broadcast result needs per-channel values.
+  std::vector<float> row(32 * 5);
+  KernelCall wrong;
+  wrong.f32({1, 32, 1, 5}, row.data()).blocked(kX, spreadB.data());
+  EXPECT_NE(wrong.run(tidalrt_k_broadcast_to).find("[N, C, 1...]"),
+            std::string::npos);
+}
+
 TEST(ChannelBlocked, ElementwiseOnSameShapes) {
   std::vector<float> a = randomData(count(kX), 8), b = randomData(count(kX), 9);
   std::vector<float> ab = toBlocked(a, kX), bb = toBlocked(b, kX);

@@ -512,6 +512,22 @@ tidalrt_k_global_average_pool(tidalrt_context_t *ctx, const int64_t *desc,
     int64_t sp = planes ? x.numel() / planes : 0;
     const float *xd = x.f32();
     float *yd = y.f32();
+    if (x.blocked()) {
+      // Each channel's sum in the same order as the dense loop's.
+      int64_t n = x.dim(0), c = x.dim(1), b = channelBlock();
+#pragma omp parallel for collapse(2) if (x.numel() > parallelGrain())
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t cb = 0; cb < c / b; ++cb) {
+          const float *xp = xd + (i * (c / b) + cb) * sp * b;
+          double sum[16] = {};
+          for (int64_t s = 0; s < sp; ++s)
+            for (int64_t k = 0; k < b; ++k)
+              sum[k] += xp[s * b + k];
+          for (int64_t k = 0; k < b; ++k)
+            yd[i * c + cb * b + k] = sp ? (float)(sum[k] / (double)sp) : 0.0f;
+        }
+      return ok();
+    }
 #pragma omp parallel for if (x.numel() > parallelGrain())
     for (int64_t p = 0; p < planes; ++p) {
       const float *xp = xd + p * sp;

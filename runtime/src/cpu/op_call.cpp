@@ -7,9 +7,10 @@
 namespace tidalrt {
 
 // Whether kernel `name` computes right on channel-blocked tensors:
-// convolutions, batch normalization and pooling take each tensor's layout
-// from the call; element-wise kernels on same-shaped tensors compute the same
-// on any layout that all of them share.
+// convolutions, batch normalization, pooling (global average pooling's
+// input) and broadcast_to (its [N, C, 1...] -> [N, C, ...] result) take
+// each tensor's layout from the call; element-wise kernels on same-shaped
+// tensors compute the same on any layout that all of them share.
 static bool takesBlockedTensors(const char *name, const OpCall &op) {
   static const char *const layoutAware[] = {"conv",
                                             "conv_backward_data",
@@ -20,6 +21,8 @@ static bool takesBlockedTensors(const char *name, const OpCall &op) {
                                             "max_pool_backward",
                                             "average_pool",
                                             "average_pool_backward",
+                                            "global_average_pool",
+                                            "broadcast_to",
                                             "batch_norm_backward"};
   for (const char *k : layoutAware)
     if (!strcmp(name, k))
@@ -30,10 +33,12 @@ static bool takesBlockedTensors(const char *name, const OpCall &op) {
   for (const char *k : notElementwise)
     if (!strcmp(name, k))
       return false;
+  // Element-wise: every tensor of one shape and layout, but for dense
+  // one-element operands (a broadcast scalar reads the same on any layout).
   const TensorRef *first = nullptr;
   for (int i = 0; i < op.numTensors; ++i) {
     const TensorRef &t = op.tensors[i];
-    if (!t.present())
+    if (!t.present() || (!t.blocked() && t.numel() == 1))
       continue;
     if (!first) {
       first = &t;

@@ -491,12 +491,38 @@ void broadcastRows(const BroadcastPlan &plan, const void *in, void *out) {
   });
 }
 
+// A channel-blocked result of per-channel values: x is [N, C, 1...] (the
+// same bytes in either layout), y [N, C, spatial...] blocked by B.
+void broadcastChannelsBlocked(const TensorRef &x, const TensorRef &y) {
+  int64_t n = y.dim(0), c = y.dim(1), b = tidalrt_channel_block();
+  int64_t sp = n * c ? y.numel() / (n * c) : 0;
+  const float *xd = x.f32();
+  float *yd = y.f32();
+#pragma omp parallel for collapse(2) if (y.numel() > parallelGrain())
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t cb = 0; cb < c / b; ++cb) {
+      const float *src = xd + i * c + cb * b;
+      float *dst = yd + (i * (c / b) + cb) * sp * b;
+      for (int64_t s = 0; s < sp; ++s)
+        for (int64_t k = 0; k < b; ++k)
+          dst[s * b + k] = src[k];
+    }
+}
+
 tidalrt_status_t broadcastToKernel(OpCall &op) {
   const TensorRef &x = op[0], &y = op[1];
   BroadcastPlan plan;
   const size_t size = checkBroadcastTo(op, plan);
+  if (y.blocked() && (x.blocked() || x.rank != y.rank || x.dim(0) != y.dim(0) ||
+                      x.dim(1) != y.dim(1) || x.numel() != y.dim(0) * y.dim(1)))
+    fail(TIDALRT_INTERNAL, "a channel-blocked result needs an [N, C, 1...] "
+                           "operand");
   if (preparing(op.context) || plan.total == 0)
     return ok();
+  if (y.blocked()) {
+    broadcastChannelsBlocked(x, y);
+    return ok();
+  }
   switch (size) {
   case 1:
     broadcastRows<uint8_t>(plan, x.data, y.data);

@@ -31,6 +31,8 @@ bool tidal::acceptsBlockedOperand(Operation *op, unsigned i) {
   if (isa<ConvOp, ConvBackwardDataOp, BatchNormTrainingOp, BatchNormInferenceOp,
           MaxPoolOp, AveragePoolOp, AveragePoolBackwardOp>(op))
     return i == 0; // the input (or the output's gradient)
+  if (isa<GlobalAveragePoolOp>(op))
+    return i == 0; // its [N, C, 1, 1] result is the same bytes either way
   if (isa<ConvBackwardWeightsOp, BatchNormBackwardOp, MaxPoolBackwardOp>(op))
     return i == 0 || i == 1; // the output's gradient and the input
   return false;
@@ -41,7 +43,22 @@ bool tidal::acceptsBlockedResult(Operation *op, unsigned i) {
           BatchNormBackwardOp, MaxPoolOp, MaxPoolBackwardOp, AveragePoolOp,
           AveragePoolBackwardOp>(op))
     return i == 0; // the output (or the input's gradient)
+  // Per-channel values spread over the spatial dims (global average
+  // pooling's gradient): [N, C, 1...] -> [N, C, spatial...].
+  if (auto b = dyn_cast<BroadcastToOp>(op)) {
+    auto in = cast<RankedTensorType>(b->getOperand(0).getType());
+    auto out = cast<RankedTensorType>(b->getResult(0).getType());
+    return i == 0 && in.getRank() == out.getRank() && in.getRank() >= 2 &&
+           in.getDimSize(0) == out.getDimSize(0) &&
+           in.getDimSize(1) == out.getDimSize(1) &&
+           in.getNumElements() == in.getDimSize(0) * in.getDimSize(1);
+  }
   return false;
+}
+
+bool tidal::isBroadcastScalar(Type t) {
+  auto ranked = dyn_cast<RankedTensorType>(t);
+  return ranked && ranked.hasStaticShape() && ranked.getNumElements() == 1;
 }
 
 bool tidal::isLayoutTransparent(Operation *op) {
@@ -61,6 +78,8 @@ bool tidal::isLayoutTransparent(Operation *op) {
     auto ranked = dyn_cast<RankedTensorType>(t);
     if (!ranked)
       return false;
+    if (isBroadcastScalar(ranked))
+      return true; // reads the same on any layout
     if (!shape) {
       shape = t;
       return true;

@@ -86,9 +86,12 @@ struct BlockChannelsPass
         id(r);
       if (!isLayoutTransparent(op))
         return;
-      for (Value operand : op->getOperands())
+      for (Value operand : op->getOperands()) {
+        if (isBroadcastScalar(operand.getType()))
+          continue;
         for (Value r : op->getResults())
           parent[find(id(operand))] = find(id(r));
+      }
     });
 
     // A group is blocked only if all of its values can be.

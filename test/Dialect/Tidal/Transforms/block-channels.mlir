@@ -119,3 +119,27 @@ func.func @pooling(%x: tensor<2x16x8x8xf32>, %w: tensor<16x16x1x1xf32>, %g: tens
   %o = tidal.relu %dr : tensor<2x16x8x8xf32>
   return %f, %o : tensor<2x64xf32>, tensor<2x16x8x8xf32>
 }
+
+// -----
+
+// The network's tail: a global average pool reads the blocked residual
+// stream (its [N, C, 1, 1] result is dense), and its gradient, broadcast
+// back over the spatial dims and scaled by a scalar, is blocked again.
+// CHECK-LABEL: func.func @tail
+// CHECK: %[[Y:.*]] = tidal.relu %{{.*}} {tidal.blocked = array<i64: 0>}
+// CHECK: tidal.global_average_pool %[[Y]] : (tensor<2x16x4x4xf32>) -> tensor<2x16x1x1xf32>
+// CHECK: %[[B:.*]] = tidal.broadcast_to %{{.*}} {tidal.blocked = array<i64: 0>}
+// CHECK: %[[S:.*]] = tidal.mul %[[B]], %{{.*}} {tidal.blocked = array<i64: 0>}
+// CHECK: tidal.relu_backward %[[S]], %[[Y]] {tidal.blocked = array<i64: 0>}
+func.func @tail(%x: tensor<2x16x4x4xf32>, %w: tensor<16x16x1x1xf32>, %g: tensor<2x16x1x1xf32>)
+    -> (tensor<2x16x1x1xf32>, tensor<16x16x1x1xf32>) {
+  %c = tidal.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x4x4xf32>
+  %y = tidal.relu %c : tensor<2x16x4x4xf32>
+  %p = tidal.global_average_pool %y : (tensor<2x16x4x4xf32>) -> tensor<2x16x1x1xf32>
+  %b = tidal.broadcast_to %g : (tensor<2x16x1x1xf32>) -> tensor<2x16x4x4xf32>
+  %k = tidal.constant dense<6.250000e-02> : tensor<f32>
+  %s = tidal.mul %b, %k : (tensor<2x16x4x4xf32>, tensor<f32>) -> tensor<2x16x4x4xf32>
+  %d = tidal.relu_backward %s, %y : tensor<2x16x4x4xf32>
+  %dw = tidal.conv_backward_weights %d, %x {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>) -> tensor<16x16x1x1xf32>
+  return %p, %dw : tensor<2x16x1x1xf32>, tensor<16x16x1x1xf32>
+}

@@ -15,6 +15,7 @@
 #define TIDAL_DIALECT_TIDAL_IR_CHANNELLAYOUT_H
 
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
 
 namespace mlir::tidal {
@@ -39,8 +40,13 @@ bool acceptsBlockedResult(Operation *op, unsigned i);
 
 /// Whether `op` computes element by element on tensors of one shape, so
 /// that it computes the same on any layout shared by all its tensors
-/// (element-wise ops on same-shaped operands, copies).
+/// (element-wise ops on same-shaped operands, copies). One-element
+/// operands (broadcast scalars) read the same on any layout and do not
+/// count.
 bool isLayoutTransparent(Operation *op);
+
+/// Whether values of type `t` have one element (a broadcast scalar).
+bool isBroadcastScalar(Type t);
 
 } // namespace mlir::tidal
 
