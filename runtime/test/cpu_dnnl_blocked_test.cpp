@@ -282,6 +282,43 @@ TEST(ChannelBlocked, GlobalAveragePoolAndItsGradient) {
             std::string::npos);
 }
 
+// Concat and split along the channels move whole blocks per sample.
+TEST(ChannelBlocked, ConcatAndSplitAlongTheChannels) {
+  const std::vector<int64_t> a = {2, 16, 3, 5}, b = {2, 32, 3, 5},
+                             w = {2, 48, 3, 5};
+  std::vector<float> x = randomData(count(a), 13), y = randomData(count(b), 14);
+  std::vector<float> xb = toBlocked(x, a), yb = toBlocked(y, b);
+  std::vector<float> cat(count(w)), catB(count(w));
+  KernelCall c, cb;
+  c.f32(a, x.data()).f32(b, y.data()).f32(w, cat.data()).attrInt(1);
+  cb.blocked(a, xb.data()).blocked(b, yb.data()).blocked(w, catB.data());
+  cb.attrInt(1);
+  ASSERT_EQ(c.run(tidalrt_k_concat), "");
+  ASSERT_EQ(cb.run(tidalrt_k_concat), "");
+  EXPECT_EQ(toDense(catB, w), cat);
+
+  std::vector<float> p0(count(a)), p1(count(b));
+  KernelCall sp;
+  sp.blocked(w, catB.data()).blocked(a, p0.data()).blocked(b, p1.data());
+  sp.attrInt(1).attrInts({16, 32});
+  ASSERT_EQ(sp.run(tidalrt_k_split), "");
+  EXPECT_EQ(toDense(p0, a), x);
+  EXPECT_EQ(toDense(p1, b), y);
+
+  // Along another axis, or with a dense part, the runs are not blocks.
+  KernelCall mixed;
+  mixed.f32(a, x.data()).blocked(b, yb.data()).blocked(w, catB.data());
+  mixed.attrInt(1);
+  EXPECT_NE(mixed.run(tidalrt_k_concat).find("channel-blocked"),
+            std::string::npos);
+  KernelCall axis0;
+  axis0.blocked(a, xb.data()).blocked(a, xb.data());
+  std::vector<float> twice(2 * count(a));
+  axis0.blocked({4, 16, 3, 5}, twice.data()).attrInt(0);
+  EXPECT_NE(axis0.run(tidalrt_k_concat).find("channel-blocked"),
+            std::string::npos);
+}
+
 TEST(ChannelBlocked, ElementwiseOnSameShapes) {
   std::vector<float> a = randomData(count(kX), 8), b = randomData(count(kX), 9);
   std::vector<float> ab = toBlocked(a, kX), bb = toBlocked(b, kX);

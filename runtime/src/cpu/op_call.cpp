@@ -6,7 +6,8 @@
 
 namespace tidalrt {
 
-// Whether kernel `name` computes right on channel-blocked tensors:
+// Whether kernel `name` computes right on channel-blocked tensors (the
+// call's attributes decoded):
 // convolutions, batch normalization, pooling (global average pooling's
 // input) and broadcast_to (its [N, C, 1...] -> [N, C, ...] result) take
 // each tensor's layout from the call; element-wise kernels on same-shaped
@@ -27,6 +28,19 @@ static bool takesBlockedTensors(const char *name, const OpCall &op) {
   for (const char *k : layoutAware)
     if (!strcmp(name, k))
       return true;
+  // Concat and split along the channels (their `axis` is attribute 0):
+  // every tensor blocked, so each part's channel runs are whole blocks.
+  if (!strcmp(name, "concat") || !strcmp(name, "split")) {
+    if (op.numAttrs < 1 || op.attrs[0].tag != TIDALRT_ATTR_INT)
+      return false;
+    int64_t axis = op.attrs[0].words[0];
+    for (int i = 0; i < op.numTensors; ++i) {
+      const TensorRef &t = op.tensors[i];
+      if (!t.blocked() || (axis != 1 && axis != 1 - t.rank))
+        return false;
+    }
+    return true;
+  }
   static const char *const notElementwise[] = {
       "softmax", "log_softmax",     "softmax_backward", "log_softmax_backward",
       "dropout", "dropout_backward"};
@@ -98,12 +112,6 @@ tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
       p += ref.rank;
     ref.data = buffers ? buffers[i] : nullptr;
   }
-  if (anyBlocked && !takesBlockedTensors(kernelName, *this))
-    return tidalrt_status_make(
-        TIDALRT_INTERNAL,
-        "%s (op %lld): a channel-blocked tensor, which this kernel does not "
-        "take",
-        kernelName, (long long)index);
   int64_t a = *p++;
   if (a < 0 || a > kMaxAttrs)
     return tidalrt_status_make(
@@ -134,6 +142,12 @@ tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
           kernelName, (long long)index, i, (long long)attr.tag);
     }
   }
+  if (anyBlocked && !takesBlockedTensors(kernelName, *this))
+    return tidalrt_status_make(
+        TIDALRT_INTERNAL,
+        "%s (op %lld): a channel-blocked tensor, which this kernel does not "
+        "take",
+        kernelName, (long long)index);
   return nullptr;
 }
 

@@ -69,6 +69,17 @@ bool tidal::isLayoutTransparent(Operation *op) {
   if (isa<SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp, LogSoftmaxBackwardOp,
           DropoutOp, DropoutBackwardOp>(op))
     return false;
+  // Joining or cutting along the channels moves, per sample, whole runs of
+  // channels: with every part's channels a multiple of the block, the same
+  // byte runs in either layout.
+  auto channelAxis = [&](int64_t axis) {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    return axis == 1 || axis == 1 - type.getRank();
+  };
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return channelAxis(concat.getAxis());
+  if (auto split = dyn_cast<SplitOp>(op))
+    return channelAxis(split.getAxis());
   if (!op->hasTrait<OpTrait::Elementwise>() &&
       !isa<AddOp, SubOp, MulOp, DivOp, PowOp, OffloadOp, PrefetchOp, WaitOp>(
           op))

@@ -143,3 +143,30 @@ func.func @tail(%x: tensor<2x16x4x4xf32>, %w: tensor<16x16x1x1xf32>, %g: tensor<
   %dw = tidal.conv_backward_weights %d, %x {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>) -> tensor<16x16x1x1xf32>
   return %p, %dw : tensor<2x16x1x1xf32>, tensor<16x16x1x1xf32>
 }
+
+// -----
+
+// Concat along the channels joins its parts' groups into one (DenseNet's
+// and GoogLeNet's blocks); a part of 8 channels keeps them all dense. (The
+// batch norm's output is returned: dense.)
+// CHECK-LABEL: func.func @concat
+// CHECK: %[[CAT:.*]] = tidal.concat {{.*}}tidal.blocked = array<i64: 0>
+// CHECK-NEXT: tidal.batch_norm_training %[[CAT]], %arg4, %arg5, %arg4, %arg4 :
+// CHECK: tidal.conv %arg2
+// CHECK-NOT: tidal.blocked
+// CHECK: tidal.concat
+// CHECK-NOT: tidal.blocked
+// CHECK: return
+func.func @concat(%x: tensor<2x16x4x4xf32>, %w: tensor<16x16x1x1xf32>,
+                  %x8: tensor<2x8x4x4xf32>, %w8: tensor<8x8x1x1xf32>,
+                  %s: tensor<32xf32>, %b: tensor<32xf32>)
+    -> (tensor<2x32x4x4xf32>, tensor<2x24x4x4xf32>, tensor<32xf32>) {
+  %c0 = tidal.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x4x4xf32>
+  %c1 = tidal.conv %c0, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x4x4xf32>
+  %cat = tidal.concat %c0, %c1 {axis = 1 : i64} : (tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>) -> tensor<2x32x4x4xf32>
+  %o, %rm, %rv, %bm, %bv = tidal.batch_norm_training %cat, %s, %b, %s, %s : (tensor<2x32x4x4xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<2x32x4x4xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
+  %c8 = tidal.conv %x8, %w8 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<2x8x4x4xf32>
+  %c2 = tidal.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x4x4xf32>, tensor<16x16x1x1xf32>) -> tensor<2x16x4x4xf32>
+  %cat2 = tidal.concat %c2, %c8 {axis = 1 : i64} : (tensor<2x16x4x4xf32>, tensor<2x8x4x4xf32>) -> tensor<2x24x4x4xf32>
+  return %o, %cat2, %bm : tensor<2x32x4x4xf32>, tensor<2x24x4x4xf32>, tensor<32xf32>
+}

@@ -40,7 +40,9 @@ bool acceptsBlockedResult(Operation *op, unsigned i);
 
 /// Whether `op` computes element by element on tensors of one shape, so
 /// that it computes the same on any layout shared by all its tensors
-/// (element-wise ops on same-shaped operands, copies). One-element
+/// (element-wise ops on same-shaped operands, copies), or moves whole runs
+/// of channels per sample (concat and split along the channels, whose
+/// parts a blocked group has as multiples of 16 channels). One-element
 /// operands (broadcast scalars) read the same on any layout and do not
 /// count.
 bool isLayoutTransparent(Operation *op);

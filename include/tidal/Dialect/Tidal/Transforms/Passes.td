@@ -224,7 +224,8 @@ def TidalBlockChannelsPass : Pass<"tidal-block-channels", "mlir::ModuleOp"> {
     batch normalization runs oneDNN's vectorized kernels instead of its
     generic NCHW loop.
 
-    Values that an element-wise op on same-shaped tensors (or a copy) reads
+    Values that an element-wise op on same-shaped tensors (broadcast
+    scalars aside), a copy, or a concat or split along the channels reads
     and writes must share one layout, so the pass works on the groups they
     connect. A group is blocked when every value in it is a float32 rank-4
     tensor whose channel count (dim 1) is a multiple of 16 (so blocked and
@@ -233,7 +234,8 @@ def TidalBlockChannelsPass : Pass<"tidal-block-channels", "mlir::ModuleOp"> {
     results of `conv`, `conv_backward_data`, `conv_backward_weights`,
     `batch_norm_training`, `batch_norm_inference`, `batch_norm_backward`,
     `max_pool`, `max_pool_backward`, `average_pool` and
-    `average_pool_backward`.
+    `average_pool_backward`, the input of `global_average_pool` and the
+    result of a `broadcast_to` from `[N, C, 1...]`.
     Function arguments and results stay dense. Semantics do not change; the
     reference evaluator ignores the mark. Runs on the cpu and sim targets
     (tidalc `--block-channels`).
