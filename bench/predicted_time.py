@@ -111,7 +111,7 @@ def main():
             if not profile:
                 raise SystemExit("--time-ops needs --profile or --calibrate")
             step = os.path.join(d, "step.mlir")
-            run([tidalc, model, "-o", step, "--emit", "mlir", "--stop-after", "tidal-schedule"] + flags)
+            run([tidalc, model, "-o", step, "--emit", "mlir", "--stop-after", "tidal-plan-memory"] + flags)
             model_profile = os.path.join(d, "profile_ops.json")
             run([os.path.join(args.build, "bin", "tidal-calibrate"), "--threads", str(args.threads), "--ops", step,
                  "--from", profile, "-o", model_profile], env=env)

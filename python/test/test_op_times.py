@@ -7,6 +7,8 @@ then prices each kernel with its measured time instead of the roofline.
 Checked on the digits MLP:
 - the table has an entry per distinct kernel op of the step and the
   sequence figure, and --check round-trips it byte for byte;
+- a planned step (--stop-after tidal-plan-memory) runs the sequence on its
+  arena, the labels rewritten before each pass;
 - every kernel of the plan is priced from the table: doubling every entry
   doubles the cpu target's predicted step time exactly, and the times
   differ from the roofline's;
@@ -108,6 +110,25 @@ class OpTimesTest(unittest.TestCase):
         self.assertAlmostEqual(t2, 2 * t1, delta=1e-6 * t1)
         roofline = self.predicted(self.base)["predicted"]["step_time_us"]
         self.assertNotAlmostEqual(t1, roofline, delta=1e-3)
+
+    def test_sequence_on_the_planned_arena(self):
+        # A step planned by tidal-plan-memory runs its values at their
+        # arena offsets, reusing bytes as the program does; the labels (an
+        # integer argument whose bytes later ops may reuse) are written
+        # again before every pass, so the loss never reads a float as a
+        # class index.
+        planned = os.path.join(self.tmp, "planned.mlir")
+        proc = support.run_tidalc([self.model, "-o", planned, "--emit", "mlir", "--stop-after", "tidal-plan-memory"] +
+                                  self.flags)
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        with open(planned) as f:
+            arena = int(re.search(r"tidal\.arena_size = (\d+)", f.read()).group(1))
+        ops = os.path.join(self.tmp, "planned-ops.json")
+        proc = self.calibrate(["--threads", "1", "--verbose", "--ops", planned, "--from", self.base, "-o", ops])
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        self.assertIn(f"in sequence on the planned arena of {arena} bytes", proc.stderr)
+        with open(ops) as f:
+            self.assertIn("(sequence)", json.load(f)["host"]["op_us"])
 
     def test_errors(self):
         proc = self.calibrate(["--from", self.base, "-o", os.path.join(self.tmp, "x.json")])

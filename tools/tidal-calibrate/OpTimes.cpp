@@ -68,7 +68,12 @@ struct Job {
 struct Sequence {
   Sequence() = default;
   explicit Sequence(func::FuncOp func)
-      : func(func), funcOps(func.getBody().front().getOperations().size()) {}
+      : func(func), funcOps(func.getBody().front().getOperations().size()) {
+    // A function with a memory plan (tidal-plan-memory) runs its values at
+    // their arena offsets, reusing bytes as the generated program does.
+    if (auto size = func->getAttrOfType<IntegerAttr>(kArenaSizeAttr))
+      arenaBytes = size.getInt();
+  }
 
   struct Call {
     tidalrt_kernel_fn_t fn = nullptr;
@@ -85,7 +90,32 @@ struct Sequence {
   std::vector<bool> ones;  ///< an optimizer's step count
   /// A constant's bytes (empty: made-up data).
   std::vector<std::vector<char>> init;
+  /// The value's offset in the planned arena, or -1 (its own buffer).
+  std::vector<int64_t> arenaOffset;
+  std::vector<bool> isArgument; ///< a function argument (the driver's input)
+  int64_t arenaBytes = -1;      ///< the function's planned arena, -1: none
   int64_t totalBytes = 0;
+
+  /// `v`'s planned arena offset, or -1.
+  int64_t plannedOffset(Value v) {
+    if (arenaBytes < 0)
+      return -1;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner()->getParentOp() != func.getOperation())
+        return -1;
+      auto offset =
+          func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kOffsetAttr);
+      return offset ? offset.getInt() : -1;
+    }
+    Operation *def = v.getDefiningOp();
+    if (isa<ConstantOp>(def))
+      return -1; // in the program image
+    auto offsets = def->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+    unsigned i = cast<OpResult>(v).getResultNumber();
+    if (!offsets || i >= offsets.size() || offsets[i] < 0)
+      return -1;
+    return offsets[i];
+  }
 
   int idOf(Value v, bool one) {
     while (Operation *def = v.getDefiningOp()) {
@@ -97,7 +127,13 @@ struct Sequence {
     auto [it, inserted] = ids.try_emplace(v, (int)bytes.size());
     if (inserted) {
       bytes.push_back(tensorByteSize(type));
-      totalBytes += bytes.back();
+      arenaOffset.push_back(plannedOffset(v));
+      isArgument.push_back(isa<BlockArgument>(v));
+      if (arenaOffset.back() < 0 ||
+          arenaOffset.back() + bytes.back() > arenaBytes)
+        arenaOffset.back() = -1;
+      if (arenaOffset.back() < 0)
+        totalBytes += bytes.back();
       Type element = type.getElementType();
       types.push_back(isa<FloatType>(element) ? element : Type());
       ones.push_back(false);
@@ -343,6 +379,7 @@ std::string measureOpTimes(const std::vector<std::string> &files,
            (files.size() == 1 ? files.front() : std::string("the files"));
 
   std::string output;
+  Type f32 = FloatType::getF32(&context); // not inside the forked child
   std::string error = runInChild(
       [&]() -> std::string {
         std::ostringstream os;
@@ -379,11 +416,46 @@ std::string measureOpTimes(const std::vector<std::string> &files,
         // before it wrote: what a call costs beyond its time in a loop of
         // itself (threads waking for another kernel, data in another
         // core's cache).
-        if (sequence.ops.empty() || sequence.totalBytes > kSequenceBytesLimit)
+        int64_t arena = std::max<int64_t>(sequence.arenaBytes, 0);
+        if (sequence.ops.empty() ||
+            sequence.totalBytes + arena > kSequenceBytesLimit)
           return os.str();
+        // Planned values share one arena (made-up positive floats: the
+        // values' own types are not known per byte); the rest get buffers.
+        std::unique_ptr<void, FreeDeleter> arenaBuffer;
+        if (arena > 0) {
+          arenaBuffer.reset(filledBuffer(arena, f32,
+                                         /*signs=*/false, false));
+          if (!arenaBuffer)
+            return os.str();
+        }
         std::vector<std::unique_ptr<void, FreeDeleter>> owned;
+        std::vector<void *> address;
+        struct Reset {
+          char *p;
+          int64_t bytes;
+          bool one;
+        };
+        std::vector<Reset> resets;
         for (size_t id = 0; id < sequence.bytes.size(); ++id) {
           int64_t bytes = sequence.bytes[id];
+          if (sequence.arenaOffset[id] >= 0) {
+            char *p = static_cast<char *>(arenaBuffer.get()) +
+                      sequence.arenaOffset[id];
+            // Integers (indices, labels, counters) as the own buffers hold
+            // them: zero, or one for an optimizer's step count.
+            if (!sequence.types[id])
+              std::memset(p, 0, bytes);
+            if (sequence.ones[id] && bytes == 8)
+              *reinterpret_cast<int64_t *>(p) = 1;
+            // Bytes reused after their last read: an integer argument
+            // (labels, indices, a step count) is written again before each
+            // pass, as the driver writes the inputs before each step.
+            if (!sequence.types[id] && sequence.isArgument[id])
+              resets.push_back({p, bytes, (bool)sequence.ones[id]});
+            address.push_back(p);
+            continue;
+          }
           void *p = filledBuffer(bytes, sequence.types[id], /*signs=*/false,
                                  sequence.ones[id]);
           if (!p)
@@ -392,13 +464,14 @@ std::string measureOpTimes(const std::vector<std::string> &files,
           if ((int64_t)init.size() == bytes)
             std::memcpy(p, init.data(), init.size());
           owned.emplace_back(p);
+          address.push_back(p);
         }
         std::vector<std::vector<void *>> buffers;
         double alone = 0;
         for (const Sequence::Call &call : sequence.ops) {
           std::vector<void *> b;
           for (int id : call.tensors)
-            b.push_back(id < 0 ? nullptr : owned[id].get());
+            b.push_back(id < 0 ? nullptr : address[id]);
           buffers.push_back(std::move(b));
           alone += isolatedUs[call.job];
         }
@@ -410,6 +483,11 @@ std::string measureOpTimes(const std::vector<std::string> &files,
         std::unique_ptr<tidalrt_context_t, void (*)(tidalrt_context_t *)> ctx(
             raw, tidalrt_context_free);
         auto pass = [&]() -> std::string {
+          for (const Reset &r : resets) {
+            std::memset(r.p, 0, r.bytes);
+            if (r.one && r.bytes == 8)
+              *reinterpret_cast<int64_t *>(r.p) = 1;
+          }
           for (auto [call, b] : llvm::zip(sequence.ops, buffers))
             if (tidalrt_status_t st =
                     call.fn(ctx.get(), call.desc.data(), b.data()))
@@ -438,8 +516,12 @@ std::string measureOpTimes(const std::vector<std::string> &files,
         os << gap << "\t" << kSequenceOpKey << "\n";
         if (options.verbose)
           llvm::errs() << "tidal-calibrate: the step's " << sequence.ops.size()
-                       << " calls in sequence take " << passUs << " us, alone "
-                       << alone << " us: " << gap << " us more per call\n";
+                       << " calls in sequence"
+                       << (arena > 0 ? " on the planned arena of " +
+                                           std::to_string(arena) + " bytes"
+                                     : std::string())
+                       << " take " << passUs << " us, alone " << alone
+                       << " us: " << gap << " us more per call\n";
         return os.str();
       },
       options.timeoutS, output);
