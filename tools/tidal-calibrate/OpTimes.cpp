@@ -92,21 +92,17 @@ struct Sequence {
   std::vector<std::vector<char>> init;
   /// The value's offset in the planned arena, or -1 (its own buffer).
   std::vector<int64_t> arenaOffset;
-  std::vector<bool> isArgument; ///< a function argument (the driver's input)
-  int64_t arenaBytes = -1;      ///< the function's planned arena, -1: none
+  int64_t arenaBytes = -1; ///< the function's planned arena, -1: none
   int64_t totalBytes = 0;
 
-  /// `v`'s planned arena offset, or -1.
+  /// `v`'s planned arena offset, or -1. Arguments keep buffers of their
+  /// own: the updates that the plan runs in place would otherwise carry
+  /// parameters and optimizer state from one timed pass to the next, drifting
+  /// far from any real step's values (and its kernels' speed), and the
+  /// inputs are written afresh before each step anyway.
   int64_t plannedOffset(Value v) {
-    if (arenaBytes < 0)
+    if (arenaBytes < 0 || isa<BlockArgument>(v))
       return -1;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (arg.getOwner()->getParentOp() != func.getOperation())
-        return -1;
-      auto offset =
-          func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kOffsetAttr);
-      return offset ? offset.getInt() : -1;
-    }
     Operation *def = v.getDefiningOp();
     if (isa<ConstantOp>(def))
       return -1; // in the program image
@@ -128,7 +124,6 @@ struct Sequence {
     if (inserted) {
       bytes.push_back(tensorByteSize(type));
       arenaOffset.push_back(plannedOffset(v));
-      isArgument.push_back(isa<BlockArgument>(v));
       if (arenaOffset.back() < 0 ||
           arenaOffset.back() + bytes.back() > arenaBytes)
         arenaOffset.back() = -1;
@@ -431,12 +426,7 @@ std::string measureOpTimes(const std::vector<std::string> &files,
         }
         std::vector<std::unique_ptr<void, FreeDeleter>> owned;
         std::vector<void *> address;
-        struct Reset {
-          char *p;
-          int64_t bytes;
-          bool one;
-        };
-        std::vector<Reset> resets;
+
         for (size_t id = 0; id < sequence.bytes.size(); ++id) {
           int64_t bytes = sequence.bytes[id];
           if (sequence.arenaOffset[id] >= 0) {
@@ -446,13 +436,6 @@ std::string measureOpTimes(const std::vector<std::string> &files,
             // them: zero, or one for an optimizer's step count.
             if (!sequence.types[id])
               std::memset(p, 0, bytes);
-            if (sequence.ones[id] && bytes == 8)
-              *reinterpret_cast<int64_t *>(p) = 1;
-            // Bytes reused after their last read: an integer argument
-            // (labels, indices, a step count) is written again before each
-            // pass, as the driver writes the inputs before each step.
-            if (!sequence.types[id] && sequence.isArgument[id])
-              resets.push_back({p, bytes, (bool)sequence.ones[id]});
             address.push_back(p);
             continue;
           }
@@ -483,11 +466,6 @@ std::string measureOpTimes(const std::vector<std::string> &files,
         std::unique_ptr<tidalrt_context_t, void (*)(tidalrt_context_t *)> ctx(
             raw, tidalrt_context_free);
         auto pass = [&]() -> std::string {
-          for (const Reset &r : resets) {
-            std::memset(r.p, 0, r.bytes);
-            if (r.one && r.bytes == 8)
-              *reinterpret_cast<int64_t *>(r.p) = 1;
-          }
           for (auto [call, b] : llvm::zip(sequence.ops, buffers))
             if (tidalrt_status_t st =
                     call.fn(ctx.get(), call.desc.data(), b.data()))
@@ -507,6 +485,35 @@ std::string measureOpTimes(const std::vector<std::string> &files,
         if (!problem.empty()) {
           os << "error\tthe step's ops in sequence\t" << problem << "\n";
           return os.str();
+        }
+        if (options.verbose) {
+          // Which calls cost more in the step than alone: each call's
+          // fastest time over 20 passes against its time alone.
+          std::vector<double> inStep(sequence.ops.size(), 1e30);
+          for (int rep = 0; rep < 20; ++rep)
+            for (auto [i, call] : llvm::enumerate(sequence.ops)) {
+              Clock::time_point t = Clock::now();
+              if (tidalrt_status_t st =
+                      call.fn(ctx.get(), call.desc.data(), buffers[i].data()))
+                return consume(st);
+              inStep[i] = std::min(inStep[i], secondsSince(t) * 1e6);
+            }
+          std::vector<size_t> order(inStep.size());
+          for (size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+          auto extra = [&](size_t i) {
+            return inStep[i] - isolatedUs[sequence.ops[i].job];
+          };
+          llvm::sort(order,
+                     [&](size_t a, size_t b) { return extra(a) > extra(b); });
+          for (size_t k = 0; k < std::min<size_t>(8, order.size()); ++k) {
+            size_t i = order[k];
+            llvm::errs() << "tidal-calibrate: call " << i << " in the step "
+                         << inStep[i] << " us, alone "
+                         << isolatedUs[sequence.ops[i].job]
+                         << " us: " << jobs[sequence.ops[i].job].signature
+                         << "\n";
+          }
         }
         double n = (double)sequence.ops.size();
         // Negative where the calls run faster together (data already in
