@@ -112,10 +112,11 @@ class OpTimesTest(unittest.TestCase):
         self.assertNotAlmostEqual(t1, roofline, delta=1e-3)
 
     def test_sequence_on_the_planned_arena(self):
-        # A step planned by tidal-plan-memory runs its op results at their
-        # arena offsets, reusing bytes as the program does; the arguments
-        # (labels included, which the loss reads as class indices) keep
-        # buffers of their own.
+        # A step planned by tidal-plan-memory runs its values at their
+        # arena offsets, reusing bytes as the program does; the labels (an
+        # integer argument whose bytes later ops may reuse) are written
+        # again before every pass, so the loss never reads a float as a
+        # class index.
         planned = os.path.join(self.tmp, "planned.mlir")
         proc = support.run_tidalc([self.model, "-o", planned, "--emit", "mlir", "--stop-after", "tidal-plan-memory"] +
                                   self.flags)

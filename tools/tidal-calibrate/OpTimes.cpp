@@ -92,17 +92,21 @@ struct Sequence {
   std::vector<std::vector<char>> init;
   /// The value's offset in the planned arena, or -1 (its own buffer).
   std::vector<int64_t> arenaOffset;
-  int64_t arenaBytes = -1; ///< the function's planned arena, -1: none
+  std::vector<bool> isArgument; ///< a function argument (the driver's input)
+  int64_t arenaBytes = -1;      ///< the function's planned arena, -1: none
   int64_t totalBytes = 0;
 
-  /// `v`'s planned arena offset, or -1. Arguments keep buffers of their
-  /// own: the updates that the plan runs in place would otherwise carry
-  /// parameters and optimizer state from one timed pass to the next, drifting
-  /// far from any real step's values (and its kernels' speed), and the
-  /// inputs are written afresh before each step anyway.
+  /// `v`'s planned arena offset, or -1.
   int64_t plannedOffset(Value v) {
-    if (arenaBytes < 0 || isa<BlockArgument>(v))
+    if (arenaBytes < 0)
       return -1;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner()->getParentOp() != func.getOperation())
+        return -1;
+      auto offset =
+          func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kOffsetAttr);
+      return offset ? offset.getInt() : -1;
+    }
     Operation *def = v.getDefiningOp();
     if (isa<ConstantOp>(def))
       return -1; // in the program image
@@ -124,6 +128,7 @@ struct Sequence {
     if (inserted) {
       bytes.push_back(tensorByteSize(type));
       arenaOffset.push_back(plannedOffset(v));
+      isArgument.push_back(isa<BlockArgument>(v));
       if (arenaOffset.back() < 0 ||
           arenaOffset.back() + bytes.back() > arenaBytes)
         arenaOffset.back() = -1;
@@ -426,6 +431,12 @@ std::string measureOpTimes(const std::vector<std::string> &files,
         }
         std::vector<std::unique_ptr<void, FreeDeleter>> owned;
         std::vector<void *> address;
+        struct Reset {
+          char *p;
+          int64_t bytes;
+          bool one;
+        };
+        std::vector<Reset> resets;
 
         for (size_t id = 0; id < sequence.bytes.size(); ++id) {
           int64_t bytes = sequence.bytes[id];
@@ -436,6 +447,15 @@ std::string measureOpTimes(const std::vector<std::string> &files,
             // them: zero, or one for an optimizer's step count.
             if (!sequence.types[id])
               std::memset(p, 0, bytes);
+            if (sequence.ones[id] && bytes == 8)
+              *reinterpret_cast<int64_t *>(p) = 1;
+            // An integer argument (labels, indices, a step count) whose
+            // bytes later ops reuse is written again before each pass, as
+            // the driver writes the inputs before each step. Float
+            // arguments are updated in place from pass to pass, as in
+            // training.
+            if (!sequence.types[id] && sequence.isArgument[id])
+              resets.push_back({p, bytes, (bool)sequence.ones[id]});
             address.push_back(p);
             continue;
           }
@@ -466,6 +486,11 @@ std::string measureOpTimes(const std::vector<std::string> &files,
         std::unique_ptr<tidalrt_context_t, void (*)(tidalrt_context_t *)> ctx(
             raw, tidalrt_context_free);
         auto pass = [&]() -> std::string {
+          for (const Reset &r : resets) {
+            std::memset(r.p, 0, r.bytes);
+            if (r.one && r.bytes == 8)
+              *reinterpret_cast<int64_t *>(r.p) = 1;
+          }
           for (auto [call, b] : llvm::zip(sequence.ops, buffers))
             if (tidalrt_status_t st =
                     call.fn(ctx.get(), call.desc.data(), b.data()))
