@@ -19,10 +19,13 @@ Needs TIDAL_BUILD_DIR with bin/tidalc; skips otherwise.
 
 import os
 import re
+import shutil
+import tempfile
 import subprocess
 import unittest
 
 import support
+from tidal import training
 from test_train_e2e import CaseTests
 
 _SKIP = support.skip_reason("tidalc")
@@ -41,7 +44,9 @@ def kernel_names(list_macro):
 
 @unittest.skipIf(_SKIP, _SKIP)
 class EmulatedKernelsE2ETest(CaseTests, unittest.TestCase):
-    TIDALC_FLAGS = ["--target", "sim", "--placement", "device"]
+    # Dense activations, as the cuda target's: the emulations are the CUDA
+    # kernels' arithmetic (a channel-blocked program is refused, below).
+    TIDALC_FLAGS = ["--target", "sim", "--placement", "device", "--block-channels", "off"]
     ENV = {"TIDAL_SIM_KERNELS": "emulated"}
     LABEL = "emulated CUDA kernels"
 
@@ -54,6 +59,28 @@ class EmulatedKernelsE2ETest(CaseTests, unittest.TestCase):
         missing = [n for n in own if n not in emulated]
         self.assertFalse(missing, f"ops without an emulated CUDA kernel: {missing}")
         self.assertFalse(emulated & set(kernel_names(LIBRARY_LIST)), "library ops are not emulated")
+
+    def test_a_channel_blocked_program_is_refused(self):
+        # The sim target blocks ResNet-20's activations by default; the
+        # emulations take the cuda target's dense tensors, so the run stops
+        # at the first such call, naming the op and the fix.
+        tmp = tempfile.mkdtemp(prefix="tidal-emu-blocked-")
+        try:
+            case = training.CASES_BY_NAME["resnet20_momentum"]
+            model = os.path.join(tmp, "m.onnx")
+            training.export_case(case, model)
+            exe = os.path.join(tmp, "train")
+            proc = support.run_tidalc([model, "-o", exe, "--target", "sim", "--placement", "device"] +
+                                      training.tidalc_flags(case), timeout=300)
+            self.assertEqual(proc.returncode, 0, support.describe(proc))
+            inputs = training.write_inputs(case, tmp)
+            proc = support.run([exe] + inputs + ["--steps", "1", "--quiet"], timeout=120,
+                               env={"TIDAL_SIM_KERNELS": "emulated"})
+            self.assertNotEqual(proc.returncode, 0)
+            self.assertIn("compile it with --block-channels off", proc.stderr)
+            self.assertRegex(proc.stderr, r"op \d+ \('\w+'\)")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -235,9 +235,24 @@ const char *kernel_name(tidalrt_kernel_fn_t fn) {
 // The kernel that the compute stream runs for generated code's `fn`: fn on
 // HOST and SIM, its CUDA twin on CUDA (UNSUPPORTED if it has none), its
 // host emulation on SIM with TIDAL_SIM_KERNELS=emulated (fn if none).
+// Whether a call descriptor has a channel-blocked tensor (tidalrt.h,
+// "Tensor layouts").
+bool has_blocked_tensor(const int64_t *desc) {
+  if (!desc)
+    return false;
+  int64_t n = desc[1];
+  const int64_t *p = desc + 2;
+  for (int64_t i = 0; i < n; ++i) {
+    if ((p[0] >> TIDALRT_LAYOUT_SHIFT) != TIDALRT_LAYOUT_DENSE)
+      return true;
+    p += 2 + (p[1] > 0 ? p[1] : 0);
+  }
+  return false;
+}
+
 tidalrt_status_t device_kernel(program_state *state, launch_record *record,
-                               tidalrt_kernel_fn_t fn, int64_t op_index,
-                               tidalrt_kernel_fn_t *out) {
+                               tidalrt_kernel_fn_t fn, const int64_t *desc,
+                               int64_t op_index, tidalrt_kernel_fn_t *out) {
   if (record->cpu_fn == fn && record->device_fn) {
     *out = record->device_fn;
     return nullptr;
@@ -252,11 +267,19 @@ tidalrt_status_t device_kernel(program_state *state, launch_record *record,
           "'%s' (compile with --placement host to run it on the CPU)",
           (long long)op_index, state->backend->name, kernel_name(fn));
   } else if (state->emulate) {
-    // Channel-blocked tensors reach only layout-aware kernels (library
-    // ops, which keep their CPU kernels here) and element-wise ones, whose
-    // emulations compute the same on any layout their tensors share.
-    if (tidalrt_kernel_fn_t emulated = tidalrt::cuda::emulatedKernelFor(fn))
+    // The emulations are the CUDA kernels' arithmetic, which takes the
+    // cuda target's dense tensors only.
+    if (tidalrt_kernel_fn_t emulated = tidalrt::cuda::emulatedKernelFor(fn)) {
+      if (has_blocked_tensor(desc))
+        return tidalrt_status_make(
+            TIDALRT_UNSUPPORTED,
+            "tidalrt_dev_launch: op %lld ('%s'): TIDAL_SIM_KERNELS=emulated "
+            "runs the CUDA kernels' host emulation, which takes dense "
+            "tensors as the cuda target's do; this program keeps "
+            "channel-blocked ones (compile it with --block-channels off)",
+            (long long)op_index, kernel_name(fn));
       kernel = emulated;
+    }
   }
   record->cpu_fn = fn;
   record->device_fn = kernel;
@@ -334,7 +357,7 @@ extern "C" tidalrt_status_t tidalrt_dev_launch(
     status = get_record(state, call, op_index, num_buffers, &record);
   tidalrt_kernel_fn_t kernel = fn;
   if (!status)
-    status = device_kernel(state, record, fn, op_index, &kernel);
+    status = device_kernel(state, record, fn, desc, op_index, &kernel);
   if (status) {
     tidalrt_context_fail_at(ctx, op_index);
     return status;
