@@ -259,6 +259,15 @@ tidalrt_status_t device_kernel(program_state *state, launch_record *record,
   }
   tidalrt_kernel_fn_t kernel = fn;
   if (state->backend) {
+    // A device's kernels take dense tensors; the cpu and sim targets' plans
+    // keep channel-blocked ones (tidal-block-channels).
+    if (has_blocked_tensor(desc))
+      return tidalrt_status_make(
+          TIDALRT_UNSUPPORTED,
+          "tidalrt_dev_launch: op %lld ('%s'): the %s device's kernels take "
+          "dense tensors; this program keeps channel-blocked ones (compile "
+          "it with --block-channels off, or for --target cuda)",
+          (long long)op_index, kernel_name(fn), state->backend->name);
     kernel = state->backend->kernel_for(fn);
     if (!kernel)
       return tidalrt_status_make(
