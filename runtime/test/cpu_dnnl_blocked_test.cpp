@@ -28,31 +28,34 @@ size_t count(const std::vector<int64_t> &d) {
   return n;
 }
 
-// Dense [N, C, S...] -> [N][C / B][S][B] with B = tidalrt_channel_block().
-std::vector<float> toBlocked(const std::vector<float> &x,
-                             const std::vector<int64_t> &d) {
+// Dense [N, C, S...] <-> [N][C / B][S][B] with B = tidalrt_channel_block().
+template <bool ToBlocked>
+std::vector<float> relayout(const std::vector<float> &x,
+                            const std::vector<int64_t> &d) {
   int64_t b = tidalrt_channel_block(), n = d[0], c = d[1];
   int64_t s = (int64_t)count(d) / (n * c);
   std::vector<float> y(x.size());
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < s; ++p)
-        y[((i * (c / b) + ch / b) * s + p) * b + ch % b] =
-            x[(i * c + ch) * s + p];
+      for (int64_t p = 0; p < s; ++p) {
+        int64_t blocked = ((i * (c / b) + ch / b) * s + p) * b + ch % b;
+        int64_t dense = (i * c + ch) * s + p;
+        if (ToBlocked)
+          y[blocked] = x[dense];
+        else
+          y[dense] = x[blocked];
+      }
   return y;
+}
+
+std::vector<float> toBlocked(const std::vector<float> &x,
+                             const std::vector<int64_t> &d) {
+  return relayout<true>(x, d);
 }
 
 std::vector<float> toDense(const std::vector<float> &y,
                            const std::vector<int64_t> &d) {
-  int64_t b = tidalrt_channel_block(), n = d[0], c = d[1];
-  int64_t s = (int64_t)count(d) / (n * c);
-  std::vector<float> x(y.size());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < s; ++p)
-        x[(i * c + ch) * s + p] =
-            y[((i * (c / b) + ch / b) * s + p) * b + ch % b];
-  return x;
+  return relayout<false>(y, d);
 }
 
 void expectNear(const std::vector<float> &got, const std::vector<float> &want,

@@ -132,14 +132,7 @@ memory::dims fullDims(const std::vector<int64_t> &sp, int64_t n, int64_t c) {
 // 5-10x slower than a reorder to the blocked layout and back. Calls with
 // channel-blocked tensors run on the runtime's block (channelBlock()).
 memory::desc poolLayout(const memory::dims &dims, int block) {
-  if (!block)
-    return plainDesc(dims);
-  using tag = memory::format_tag;
-  bool b16 = block == 16;
-  tag t = dims.size() == 3   ? (b16 ? tag::nCw16c : tag::nCw8c)
-          : dims.size() == 4 ? (b16 ? tag::nChw16c : tag::nChw8c)
-                             : (b16 ? tag::nCdhw16c : tag::nCdhw8c);
-  return memory::desc(dims, memory::data_type::f32, t);
+  return block ? blockedDesc(dims, block) : plainDesc(dims);
 }
 
 dnnl::pooling_v2_forward::primitive_desc

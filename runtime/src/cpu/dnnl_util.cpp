@@ -52,9 +52,9 @@ int channelBlock() {
   return block;
 }
 
-memory::desc blockedDesc(const memory::dims &dims) {
+memory::desc blockedDesc(const memory::dims &dims, int block) {
   using tag = memory::format_tag;
-  bool b16 = channelBlock() == 16;
+  bool b16 = (block ? block : channelBlock()) == 16;
   tag t;
   switch (dims.size()) {
   case 3:

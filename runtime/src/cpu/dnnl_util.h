@@ -31,8 +31,9 @@ memory::desc plainDesc(const memory::dims &dims);
 // The channel block of TIDALRT_LAYOUT_CHANNEL_BLOCKED tensors: 16 or 8
 // (tidalrt_channel_block).
 int channelBlock();
-// A float32 channel-blocked descriptor of `dims` (rank 3 to 5).
-memory::desc blockedDesc(const memory::dims &dims);
+// A float32 descriptor of `dims` (rank 3 to 5) with channels blocked by
+// `block` (8 or 16; 0: channelBlock()).
+memory::desc blockedDesc(const memory::dims &dims, int block = 0);
 // The descriptor of call tensor `t` with `dims`: blocked or dense as the
 // call says.
 memory::desc userDesc(const TensorRef &t, const memory::dims &dims);

@@ -142,7 +142,10 @@ tidalrt_status_t OpCall::decode(tidalrt_context_t *ctx, const int64_t *desc,
           kernelName, (long long)index, i, (long long)attr.tag);
     }
   }
-  if (anyBlocked && !takesBlockedTensors(kernelName, *this))
+  // A call site's descriptor is a constant: checked when it is prepared
+  // (or if its context never was), not on every call of a step.
+  bool checking = !ctx || preparing(ctx) || !tidalrt_context_prepared(ctx);
+  if (anyBlocked && checking && !takesBlockedTensors(kernelName, *this))
     return tidalrt_status_make(
         TIDALRT_INTERNAL,
         "%s (op %lld): a channel-blocked tensor, which this kernel does not "

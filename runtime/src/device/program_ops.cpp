@@ -232,9 +232,6 @@ const char *kernel_name(tidalrt_kernel_fn_t fn) {
   return "an unknown kernel";
 }
 
-// The kernel that the compute stream runs for generated code's `fn`: fn on
-// HOST and SIM, its CUDA twin on CUDA (UNSUPPORTED if it has none), its
-// host emulation on SIM with TIDAL_SIM_KERNELS=emulated (fn if none).
 // Whether a call descriptor has a channel-blocked tensor (tidalrt.h,
 // "Tensor layouts").
 bool has_blocked_tensor(const int64_t *desc) {
@@ -250,6 +247,9 @@ bool has_blocked_tensor(const int64_t *desc) {
   return false;
 }
 
+// The kernel that the compute stream runs for generated code's `fn`: fn on
+// HOST and SIM, its CUDA twin on CUDA (UNSUPPORTED if it has none), its
+// host emulation on SIM with TIDAL_SIM_KERNELS=emulated (fn if none).
 tidalrt_status_t device_kernel(program_state *state, launch_record *record,
                                tidalrt_kernel_fn_t fn, const int64_t *desc,
                                int64_t op_index, tidalrt_kernel_fn_t *out) {
@@ -257,17 +257,21 @@ tidalrt_status_t device_kernel(program_state *state, launch_record *record,
     *out = record->device_fn;
     return nullptr;
   }
+  // The CUDA kernels, and their host emulation, take the cuda target's
+  // dense tensors; the cpu and sim targets' plans keep channel-blocked ones
+  // (tidal-block-channels).
+  if ((state->backend || state->emulate) && has_blocked_tensor(desc))
+    return tidalrt_status_make(
+        TIDALRT_UNSUPPORTED,
+        "tidalrt_dev_launch: op %lld ('%s'): the %s take dense tensors; "
+        "this program keeps channel-blocked ones (compile it with "
+        "--block-channels off, or for --target cuda)",
+        (long long)op_index, kernel_name(fn),
+        state->backend ? "device's kernels"
+                       : "CUDA kernels' host emulation "
+                         "(TIDAL_SIM_KERNELS=emulated)");
   tidalrt_kernel_fn_t kernel = fn;
   if (state->backend) {
-    // A device's kernels take dense tensors; the cpu and sim targets' plans
-    // keep channel-blocked ones (tidal-block-channels).
-    if (has_blocked_tensor(desc))
-      return tidalrt_status_make(
-          TIDALRT_UNSUPPORTED,
-          "tidalrt_dev_launch: op %lld ('%s'): the %s device's kernels take "
-          "dense tensors; this program keeps channel-blocked ones (compile "
-          "it with --block-channels off, or for --target cuda)",
-          (long long)op_index, kernel_name(fn), state->backend->name);
     kernel = state->backend->kernel_for(fn);
     if (!kernel)
       return tidalrt_status_make(
@@ -276,19 +280,8 @@ tidalrt_status_t device_kernel(program_state *state, launch_record *record,
           "'%s' (compile with --placement host to run it on the CPU)",
           (long long)op_index, state->backend->name, kernel_name(fn));
   } else if (state->emulate) {
-    // The emulations are the CUDA kernels' arithmetic, which takes the
-    // cuda target's dense tensors only.
-    if (tidalrt_kernel_fn_t emulated = tidalrt::cuda::emulatedKernelFor(fn)) {
-      if (has_blocked_tensor(desc))
-        return tidalrt_status_make(
-            TIDALRT_UNSUPPORTED,
-            "tidalrt_dev_launch: op %lld ('%s'): TIDAL_SIM_KERNELS=emulated "
-            "runs the CUDA kernels' host emulation, which takes dense "
-            "tensors as the cuda target's do; this program keeps "
-            "channel-blocked ones (compile it with --block-channels off)",
-            (long long)op_index, kernel_name(fn));
+    if (tidalrt_kernel_fn_t emulated = tidalrt::cuda::emulatedKernelFor(fn))
       kernel = emulated;
-    }
   }
   record->cpu_fn = fn;
   record->device_fn = kernel;

@@ -1,5 +1,4 @@
-//===- ChannelLayout.cpp - channel-blocked tensors
-//-------------------------===//
+//===- ChannelLayout.cpp - channel-blocked tensors ------------------------===//
 
 #include "tidal/Dialect/Tidal/IR/ChannelLayout.h"
 
@@ -28,11 +27,12 @@ bool tidal::isChannelBlocked(Value v) {
 }
 
 bool tidal::acceptsBlockedOperand(Operation *op, unsigned i) {
+  // The input (or the output's gradient); global average pooling's
+  // [N, C, 1, 1] result has the same bytes in either layout.
   if (isa<ConvOp, ConvBackwardDataOp, BatchNormTrainingOp, BatchNormInferenceOp,
-          MaxPoolOp, AveragePoolOp, AveragePoolBackwardOp>(op))
-    return i == 0; // the input (or the output's gradient)
-  if (isa<GlobalAveragePoolOp>(op))
-    return i == 0; // its [N, C, 1, 1] result is the same bytes either way
+          MaxPoolOp, AveragePoolOp, AveragePoolBackwardOp, GlobalAveragePoolOp>(
+          op))
+    return i == 0;
   if (isa<ConvBackwardWeightsOp, BatchNormBackwardOp, MaxPoolBackwardOp>(op))
     return i == 0 || i == 1; // the output's gradient and the input
   return false;

@@ -1,10 +1,9 @@
-//===- BlockChannels.cpp - channel-blocked activations
-//---------------------===//
+//===- BlockChannels.cpp - channel-blocked activations --------------------===//
 //
 // Groups the values that layout-transparent ops (element-wise on one shape,
-// copies) connect, and marks a group channel-blocked when every value in it
-// can be and every other op touching it accepts a blocked tensor at that
-// position (ChannelLayout.h).
+// copies, concat and split along the channels) connect, and marks a group
+// channel-blocked when every value in it can be and every other op touching it
+// accepts a blocked tensor at that position (ChannelLayout.h).
 //
 //===----------------------------------------------------------------------===//
 
