@@ -159,30 +159,30 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
   std::optional<Choice> best;
   double bestScore = 0;
   auto offer = [&](Choice c) { offerTo(best, bestScore, std::move(c)); };
-  // A candidate live across the peak (collectCandidates); `source`: the
-  // host value that it, a waited prefetch, copies.
-  auto consider = [&](const Candidate &cand) {
+  // A candidate live across the peak (collectCandidates) priced; `source`:
+  // the host value that it, a waited prefetch, copies.
+  auto consider = [&](const Candidate &cand) -> std::optional<Choice> {
     Value v = cand.value, source = cand.source;
     if (touched.contains(v))
-      return; // has users this analysis does not know
+      return std::nullopt; // has users this analysis does not know
     ArrayRef<int64_t> users(userPositions.data() + cand.firstUser,
                             cand.numUsers);
     auto next = std::lower_bound(users.begin(), users.end(), peak);
     if (next != users.end() && *next == peak)
-      return; // used at the peak itself
+      return std::nullopt; // used at the peak itself
     Choice c;
     c.value = v;
-    c.bytes = liveness.getBuffer(v)->bytes;
+    c.bytes = cand.bytes;
     c.before =
         next == users.begin() ? cand.def : std::max(cand.def, *std::prev(next));
     c.after = next == users.end() ? INT64_MAX : *next;
     // Room for offload and wait before the peak, prefetch and wait after.
     if (c.after == INT64_MAX || peak - c.before < 1 || c.after - peak < 1)
-      return;
+      return std::nullopt;
     if (source) {
       // The host still holds the bytes: prefetching them again is all.
       if (!hostIntactAt(liveness, source, c.after))
-        return;
+        return std::nullopt;
       c.kind = Choice::Refetch;
       c.source = source;
       // Every idle gap of the copy where the bytes live come within its
@@ -210,8 +210,8 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
         c.gaps.push_back(gap);
       }
       if (c.gaps.empty())
-        return;
-      return offer(std::move(c));
+        return std::nullopt;
+      return c;
     }
     bool priced = false;
     if (options.swap) {
@@ -228,19 +228,38 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
         c.costUs = c.clone.us;
         priced = true;
       }
-    if (priced)
-      offer(std::move(c));
+    if (!priced)
+      return std::nullopt;
+    return c;
   };
-  for (const Candidate &cand : candidates)
-    if (cand.def < peak && cand.last > peak)
-      consider(cand);
+  // The candidates in increasing order of their lower bound on the score
+  // (collectCandidates): past the least score priced so far (with a margin
+  // far above offerTo's tolerance for equals) none can be chosen, so the
+  // rest is not priced. The priced ones are offered in candidate order,
+  // as if every candidate had been: the choice is the full scan's.
+  SmallVector<std::pair<unsigned, Choice>, 16> priced;
+  double least = std::numeric_limits<double>::infinity();
+  for (unsigned i : byBound) {
+    const Candidate &cand = candidates[i];
+    if (cand.def >= peak || cand.last <= peak)
+      continue;
+    if (cand.lowerBound > least + kPruneMargin)
+      break;
+    std::optional<Choice> c = consider(cand);
+    if (!c)
+      continue;
+    least = std::min(least, c->costUs / static_cast<double>(c->bytes));
+    priced.emplace_back(i, std::move(*c));
+  }
+  llvm::sort(priced,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto &[index, c] : priced)
+    offer(std::move(c));
   ArrayRef<Operation *> ops = liveness.getOps();
   // Earlier swaps whose copies are in flight at the peak.
-  for (Operation *op : ops) {
-    auto wait = dyn_cast<WaitOp>(op);
-    Operation *copy = wait ? wait.getInput().getDefiningOp() : nullptr;
-    if (!copy || !isCopyOp(copy))
-      continue;
+  for (int64_t position : copyWaits) {
+    Operation *op = ops[position - 1];
+    Operation *copy = cast<WaitOp>(op).getInput().getDefiningOp();
     int64_t at = liveness.getPosition(copy), waited = liveness.getPosition(op);
     Choice c;
     c.move = isa<PrefetchOp>(copy) ? copy : op;
@@ -291,6 +310,9 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
 void Fitter::collectCandidates(const BufferLiveness &liveness) {
   candidates.clear();
   userPositions.clear();
+  chainMemo.clear();
+  rewired.clear();
+  copyWaits.clear();
   auto add = [&](Value v, Value source) {
     const Buffer *buffer = liveness.getBuffer(v);
     if (!buffer || buffer->host || buffer->persistent || buffer->returned)
@@ -306,14 +328,27 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
       userPositions.push_back(liveness.getPosition(user));
     }
     std::sort(userPositions.begin() + first, userPositions.end());
-    candidates.push_back({v, source, liveness.getDefinition(v),
-                          liveness.getLastUse(v), first,
-                          userPositions.size() - first});
+    // What any choice of it costs at least: a refetch's or a swap's
+    // overhead, or a recomputation's last op.
+    double leastUs = source         ? kRefetchOverheadUs
+                     : options.swap ? kSwapOverheadUs
+                                    : std::numeric_limits<double>::infinity();
+    if (!source && options.recompute)
+      if (Operation *def = v.getDefiningOp())
+        leastUs = std::min(leastUs, opUs(def));
+    candidates.push_back(
+        {v, source, liveness.getDefinition(v), liveness.getLastUse(v), first,
+         userPositions.size() - first, buffer->bytes,
+         buffer->bytes > 0 ? leastUs / static_cast<double>(buffer->bytes)
+                           : 0.0});
   };
   for (BlockArgument arg : func.getArguments())
     add(arg, Value());
   for (Operation *op : liveness.getOps()) {
     if (auto wait = dyn_cast<WaitOp>(op)) {
+      if (Operation *copy = wait.getInput().getDefiningOp();
+          copy && isCopyOp(copy))
+        copyWaits.push_back(liveness.getPosition(op));
       // Copies of host-resident arguments (streamed parameters). A swapped
       // tensor's copy is not refetched: its uses are typically a few ops
       // apart, and dropping it between them frees a position or two per
@@ -326,6 +361,12 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
         add(result, Value());
     }
   }
+  byBound.resize(candidates.size());
+  for (unsigned i = 0; i < byBound.size(); ++i)
+    byBound[i] = i;
+  llvm::stable_sort(byBound, [&](unsigned a, unsigned b) {
+    return candidates[a].lowerBound < candidates[b].lowerBound;
+  });
 }
 
 void Fitter::offerTo(std::optional<Choice> &best, double &bestScore, Choice c) {
@@ -424,7 +465,8 @@ static bool availableAt(const BufferLiveness &liveness, Value v, int64_t at) {
 }
 
 bool Fitter::chainFor(const BufferLiveness &liveness, Value v, int64_t at,
-                      RecomputePlan &plan, DenseSet<Operation *> &inChain) {
+                      RecomputePlan &plan, DenseSet<Operation *> &inChain,
+                      SmallVectorImpl<Operation *> &visited) {
   Operation *def = v.getDefiningOp();
   if (!def || def->getBlock() != body || isViewOp(def) || isCopyOp(def) ||
       isa<ConstantOp>(def) || isHostPlaced(def) || def->getNumRegions() ||
@@ -434,9 +476,10 @@ bool Fitter::chainFor(const BufferLiveness &liveness, Value v, int64_t at,
     return true;
   if (static_cast<int64_t>(plan.chain.size()) >= options.maxChain)
     return false;
+  visited.push_back(def);
   for (Value operand : def->getOperands())
     if (!availableAt(liveness, operand, at) &&
-        !chainFor(liveness, operand, at, plan, inChain))
+        !chainFor(liveness, operand, at, plan, inChain, visited))
       return false;
   if (static_cast<int64_t>(plan.chain.size()) >= options.maxChain)
     return false;
@@ -449,10 +492,20 @@ bool Fitter::chainFor(const BufferLiveness &liveness, Value v, int64_t at,
 std::optional<RecomputePlan>
 Fitter::planRecompute(const BufferLiveness &liveness, ArrayRef<int64_t> live,
                       const Choice &c, int64_t peak) {
-  RecomputePlan plan;
-  DenseSet<Operation *> inChain;
-  if (!chainFor(liveness, c.value, c.after, plan, inChain))
+  auto [memo, fresh] = chainMemo.try_emplace(c.value);
+  ChainMemo &m = memo->second;
+  if (fresh || m.at != c.after || llvm::any_of(m.visited, [&](Operation *op) {
+        return rewired.contains(op);
+      })) {
+    m.at = c.after;
+    m.plan = RecomputePlan();
+    m.visited.clear();
+    DenseSet<Operation *> inChain;
+    m.ok = chainFor(liveness, c.value, c.after, m.plan, inChain, m.visited);
+  }
+  if (!m.ok)
     return std::nullopt;
+  const RecomputePlan &plan = m.plan;
   // The clones' results other than the tensor are new bytes just before
   // its next use: they must stay below the peak's level there.
   int64_t extra = 0;
@@ -471,9 +524,12 @@ void Fitter::replaceFrom(Value from, Value to, Operation *next) {
   touched.insert(from);
   from.replaceUsesWithIf(to, [&](OpOperand &use) {
     Operation *user = use.getOwner();
-    return user != to.getDefiningOp() && user->getBlock() == body &&
-           !isa<OffloadOp>(user) &&
-           (user == next || next->isBeforeInBlock(user));
+    bool replace = user != to.getDefiningOp() && user->getBlock() == body &&
+                   !isa<OffloadOp>(user) &&
+                   (user == next || next->isBeforeInBlock(user));
+    if (replace)
+      rewired.insert(user);
+    return replace;
   });
 }
 

@@ -122,7 +122,9 @@ LogicalResult Fitter::solveExact() {
     }
     RecomputePlan plan;
     DenseSet<Operation *> inChain;
-    if (options.recompute && chainFor(liveness, v, c.after, plan, inChain)) {
+    SmallVector<Operation *, 4> visited;
+    if (options.recompute &&
+        chainFor(liveness, v, c.after, plan, inChain, visited)) {
       int64_t extra = 0;
       Roots r{0, c.after, {}};
       for (Operation *op : plan.chain) {

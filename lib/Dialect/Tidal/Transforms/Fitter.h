@@ -27,6 +27,10 @@ namespace mlir::tidal::fit {
 inline constexpr double kSwapOverheadUs = 1.0;
 /// A refetch's two ops.
 inline constexpr double kRefetchOverheadUs = 0.5;
+/// pick() prices no candidate whose lower bound on the score is this far
+/// above the least score priced (offerTo treats scores within 1e-12 as
+/// equal).
+inline constexpr double kPruneMargin = 1e-9;
 
 /// Where a swap's copies go (positions: insert before the op there).
 struct SwapPlan {
@@ -116,13 +120,19 @@ private:
   /// instead of every value's liveness lookups and use lists (the step loop
   /// runs thousands of picks on deep nets). A value's users change within
   /// an analysis only when a step touches it, and pick() skips those.
+  /// `lowerBound`: no choice of the candidate scores less (cost per byte:
+  /// a swap's or refetch's overhead, or its defining op's time).
   struct Candidate {
     Value value, source;
     int64_t def, last;
     size_t firstUser, numUsers;
+    int64_t bytes;
+    double lowerBound;
   };
   void collectCandidates(const BufferLiveness &liveness);
   std::vector<Candidate> candidates;
+  /// Indices of `candidates` by increasing lower bound.
+  std::vector<unsigned> byBound;
   std::vector<int64_t> userPositions;
   void offerTo(std::optional<Choice> &best, double &bestScore, Choice c);
   SwapPlan planSwap(const BufferLiveness &liveness, ArrayRef<int64_t> live,
@@ -135,7 +145,26 @@ private:
                                              ArrayRef<int64_t> live,
                                              const Choice &c, int64_t peak);
   bool chainFor(const BufferLiveness &liveness, Value v, int64_t at,
-                RecomputePlan &plan, DenseSet<Operation *> &inChain);
+                RecomputePlan &plan, DenseSet<Operation *> &inChain,
+                SmallVectorImpl<Operation *> &visited);
+  /// planRecompute's chain for a value before its use at `at`, kept for
+  /// the rest of the liveness analysis: the chain depends only on the
+  /// analysis and on the operands of the ops it looked at (`visited`), so
+  /// it stays exact until a step rewires one of those (`rewired`). The
+  /// picks of one analysis then walk each candidate's chain once instead
+  /// of once per pick.
+  struct ChainMemo {
+    int64_t at = 0;
+    bool ok = false;
+    RecomputePlan plan;
+    SmallVector<Operation *, 4> visited;
+  };
+  DenseMap<Value, ChainMemo> chainMemo;
+  /// Ops whose operands replaceFrom changed since the analysis began.
+  DenseSet<Operation *> rewired;
+  /// The positions of the waits for copies in this analysis (pick's moves
+  /// of earlier copies look at these only).
+  std::vector<int64_t> copyWaits;
   void applySwap(const BufferLiveness &liveness, const Choice &c);
   void applyRecompute(const BufferLiveness &liveness, const Choice &c);
   void applyRefetch(const BufferLiveness &liveness, const Choice &c);
