@@ -239,13 +239,13 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
   // as if every candidate had been: the choice is the full scan's.
   SmallVector<std::pair<unsigned, Choice>, 16> priced;
   double least = std::numeric_limits<double>::infinity();
-  for (unsigned i : byBound) {
-    const Candidate &cand = candidates[i];
-    if (cand.def >= peak || cand.last <= peak)
+  for (const Bound &bound : byBound) {
+    if (bound.def >= peak || bound.last <= peak)
       continue;
-    if (cand.lowerBound > least + kPruneMargin)
+    if (bound.lowerBound > least + kPruneMargin)
       break;
-    std::optional<Choice> c = consider(cand);
+    unsigned i = bound.index;
+    std::optional<Choice> c = consider(candidates[i]);
     if (!c)
       continue;
     least = std::min(least, c->costUs / static_cast<double>(c->bytes));
@@ -257,8 +257,10 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
     offer(std::move(c));
   ArrayRef<Operation *> ops = liveness.getOps();
   // Earlier swaps whose copies are in flight at the peak.
-  for (int64_t position : copyWaits) {
-    Operation *op = ops[position - 1];
+  for (const CopyWait &span : copyWaits) {
+    if (span.at > peak || span.waited < peak)
+      continue; // not in flight at the peak: neither move applies
+    Operation *op = ops[span.waited - 1];
     Operation *copy = cast<WaitOp>(op).getInput().getDefiningOp();
     int64_t at = liveness.getPosition(copy), waited = liveness.getPosition(op);
     Choice c;
@@ -348,7 +350,8 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
     if (auto wait = dyn_cast<WaitOp>(op)) {
       if (Operation *copy = wait.getInput().getDefiningOp();
           copy && isCopyOp(copy))
-        copyWaits.push_back(liveness.getPosition(op));
+        copyWaits.push_back(
+            {liveness.getPosition(copy), liveness.getPosition(op)});
       // Copies of host-resident arguments (streamed parameters). A swapped
       // tensor's copy is not refetched: its uses are typically a few ops
       // apart, and dropping it between them frees a position or two per
@@ -361,11 +364,12 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
         add(result, Value());
     }
   }
-  byBound.resize(candidates.size());
-  for (unsigned i = 0; i < byBound.size(); ++i)
-    byBound[i] = i;
-  llvm::stable_sort(byBound, [&](unsigned a, unsigned b) {
-    return candidates[a].lowerBound < candidates[b].lowerBound;
+  byBound.clear();
+  for (unsigned i = 0; i < candidates.size(); ++i)
+    byBound.push_back({candidates[i].lowerBound, candidates[i].def,
+                       candidates[i].last, i});
+  llvm::stable_sort(byBound, [](const Bound &a, const Bound &b) {
+    return a.lowerBound < b.lowerBound;
   });
 }
 

@@ -131,8 +131,14 @@ private:
   };
   void collectCandidates(const BufferLiveness &liveness);
   std::vector<Candidate> candidates;
-  /// Indices of `candidates` by increasing lower bound.
-  std::vector<unsigned> byBound;
+  /// The candidates by increasing lower bound, with what pick() tests
+  /// first, side by side (a scan per pick over the whole graph's tensors).
+  struct Bound {
+    double lowerBound;
+    int64_t def, last;
+    unsigned index;
+  };
+  std::vector<Bound> byBound;
   std::vector<int64_t> userPositions;
   void offerTo(std::optional<Choice> &best, double &bestScore, Choice c);
   SwapPlan planSwap(const BufferLiveness &liveness, ArrayRef<int64_t> live,
@@ -162,9 +168,12 @@ private:
   DenseMap<Value, ChainMemo> chainMemo;
   /// Ops whose operands replaceFrom changed since the analysis began.
   DenseSet<Operation *> rewired;
-  /// The positions of the waits for copies in this analysis (pick's moves
-  /// of earlier copies look at these only).
-  std::vector<int64_t> copyWaits;
+  /// The copies of this analysis and their waits' positions (pick's moves
+  /// of earlier copies look at these only, at those in flight at the peak).
+  struct CopyWait {
+    int64_t at, waited;
+  };
+  std::vector<CopyWait> copyWaits;
   void applySwap(const BufferLiveness &liveness, const Choice &c);
   void applyRecompute(const BufferLiveness &liveness, const Choice &c);
   void applyRefetch(const BufferLiveness &liveness, const Choice &c);
