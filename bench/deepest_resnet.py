@@ -29,10 +29,12 @@ floor, is recorded. The search:
    largest n fits the budget; if it fits, n + 1; if not, its floor joins
    the line. Without two floors, or when a guess did not halve the bracket:
    doubling from the largest n that fits (from --start when none has),
-   then bisection. Parameters and momentum stay on the device (the planner
-   swaps activations only), so an n whose float32 parameters and momentum
-   alone exceed the budget counts as not fitting without a compile
-   (--no-state-bound turns that off, for tidalc flags that move them).
+   then bisection. The placement moves the optimizer and its momentum to
+   the host when they do not fit, but the float32 parameters stay on the
+   device unless streamed (a second fitting trial, after the host
+   optimizer's fails), so an n whose parameters alone exceed the budget
+   counts as not fitting without a compile (--no-state-bound turns that
+   off).
 
 ResNet-152's peak without swapping (no budget) is the context.
 
@@ -377,15 +379,14 @@ class Search:
         return self.result()
 
     def add_state_bound_row(self, n):
-        """Parameters and SGD momentum stay on the device for the whole step
-        (the swap planner never moves them), so from this n on nothing fits:
-        no need to compile."""
+        """The parameters stay on the device for the whole step unless
+        streamed, so from this n on the search does not compile."""
         layers = imagenet.stage_blocks(n)
         params = imagenet.param_count(layers)
         row = {"n": n, "layers": list(layers), "depth": imagenet.depth(layers), "params": params,
                "initializer_bytes": self.weight_bytes(layers), "budget_bytes": self.args.budget, "tag": "",
                "status": "too small",
-               "error": f"not compiled: parameters and momentum alone need {8 * params / GIB:.2f} GiB"}
+               "error": f"not compiled: parameters alone need {4 * params / GIB:.2f} GiB"}
         self.probes[n] = row
         self.log(row)
 
@@ -410,13 +411,13 @@ class Search:
         return list(self.probes.values()) + list(self.extra.values())
 
     def state_bound(self):
-        """The smallest n whose float32 parameters and SGD momentum exceed the budget."""
+        """The smallest n whose float32 parameters exceed the budget."""
         lo, hi = 1, 2
-        while 8 * imagenet.param_count(imagenet.stage_blocks(hi)) <= self.args.budget:
+        while 4 * imagenet.param_count(imagenet.stage_blocks(hi)) <= self.args.budget:
             lo, hi = hi, 2 * hi
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if 8 * imagenet.param_count(imagenet.stage_blocks(mid)) <= self.args.budget:
+            if 4 * imagenet.param_count(imagenet.stage_blocks(mid)) <= self.args.budget:
                 lo = mid
             else:
                 hi = mid
@@ -577,9 +578,9 @@ def main(argv=None):
                     help="a --json file of an earlier run: its probes with the same tidalc binary (sha256), "
                          "flags, budget and batch are reused, not recompiled (repeatable)")
     ap.add_argument("--no-state-bound", action="store_true",
-                    help="compile probes whose parameters and momentum alone exceed the budget (by default they "
-                         "count as not fitting without a compile; pass this when a tidalc flag moves them off "
-                         "the device)")
+                    help="compile probes whose parameters alone exceed the budget (by default they count as "
+                         "not fitting without a compile; streamed parameters can fit them, at the cost of a "
+                         "second fitting trial)")
     ap.add_argument("--no-context", action="store_true", help="skip ResNet-152's no-swap peak")
     ap.add_argument("--tidalc-flag", action="append", default=[],
                     help="extra tidalc flag, repeatable; write --tidalc-flag=--swap=off")
