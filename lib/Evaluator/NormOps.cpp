@@ -44,9 +44,10 @@ static LogicalResult evalBatchNormInference(BatchNormInferenceOp op,
   double eps = toDouble(op.getEpsilon());
   for (int64_t i = 0, e = x.numElements(); i < e; ++i) {
     int64_t c = l->channel(i);
-    out.data[i] = scale.data[c] * (x.data[i] - mean.data[c]) /
-                      std::sqrt(var.data[c] + eps) +
-                  bias.data[c];
+    double y = scale.data[c] * (x.data[i] - mean.data[c]) /
+                   std::sqrt(var.data[c] + eps) +
+               bias.data[c];
+    out.data[i] = op.getRelu() && !(y > 0.0) ? 0.0 : y;
   }
   return success();
 }
@@ -86,9 +87,9 @@ static LogicalResult evalBatchNormTraining(BatchNormTrainingOp op,
   batchStats(x, *l, mean, var);
   for (int64_t i = 0, e = x.numElements(); i < e; ++i) {
     int64_t c = l->channel(i);
-    results[0].data[i] =
-        scale.data[c] * (x.data[i] - mean[c]) / std::sqrt(var[c] + eps) +
-        bias.data[c];
+    double y = scale.data[c] * (x.data[i] - mean[c]) / std::sqrt(var[c] + eps) +
+               bias.data[c];
+    results[0].data[i] = op.getRelu() && !(y > 0.0) ? 0.0 : y;
   }
   // The running variance takes the unbiased batch variance, as PyTorch.
   int64_t m = l->perChannel();

@@ -66,6 +66,10 @@ void tidal::buildTrainingPipeline(OpPassManager &pm,
 void tidal::buildMemoryPipeline(OpPassManager &pm,
                                 const MemoryPipelineOptions &options,
                                 StringRef stopAfter) {
+  if (options.fuseEpilogues)
+    pm.addPass(createTidalFuseEpiloguesPass());
+  if (stopAfter == "tidal-fuse-epilogues")
+    return;
   if (options.blockChannels)
     pm.addPass(createTidalBlockChannelsPass());
   if (stopAfter == "tidal-block-channels")

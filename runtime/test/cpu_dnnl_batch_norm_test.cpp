@@ -82,7 +82,7 @@ const std::vector<std::vector<int64_t>> kShapes = {
     {2, 3, 2, 2, 2, 2}, {8, 16, 8, 8}};
 
 void checkInference(const std::vector<int64_t> &shape, double eps,
-                    uint32_t seed) {
+                    uint32_t seed, bool relu = false) {
   int64_t c = shape[1], s = product(shape, 2);
   std::vector<float> x = channelData(shape, seed),
                      scale = randomData(c, seed + 1, 0.5f, 1.5f),
@@ -96,6 +96,8 @@ void checkInference(const std::vector<int64_t> &shape, double eps,
     ref[i] = scale[ch] * (x[i] - (double)mean[ch]) /
                  std::sqrt((double)var[ch] + eps) +
              bias[ch];
+    if (relu && !(ref[i] > 0.0))
+      ref[i] = 0.0;
   }
   KernelCall call;
   call.f32(shape, x.data())
@@ -104,7 +106,8 @@ void checkInference(const std::vector<int64_t> &shape, double eps,
       .f32({c}, mean.data())
       .f32({c}, var.data())
       .f32(shape, y.data())
-      .attrFloat(eps);
+      .attrFloat(eps)
+      .attrInt(relu ? 1 : 0);
   ASSERT_EQ(call.run(tidalrt_k_batch_norm_inference), "");
   expectClose(y, ref, "batch_norm_inference");
 }
@@ -143,7 +146,8 @@ void checkTraining(const std::vector<int64_t> &shape, double eps,
       .f32({c}, bMean.data())
       .f32({c}, bVar.data())
       .attrFloat(eps)
-      .attrFloat(momentum);
+      .attrFloat(momentum)
+      .attrInt(0);
   ASSERT_EQ(call.run(tidalrt_k_batch_norm_training, prepare), "");
   expectClose(y, ref, "output", 1e-4);
   expectClose(newMean, refMean, "new_running_mean");
@@ -207,6 +211,15 @@ TEST(DnnlBatchNorm, Inference) {
   }
 }
 
+// relu = true (tidal-fuse-epilogues): max(y, 0) in the normalization.
+TEST(DnnlBatchNorm, InferenceFusedRelu) {
+  uint32_t seed = 3;
+  for (const auto &shape : kShapes) {
+    SCOPED_TRACE(::testing::PrintToString(shape));
+    checkInference(shape, 1e-5, seed += 10, /*relu=*/true);
+  }
+}
+
 TEST(DnnlBatchNorm, Training) {
   uint32_t seed = 100;
   for (const auto &shape : kShapes) {
@@ -241,7 +254,8 @@ TEST(DnnlBatchNorm, TrainingEmptyBatch) {
       .f32({2}, bm.data())
       .f32({2}, bv.data())
       .attrFloat(1e-5)
-      .attrFloat(0.5);
+      .attrFloat(0.5)
+      .attrInt(0);
   ASSERT_EQ(call.run(tidalrt_k_batch_norm_training), "");
   EXPECT_EQ(nm, (std::vector<float>{0.5f, -1.0f}));
   EXPECT_EQ(nv, (std::vector<float>{1.5f, 2.0f}));
@@ -264,7 +278,9 @@ TEST(DnnlBatchNorm, Errors) {
   f64.tensor(TIDALRT_ELEMENT_TYPE_F64, {2, 3, 4}, x.data());
   for (int i = 0; i < 4; ++i)
     f64.tensor(TIDALRT_ELEMENT_TYPE_F64, {3}, p.data());
-  f64.tensor(TIDALRT_ELEMENT_TYPE_F64, {2, 3, 4}, x.data()).attrFloat(1e-5);
+  f64.tensor(TIDALRT_ELEMENT_TYPE_F64, {2, 3, 4}, x.data())
+      .attrFloat(1e-5)
+      .attrInt(0);
   EXPECT_EQ(f64.run(tidalrt_k_batch_norm_inference),
             "UNSUPPORTED: batch_norm_inference (op 0): input has element type "
             "float64; only float32 is supported");
@@ -274,7 +290,7 @@ TEST(DnnlBatchNorm, Errors) {
   wrong.f32({2, 3, 4}, xf.data());
   for (int i = 0; i < 4; ++i)
     wrong.f32({i == 2 ? 4 : 3}, pf.data());
-  wrong.f32({2, 3, 4}, yf.data()).attrFloat(1e-5);
+  wrong.f32({2, 3, 4}, yf.data()).attrFloat(1e-5).attrInt(0);
   EXPECT_EQ(wrong.run(tidalrt_k_batch_norm_inference),
             "INVALID_ARGUMENT: batch_norm_inference (op 0): per-channel tensor "
             "3 has 4 elements, expected 3");

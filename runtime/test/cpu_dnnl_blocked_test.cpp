@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <random>
 
@@ -130,7 +132,8 @@ TEST(ChannelBlocked, BatchNormTrainingAndBackward) {
   struct Out {
     std::vector<float> y, nm, nv, mean, var;
   };
-  auto training = [&](bool inBlocked, bool outBlocked, Out &o) {
+  auto training = [&](bool inBlocked, bool outBlocked, Out &o,
+                      bool relu = false) {
     o = Out{std::vector<float>(count(shape)), std::vector<float>(c),
             std::vector<float>(c), std::vector<float>(c),
             std::vector<float>(c)};
@@ -152,7 +155,8 @@ TEST(ChannelBlocked, BatchNormTrainingAndBackward) {
         .f32({c}, o.mean.data())
         .f32({c}, o.var.data())
         .attrFloat(1e-5)
-        .attrFloat(0.9);
+        .attrFloat(0.9)
+        .attrInt(relu ? 1 : 0);
     return call.run(tidalrt_k_batch_norm_training);
   };
   Out dense, blocked, mixed;
@@ -164,6 +168,32 @@ TEST(ChannelBlocked, BatchNormTrainingAndBackward) {
   expectNear(blocked.mean, dense.mean, "batch_mean");
   expectNear(blocked.var, dense.var, "batch_var");
   expectNear(blocked.nv, dense.nv, "new_running_var");
+
+  // A fused ReLU (tidal-fuse-epilogues, oneDNN's fuse_norm_relu): the
+  // unfused output through the relu kernel's formula, bit for bit, in both
+  // layouts, with the same statistics.
+  auto relu = [](std::vector<float> v) {
+    for (float &x : v)
+      x = x > 0.0f ? x : 0.0f;
+    return v;
+  };
+  auto sameBits = [](const std::vector<float> &a, const std::vector<float> &b,
+                     const char *what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    size_t differ = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0u) << what;
+  };
+  Out fusedDense, fusedBlocked;
+  ASSERT_EQ(training(false, false, fusedDense, true), "");
+  ASSERT_EQ(training(true, true, fusedBlocked, true), "");
+  sameBits(fusedDense.y, relu(dense.y), "fused output (dense)");
+  sameBits(toDense(fusedBlocked.y, shape), relu(toDense(blocked.y, shape)),
+           "fused output (blocked)");
+  sameBits(fusedDense.mean, dense.mean, "fused batch_mean");
+  sameBits(fusedDense.nv, dense.nv, "fused new_running_var");
+  sameBits(fusedBlocked.var, blocked.var, "fused batch_var (blocked)");
 
   auto backward = [&](bool blockedData, std::vector<float> &dx,
                       std::vector<float> &ds, std::vector<float> &db) {

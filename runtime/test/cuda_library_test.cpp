@@ -668,7 +668,8 @@ Case batchNormInference(const Shape &x, uint32_t seed) {
       .random(c, seed + 3)
       .random(c, seed + 4, 0.5f, 2.0f)
       .out(x)
-      .attrFloat(1e-5);
+      .attrFloat(1e-5)
+      .attrInt(0);
   return k;
 }
 
@@ -686,7 +687,8 @@ Case batchNormTraining(const Shape &x, uint32_t seed, double momentum) {
       .out(c)
       .out(c)
       .attrFloat(1e-5)
-      .attrFloat(momentum);
+      .attrFloat(momentum)
+      .attrInt(0);
   return k;
 }
 

@@ -52,3 +52,19 @@ func.func @layer_norm() -> (tensor<1x4xf64>, tensor<1x1xf64>, tensor<1x1xf64>, t
   %0:3 = tidal.layer_norm_backward %dy, %x, %scale, %mean, %inv {axis = 1 : i64} : (tensor<1x4xf64>, tensor<1x4xf64>, tensor<4xf64>, tensor<1x1xf64>, tensor<1x1xf64>) -> (tensor<1x4xf64>, tensor<4xf64>, tensor<4xf64>)
   return %y, %mean, %inv, %0#0, %0#1, %0#2 : tensor<1x4xf64>, tensor<1x1xf64>, tensor<1x1xf64>, tensor<1x4xf64>, tensor<4xf64>, tensor<4xf64>
 }
+
+// relu = true (tidal-fuse-epilogues): max(y, 0), statistics unchanged.
+// RUN: tidal-eval %s --function batch_norm_relu --print | FileCheck %s --check-prefix=FUSED
+// FUSED: result 0: tensor<2x1xf64> = [0, 1]
+// FUSED: result 1: tensor<1xf64> = [1]
+// FUSED: result 2: tensor<2x1xf64> = [0, 0.5]
+func.func @batch_norm_relu() -> (tensor<2x1xf64>, tensor<1xf64>, tensor<2x1xf64>) {
+  %x = tidal.constant dense<[[1.0], [3.0]]> : tensor<2x1xf64>
+  %one = tidal.constant dense<1.0> : tensor<1xf64>
+  %zero = tidal.constant dense<0.0> : tensor<1xf64>
+  %two = tidal.constant dense<2.0> : tensor<1xf64>
+  %four = tidal.constant dense<4.0> : tensor<1xf64>
+  %0:5 = tidal.batch_norm_training %x, %one, %zero, %zero, %one {epsilon = 0.0 : f32, momentum = 0.5 : f32, relu = true} : (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>) -> (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>)
+  %1 = tidal.batch_norm_inference %x, %one, %zero, %two, %four {epsilon = 0.0 : f32, relu = true} : (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>) -> tensor<2x1xf64>
+  return %0#0, %0#1, %1 : tensor<2x1xf64>, tensor<1xf64>, tensor<2x1xf64>
+}

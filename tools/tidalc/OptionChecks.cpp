@@ -29,6 +29,9 @@ std::string tidalc::checkOptionValues() {
   if (blockChannels != "on" && blockChannels != "off")
     return "unknown --block-channels '" + blockChannels +
            "' (expected on or off)";
+  if (fuseEpilogues != "on" && fuseEpilogues != "off")
+    return "unknown --fuse-epilogues '" + fuseEpilogues +
+           "' (expected on or off)";
   if (hostLayers != "on" && hostLayers != "off")
     return "unknown --host-layers '" + hostLayers + "' (expected on or off)";
   if (placement != "auto" && placement != "device" && placement != "host")
@@ -50,7 +53,8 @@ std::string tidalc::checkStageOptions(StringRef stopAfter, bool planStage) {
       !llvm::is_contained(stages, StringRef(stopAfter)))
     return ("unknown --stop-after stage '" + stopAfter +
             "' (expected import, " + llvm::join(stages, ", ") +
-            ", tidal-block-channels, tidal-schedule, tidal-place, "
+            ", tidal-fuse-epilogues, tidal-block-channels, tidal-schedule, "
+            "tidal-place, "
             "tidal-schedule-swaps, "
             "tidal-plan-memory)")
         .str();

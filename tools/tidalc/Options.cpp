@@ -122,6 +122,12 @@ cl::opt<std::string> blockChannels(
              "the CPU kernels' channel-blocked layout) or off (dense NCHW "
              "everywhere)"),
     cl::init("on"), cl::cat(category));
+cl::opt<std::string> fuseEpilogues(
+    "fuse-epilogues",
+    cl::desc("on (the default on the cpu and sim targets: a ReLU that only "
+             "a batch normalization feeds runs in that kernel's epilogue) or "
+             "off"),
+    cl::init("on"), cl::cat(category));
 cl::opt<std::string> recomputeMode(
     "recompute",
     cl::desc("auto (recompute tensors where the cost model finds that "

@@ -130,6 +130,7 @@ void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
   // The cpu runtime's kernels take channel-blocked activations; the cuda
   // target's take dense ones.
   options.blockChannels = blockChannels == "on" && target != "cuda";
+  options.fuseEpilogues = fuseEpilogues == "on" && target != "cuda";
   options.swap = swapMode == "auto";
   options.recompute = recomputeMode == "auto";
   options.planner = planner.getValue();
@@ -454,6 +455,7 @@ int main(int argc, char **argv) {
     return fail("--distributed builds an executable that mpirun starts, not "
                 "a library (--emit lib)");
   bool planStage =
+      stopAfter == "tidal-fuse-epilogues" ||
       stopAfter == "tidal-block-channels" || stopAfter == "tidal-schedule" ||
       stopAfter == "tidal-place" || stopAfter == "tidal-schedule-swaps" ||
       stopAfter == "tidal-plan-memory";

@@ -78,6 +78,11 @@ void buildTrainingPipeline(OpPassManager &pm,
 /// Options of the memory-planning pipeline (schedule, plan, verify).
 struct MemoryPipelineOptions
     : public PassPipelineOptions<MemoryPipelineOptions> {
+  Option<bool> fuseEpilogues{
+      *this, "fuse-epilogues",
+      llvm::cl::desc("run tidal-fuse-epilogues first (the cpu runtime's "
+                     "kernels: the cpu and sim targets)"),
+      llvm::cl::init(false)};
   Option<bool> blockChannels{
       *this, "block-channels",
       llvm::cl::desc("run tidal-block-channels first (the cpu runtime's "

@@ -92,23 +92,30 @@ int dataOut(Plan &p, const OpCall &op, const BatchNormState &s, int i) {
   return p.output(s.data, userDesc(op[i], s.dims), i);
 }
 
+// fuse_norm_relu when the call's boolean attribute `attr` (relu) is set:
+// the output is max(y, 0), written by the normalization itself.
+dnnl::normalization_flags reluFlag(const OpCall &op, int attr) {
+  return op.getBool(attr) ? dnnl::normalization_flags::fuse_norm_relu
+                          : dnnl::normalization_flags::none;
+}
+
 } // namespace
 
 void tidalrt::dnnlutil::checkBatchNormCall(const OpCall &op, BatchNorm kind) {
   switch (kind) {
   case BatchNorm::Inference:
-    // input, scale, bias, mean, var -> output; epsilon.
-    checkCall(op, {"input", "scale", "bias", "mean", "var", "output"}, 1);
+    // input, scale, bias, mean, var -> output; epsilon, relu.
+    checkCall(op, {"input", "scale", "bias", "mean", "var", "output"}, 2);
     return;
   case BatchNorm::Training:
     // input, scale, bias, running_mean, running_var -> output,
     // new_running_mean, new_running_var, batch_mean, batch_var;
-    // epsilon, momentum.
+    // epsilon, momentum, relu.
     checkCall(op,
               {"input", "scale", "bias", "running_mean", "running_var",
                "output", "new_running_mean", "new_running_var", "batch_mean",
                "batch_var"},
-              2);
+              3);
     return;
   case BatchNorm::Backward:
     // grad, input, scale, batch_mean, batch_var -> grad_input,
@@ -138,7 +145,7 @@ extern "C" tidalrt_status_t
 tidalrt_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
                                void *const *buffers) {
   return runKernel(ctx, desc, buffers, "batch_norm_inference", [&](OpCall &op) {
-    // input, scale, bias, mean, var -> output; epsilon.
+    // input, scale, bias, mean, var -> output; epsilon, relu.
     checkBatchNormCall(op, BatchNorm::Inference);
     auto *s = getState<BatchNormState>(ctx, op.index);
     if (!s) {
@@ -155,7 +162,8 @@ tidalrt_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
           dnnl::batch_normalization_forward::desc d(
               dnnl::prop_kind::forward_inference, s->data,
               (float)op.getFloat(0),
-              kScaleShift | dnnl::normalization_flags::use_global_stats);
+              kScaleShift | dnnl::normalization_flags::use_global_stats |
+                  reluFlag(op, 1));
           dnnl::batch_normalization_forward::primitive_desc pd(
               d, scratchpadAttr(), engine());
           Plan &p = s->plan;
@@ -183,7 +191,7 @@ tidalrt_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
   return runKernel(ctx, desc, buffers, "batch_norm_training", [&](OpCall &op) {
     // input, scale, bias, running_mean, running_var -> output,
     // new_running_mean, new_running_var, batch_mean, batch_var;
-    // epsilon, momentum.
+    // epsilon, momentum, relu.
     checkBatchNormCall(op, BatchNorm::Training);
     auto *s = getState<BatchNormState>(ctx, op.index);
     if (!s) {
@@ -197,19 +205,38 @@ tidalrt_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
         buildWithDnnl("batch normalization", [&] {
           s->data = dataDesc(op, 0, s->dims);
           memory::desc perC = plainDesc({ch.c});
+          dnnl::normalization_flags relu = reluFlag(op, 2);
           dnnl::batch_normalization_forward::desc d(
               dnnl::prop_kind::forward_training, s->data, (float)op.getFloat(0),
-              kScaleShift);
+              kScaleShift | relu);
           dnnl::batch_normalization_forward::primitive_desc pd(
               d, scratchpadAttr(), engine());
           Plan &p = s->plan;
-          p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
-                {{DNNL_ARG_SRC, dataIn(p, op, *s, 0)},
-                 {DNNL_ARG_SCALE, p.tensor(perC, 1)},
-                 {DNNL_ARG_SHIFT, p.tensor(perC, 2)},
-                 {DNNL_ARG_DST, dataOut(p, op, *s, 5)},
-                 {DNNL_ARG_MEAN, p.tensor(perC, 8)},
-                 {DNNL_ARG_VARIANCE, p.tensor(perC, 9)}});
+          int src = dataIn(p, op, *s, 0), dst = dataOut(p, op, *s, 5);
+          int scale = p.tensor(perC, 1), shift = p.tensor(perC, 2);
+          int mean = p.tensor(perC, 8), var = p.tensor(perC, 9);
+          if (relu == dnnl::normalization_flags::none) {
+            p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
+                  {{DNNL_ARG_SRC, src},
+                   {DNNL_ARG_SCALE, scale},
+                   {DNNL_ARG_SHIFT, shift},
+                   {DNNL_ARG_DST, dst},
+                   {DNNL_ARG_MEAN, mean},
+                   {DNNL_ARG_VARIANCE, var}});
+          } else {
+            // The fused ReLU also writes its mask for a fused backward,
+            // which tidal does not use (relu_backward reads the output):
+            // into scratch.
+            int workspace = p.temp(pd.workspace_desc());
+            p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
+                  {{DNNL_ARG_SRC, src},
+                   {DNNL_ARG_SCALE, scale},
+                   {DNNL_ARG_SHIFT, shift},
+                   {DNNL_ARG_DST, dst},
+                   {DNNL_ARG_MEAN, mean},
+                   {DNNL_ARG_VARIANCE, var},
+                   {DNNL_ARG_WORKSPACE, workspace}});
+          }
           p.flush();
           return 0;
         });

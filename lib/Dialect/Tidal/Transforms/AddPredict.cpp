@@ -48,7 +48,8 @@ struct AddPredict : tidal::impl::TidalAddPredictPassBase<AddPredict> {
                               "graph; no eval-mode copy can be made");
         auto inference = b.create<BatchNormInferenceOp>(
             bn.getLoc(), bn.getInput(), bn.getScale(), bn.getBias(),
-            bn.getRunningMean(), bn.getRunningVar(), bn.getEpsilonAttr());
+            bn.getRunningMean(), bn.getRunningVar(), bn.getEpsilonAttr(),
+            bn.getReluAttr());
         bn.getOutput().replaceAllUsesWith(inference.getOutput());
         bn.getNewRunningMean().replaceAllUsesWith(bn.getRunningMean());
         bn.getNewRunningVar().replaceAllUsesWith(bn.getRunningVar());

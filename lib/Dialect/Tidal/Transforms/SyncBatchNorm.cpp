@@ -144,9 +144,9 @@ struct SyncBatchNormPass
     Value mean = r.add(shift, global[0]);
     Value var = b.create<MaxOp>(
         loc, r.sub(global[1], r.mul(global[0], global[0])), r.scalar(0.0));
-    Value out = b.create<BatchNormInferenceOp>(loc, op.getInput(),
-                                               op.getScale(), op.getBias(),
-                                               mean, var, op.getEpsilonAttr());
+    Value out = b.create<BatchNormInferenceOp>(
+        loc, op.getInput(), op.getScale(), op.getBias(), mean, var,
+        op.getEpsilonAttr(), op.getReluAttr());
     // running * momentum + batch * (1 - momentum), with the unbiased
     // variance of the global batch.
     double momentum = op.getMomentum().convertToDouble();

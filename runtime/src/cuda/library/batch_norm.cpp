@@ -42,6 +42,11 @@ BatchNormState *batchNormState(OpCall &op, BatchNorm kind) {
   s->ch = ch;
   s->empty = ch.perChannel() == 0 || ch.c == 0;
   s->eps = op.getFloat(0);
+  // A fused ReLU (tidal-fuse-epilogues) is a cpu-target form: tidalc never
+  // fuses for cuda.
+  if (op.getBool(kind == BatchNorm::Training ? 2 : 1))
+    fail(TIDALRT_UNSUPPORTED, "a batch normalization with a fused ReLU "
+                              "(compile it with --fuse-epilogues off)");
   if (!s->empty) {
     if (s->eps < CUDNN_BN_MIN_EPSILON)
       fail(TIDALRT_UNSUPPORTED, "epsilon %g is below cuDNN's minimum %g",
@@ -59,7 +64,7 @@ extern "C" tidalrt_status_t
 tidalrt_cuda_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
                                     void *const *buffers) {
   return runKernel(ctx, desc, buffers, "batch_norm_inference", [&](OpCall &op) {
-    // input, scale, bias, mean, var -> output; epsilon.
+    // input, scale, bias, mean, var -> output; epsilon, relu.
     dnnlutil::checkBatchNormCall(op, BatchNorm::Inference);
     BatchNormState *s = batchNormState(op, BatchNorm::Inference);
     if (s->empty || preparing(ctx))
@@ -80,7 +85,7 @@ tidalrt_cuda_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
   return runKernel(ctx, desc, buffers, "batch_norm_training", [&](OpCall &op) {
     // input, scale, bias, running_mean, running_var -> output,
     // new_running_mean, new_running_var, batch_mean, batch_var;
-    // epsilon, momentum.
+    // epsilon, momentum, relu.
     dnnlutil::checkBatchNormCall(op, BatchNorm::Training);
     BatchNormState *s = batchNormState(op, BatchNorm::Training);
     double momentum = op.getFloat(1);

@@ -65,3 +65,17 @@ func.func @train_step() {
 func.func @main(%w: tensor<f32> {tidal.name = "w", tidal.role = #tidal<role param>}) {
   return
 }
+
+// -----
+
+// A batch normalization with a fused ReLU (tidal-fuse-epilogues runs after
+// autodiff) has no gradient rule.
+func.func @main(%x: tensor<2x3xf32> {tidal.name = "x", tidal.role = #tidal<role input>},
+                %s: tensor<3xf32> {tidal.name = "s", tidal.role = #tidal<role param>},
+                %rm: tensor<3xf32> {tidal.name = "rm", tidal.role = #tidal<role state>},
+                %rv: tensor<3xf32> {tidal.name = "rv", tidal.role = #tidal<role state>}) -> tensor<f32> {
+  // expected-error @+1 {{cannot differentiate tidal.batch_norm_training: a fused ReLU (tidal-fuse-epilogues runs after autodiff)}}
+  %a:5 = tidal.batch_norm_training %x, %s, %s, %rm, %rv {relu = true} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %l = tidal.reduce_sum %a#0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

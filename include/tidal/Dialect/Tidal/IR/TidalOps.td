@@ -215,12 +215,14 @@ def Tidal_BatchNormInferenceOp : Tidal_InferOp<"batch_norm_inference", [Pure]> {
   let description = [{
     ONNX BatchNormalization with one output (or `training_mode = 0`):
     `y = scale * (x - mean) / sqrt(var + epsilon) + bias` per channel
-    (dimension 1).
+    (dimension 1). With `relu = true` (set by tidal-fuse-epilogues), the
+    result is `max(y, 0)`: a ReLU fused into the kernel's epilogue.
   }];
   let arguments = (ins Tidal_FloatTensor:$input, Tidal_FloatTensor:$scale,
                        Tidal_FloatTensor:$bias, Tidal_FloatTensor:$mean,
                        Tidal_FloatTensor:$var,
-                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<BoolAttr, "false">:$relu);
   let results = (outs Tidal_FloatTensor:$output);
   let hasVerifier = 1;
 }
@@ -234,13 +236,17 @@ def Tidal_BatchNormTrainingOp : Tidal_InferOp<"batch_norm_training", [Pure]> {
     statistics `running * momentum + batch * (1 - momentum)`, where the
     running variance is updated with the unbiased batch variance as PyTorch
     does, plus the batch mean and biased variance that backward needs.
+    With `relu = true` (set by tidal-fuse-epilogues after autodiff), the
+    first result is `max(y, 0)`: a ReLU fused into the kernel's epilogue
+    (the statistics are the same).
   }];
   let arguments = (ins Tidal_FloatTensor:$input, Tidal_FloatTensor:$scale,
                        Tidal_FloatTensor:$bias,
                        Tidal_FloatTensor:$running_mean,
                        Tidal_FloatTensor:$running_var,
                        DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon,
-                       DefaultValuedAttr<F32Attr, "0.9">:$momentum);
+                       DefaultValuedAttr<F32Attr, "0.9">:$momentum,
+                       DefaultValuedAttr<BoolAttr, "false">:$relu);
   let results = (outs Tidal_FloatTensor:$output,
                       Tidal_FloatTensor:$new_running_mean,
                       Tidal_FloatTensor:$new_running_var,

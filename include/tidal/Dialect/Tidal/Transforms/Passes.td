@@ -247,6 +247,28 @@ def TidalBlockChannelsPass : Pass<"tidal-block-channels", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalFuseEpiloguesPass : Pass<"tidal-fuse-epilogues", "mlir::ModuleOp"> {
+  let summary = "fold a ReLU into the batch normalization that feeds it";
+  let description = [{
+    A `tidal.relu` whose operand is the output of a `batch_norm_training`
+    or `batch_norm_inference` that nothing else reads is folded into the
+    normalization: the op gets `relu = true` (its output is then
+    `max(y, 0)`), the relu's users read that output, and the relu is gone.
+    The cpu runtime runs it as oneDNN's `fuse_norm_relu`, so the ReLU costs
+    no pass over memory of its own, and the normalization's un-rectified
+    output is never stored. `relu_backward` reads the forward output, so
+    the backward pass is unchanged.
+
+    Runs after autodiff (the gradient rules do not take a fused op), first
+    in the memory pipeline, on the cpu and sim targets; never on cuda.
+    Values are those of the unfused ops bit for bit.
+  }];
+  let statistics = [
+    Statistic<"numFused", "fused-relus", "ReLUs folded into their producer">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 def TidalSchedulePass : Pass<"tidal-schedule", "mlir::ModuleOp"> {
   let summary = "order each function's ops to keep the bytes live low";
   let description = [{

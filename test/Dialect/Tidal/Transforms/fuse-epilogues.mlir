@@ -1,0 +1,56 @@
+// --tidal-fuse-epilogues: a relu that is the only reader of a batch
+// normalization's output is folded into it (relu = true); its users,
+// relu_backward among them, read the normalization's output instead.
+// RUN: tidal-opt %s -split-input-file -tidal-fuse-epilogues -mlir-print-debuginfo | FileCheck %s
+
+// Training: the relu goes, its backward reads the fused output.
+// CHECK-LABEL: func.func @training
+// CHECK: %[[O:.*]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = tidal.batch_norm_training %arg0, {{.*}} {relu = true} {{.*}} loc(#[[LOC:loc[0-9]+]])
+// CHECK-NOT: tidal.relu %
+// CHECK: tidal.relu_backward %arg5, %[[O]]
+// CHECK: return %[[O]]
+// CHECK: #[[BN:loc[0-9]+]] = loc("bn")
+// CHECK: #[[R:loc[0-9]+]] = loc("r")
+// CHECK: #[[LOC]] = loc(fused[#[[BN]], #[[R]]])
+func.func @training(%x: tensor<2x4x3x3xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>,
+                    %m: tensor<4xf32>, %v: tensor<4xf32>, %g: tensor<2x4x3x3xf32>)
+    -> (tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>) {
+  %o, %rm, %rv, %bm, %bv = tidal.batch_norm_training %x, %s, %b, %m, %v : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) loc("bn")
+  %r = tidal.relu %o : tensor<2x4x3x3xf32> loc("r")
+  %dr = tidal.relu_backward %g, %r : tensor<2x4x3x3xf32>
+  return %r, %dr : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>
+}
+
+// -----
+
+// Inference (the predict function's form) fuses too.
+// CHECK-LABEL: func.func @inference
+// CHECK: %[[Y:.*]] = tidal.batch_norm_inference {{.*}} {relu = true}
+// CHECK-NOT: tidal.relu
+// CHECK: return %[[Y]]
+func.func @inference(%x: tensor<2x4xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>,
+                     %m: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<2x4xf32> {
+  %y = tidal.batch_norm_inference %x, %s, %b, %m, %v : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %r = tidal.relu %y : tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// The normalization's output has another reader (a residual add, a
+// result): nothing is fused, since that reader needs the values before the
+// ReLU. A relu of something else stays as it is.
+// CHECK-LABEL: func.func @kept
+// CHECK: tidal.batch_norm_inference
+// CHECK-NOT: relu = true
+// CHECK: tidal.relu
+// CHECK: tidal.add
+// CHECK: tidal.relu %arg0
+func.func @kept(%x: tensor<2x4xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>,
+                %m: tensor<4xf32>, %v: tensor<4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %y = tidal.batch_norm_inference %x, %s, %b, %m, %v : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %r = tidal.relu %y : tensor<2x4xf32>
+  %a = tidal.add %r, %y : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %q = tidal.relu %x : tensor<2x4xf32>
+  return %a, %q : tensor<2x4xf32>, tensor<2x4xf32>
+}
