@@ -124,9 +124,8 @@ cl::opt<std::string> blockChannels(
     cl::init("on"), cl::cat(category));
 cl::opt<std::string> fuseEpilogues(
     "fuse-epilogues",
-    cl::desc("on (the default on the cpu and sim targets: a ReLU that only "
-             "a batch normalization feeds runs in that kernel's epilogue) or "
-             "off"),
+    cl::desc("on (the default on the cpu target: a ReLU that only a batch "
+             "normalization feeds runs in that kernel's epilogue) or off"),
     cl::init("on"), cl::cat(category));
 cl::opt<std::string> recomputeMode(
     "recompute",

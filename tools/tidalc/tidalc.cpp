@@ -130,7 +130,7 @@ void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
   // The cpu runtime's kernels take channel-blocked activations; the cuda
   // target's take dense ones.
   options.blockChannels = blockChannels == "on" && target != "cuda";
-  options.fuseEpilogues = fuseEpilogues == "on" && target != "cuda";
+  options.fuseEpilogues = fuseEpilogues == "on" && target == "cpu";
   options.swap = swapMode == "auto";
   options.recompute = recomputeMode == "auto";
   options.planner = planner.getValue();

@@ -80,8 +80,7 @@ struct MemoryPipelineOptions
     : public PassPipelineOptions<MemoryPipelineOptions> {
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
-      llvm::cl::desc("run tidal-fuse-epilogues first (the cpu runtime's "
-                     "kernels: the cpu and sim targets)"),
+      llvm::cl::desc("run tidal-fuse-epilogues first (the cpu target)"),
       llvm::cl::init(false)};
   Option<bool> blockChannels{
       *this, "block-channels",

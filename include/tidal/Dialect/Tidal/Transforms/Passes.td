@@ -260,7 +260,8 @@ def TidalFuseEpiloguesPass : Pass<"tidal-fuse-epilogues", "mlir::ModuleOp"> {
     the backward pass is unchanged.
 
     Runs after autodiff (the gradient rules do not take a fused op), first
-    in the memory pipeline, on the cpu and sim targets; never on cuda.
+    in the memory pipeline, on the cpu target (tidalc `--fuse-epilogues`;
+    the sim and cuda targets keep the device's unfused graph).
     Values are those of the unfused ops bit for bit.
   }];
   let statistics = [
