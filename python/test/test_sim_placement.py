@@ -172,6 +172,40 @@ class SimPlacementTest(support.SimRuns, unittest.TestCase):
                 self.assertTrue(layers, name)
 
     @unittest.skipIf(support.tool("tidal-opt") is None, "needs bin/tidal-opt")
+    def test_per_parameter_optimizer_placement(self):
+        """Where the whole optimizer's state need not leave the device, auto
+        puts the updates of only the parameters with the most state on the
+        host: at 80% of the no-swap peak (where no all-device plan fits) the
+        regressor (Adam) and LeNet keep some of their updates on the device
+        (the plan the cost model predicts fastest among k = 1, 2, 4, ...
+        updates on the host), and the step trains bitwise equal to the cpu
+        target within the budget, with exactly the planned copies."""
+        for name in ("regressor_adam", "lenet_momentum"):
+            case = training.CASES_BY_NAME[name]
+            with self.subTest(case=name):
+                work = os.path.join(self.tmp, "partial_" + name)
+                model, flags, inputs, cpu_log, cpu_saved = self.cpu_run(case, work)
+                peak = self.plan(model, work, flags)["predicted"]["peak_device_bytes"]
+                budget = peak * 8 // 10
+                plan = self.plan(model, work, ["--device-memory", str(budget)] + flags)
+                updates = [op for op in plan["schedule"] if op["kernel"] and
+                           ("update" in op["op"] or "onnx_" in op["op"])]
+                on_host = [op for op in updates if op["device"] == "host"]
+                self.assertTrue(0 < len(on_host) < len(updates), f"{name}: {len(on_host)} of {len(updates)}")
+                # Only updates go to the host, and the largest ones.
+                self.assertTrue(all(op["device"] == "device" for op in plan["schedule"]
+                                    if op["kernel"] and op not in updates), name)
+                exe = os.path.join(work, "train_partial")
+                self.tidalc([model, "-o", exe, "--target", "sim", "--device-memory", str(budget)] + flags)
+                log, values = self.train(exe, inputs, work, "partial")
+                self.assertEqual([l["loss"] for l in log], [l["loss"] for l in cpu_log], name)
+                for key, value in cpu_saved.items():
+                    self.assertEqual(values[key], value, f"{name}: '{key}' differs from the cpu run")
+                copies = support.planned_copy_bytes(plan)
+                for line in log:
+                    self.assertLessEqual(line["device_peak_bytes"], budget, name)
+                    self.assertEqual((line["bytes_to_host"], line["bytes_to_device"]), copies, name)
+
     def test_large_graphs_skip_the_host_trial(self):
         """At ResNet-20's all-device floor the host optimizer is predicted
         faster and taken; with the large-graph rule forced (large-graph-ops=1)

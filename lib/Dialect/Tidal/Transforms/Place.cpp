@@ -176,9 +176,48 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   if (!host.fitted && !stream.fitted && !device.tried)
     attempt(device);
 
+  // Per parameter: the optimizer updates of only the k parameters with the
+  // most state on the host (ZeRO-Offload for those alone), k = 1, 2, 4,
+  // ... below all of them. Where the whole optimizer's state need not
+  // leave the device, fewer copies (and fewer swaps than an all-device
+  // plan) can make a faster step. Tried where some host plan fits or the
+  // all-device one needed swaps, on graphs up to `largeGraphOps` ops.
+  SmallVector<Trial, 4> partial;
+  if (numOps <= largeGraphOps &&
+      (host.fitted || stream.fitted || (device.fitted && device.moved))) {
+    SmallVector<std::pair<int64_t, int64_t>> updates; // (state bytes, index)
+    for (Operation &op : func.getBody().front().without_terminator())
+      if (isOptimizerUpdate(&op) && !isa<SgdUpdateOp>(op))
+        if (auto index = op.getAttrOfType<IntegerAttr>(kPlaceIndexAttr)) {
+          int64_t bytes = 0;
+          for (Value result : op.getResults())
+            if (auto type = dyn_cast<ShapedType>(result.getType());
+                type && type.hasStaticShape())
+              bytes += tensorByteSize(type);
+          updates.push_back({bytes, index.getInt()});
+        }
+    llvm::stable_sort(updates, [](const auto &a, const auto &b) {
+      return a.first > b.first;
+    });
+    for (size_t k = 1; k < updates.size(); k *= 2) {
+      DenseSet<int64_t> chosenUpdates;
+      for (size_t i = 0; i < k; ++i)
+        chosenUpdates.insert(updates[i].second);
+      Trial t{"optimizer"};
+      t.tried = true;
+      t.fitted = fittedTrial(func, "device", options, t.moved, t.smallest,
+                             chosenUpdates);
+      if (t.fitted)
+        partial.push_back(std::move(t));
+    }
+  }
+
   Trial *chosen = nullptr;
   double chosenUs = 0;
-  for (Trial *t : {&host, &stream})
+  SmallVector<Trial *, 8> hostPlans = {&host, &stream};
+  for (Trial &t : partial)
+    hostPlans.push_back(&t);
+  for (Trial *t : hostPlans)
     if (t->fitted)
       if (double us = predictedStepUs(*t->fitted, options);
           !chosen || us < chosenUs)

@@ -333,9 +333,12 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
     - `auto` (with a `budget`): everything on the device if the step fits
       that way without moving a tensor; otherwise the fitted host plans
       (`optimizer`, and `stream` when `optimizer` does not fit without
-      moving tensors) compete with the fitted all-device one: a host plan
-      is taken if only it fits, or if predicted at least 5% faster; between
-      host plans the faster wins. If none fits and `host-layers` is on,
+      moving tensors) compete with the fitted all-device one, and so do
+      per-parameter plans: only the k updates with the most state on the
+      host (k = 1, 2, 4, ... below all of them; graphs up to
+      `large-graph-ops` ops, where a host plan fits or the all-device one
+      moved tensors). A host plan is taken if only it fits, or if
+      predicted at least 5% faster; between host plans the faster wins. If none fits and `host-layers` is on,
       the device kernel at the streamed plan's floor moves to the host, one
       per trial, until a plan fits (the best set kept; at most 48, stopping
       after 8 that do not lower the floor). If none fits, the one whose
