@@ -181,9 +181,12 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   // ... below all of them. Where the whole optimizer's state need not
   // leave the device, fewer copies (and fewer swaps than an all-device
   // plan) can make a faster step. Tried where some host plan fits or the
-  // all-device one needed swaps, on graphs up to `largeGraphOps` ops.
+  // all-device one needed swaps, on graphs up to `largeGraphOps` ops, with
+  // the greedy planner.
   SmallVector<Trial, 4> partial;
-  if (numOps <= largeGraphOps &&
+  // Not with the MILP planner: each trial would be a solve under its time
+  // limit.
+  if (numOps <= largeGraphOps && !options.milp &&
       (host.fitted || stream.fitted || (device.fitted && device.moved))) {
     SmallVector<std::pair<int64_t, int64_t>> updates; // (state bytes, index)
     for (Operation &op : func.getBody().front().without_terminator())

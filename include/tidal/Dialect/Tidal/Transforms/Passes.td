@@ -337,7 +337,7 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       per-parameter plans: only the k updates with the most state on the
       host (k = 1, 2, 4, ... below all of them; graphs up to
       `large-graph-ops` ops, where a host plan fits or the all-device one
-      moved tensors). A host plan is taken if only it fits, or if
+      moved tensors; not with `planner=milp`). A host plan is taken if only it fits, or if
       predicted at least 5% faster; between host plans the faster wins. If none fits and `host-layers` is on,
       the device kernel at the streamed plan's floor moves to the host, one
       per trial, until a plan fits (the best set kept; at most 48, stopping
