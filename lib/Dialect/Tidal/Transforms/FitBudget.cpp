@@ -366,8 +366,8 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
   }
   byBound.clear();
   for (unsigned i = 0; i < candidates.size(); ++i)
-    byBound.push_back({candidates[i].lowerBound, candidates[i].def,
-                       candidates[i].last, i});
+    byBound.push_back(
+        {candidates[i].lowerBound, candidates[i].def, candidates[i].last, i});
   llvm::stable_sort(byBound, [](const Bound &a, const Bound &b) {
     return a.lowerBound < b.lowerBound;
   });

@@ -36,14 +36,18 @@ namespace {
 /// A copy of `func` with `mode`'s placement, fitted to the budget by
 /// tidal-schedule-swaps's engine (its diagnostics dropped); null if it does
 /// not fit. `moved`: whether the engine swapped or recomputed anything.
+/// `streamed`: the parameters that host ops update live in host memory
+/// (mode "stream", or "device" with updates among `layers`).
 OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
                                       const FitBudgetOptions &options,
                                       bool &moved, int64_t &smallest,
                                       const DenseSet<int64_t> &layers = {},
-                                      int64_t *peakIndex = nullptr) {
+                                      int64_t *peakIndex = nullptr,
+                                      bool streamed = false) {
   OwningOpRef<func::FuncOp> trial(func.clone());
   PlaceStats placed;
-  Placer(*trial, options, hostOpsFor(*trial, mode, layers), mode == "stream")
+  Placer(*trial, options, hostOpsFor(*trial, mode, layers),
+         streamed || mode == "stream")
       .run(placed);
   ScopedDiagnosticHandler quiet(func.getContext(),
                                 [](Diagnostic &) { return success(); });
@@ -188,30 +192,53 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   // limit.
   if (numOps <= largeGraphOps && !options.milp &&
       (host.fitted || stream.fitted || (device.fitted && device.moved))) {
-    SmallVector<std::pair<int64_t, int64_t>> updates; // (state bytes, index)
+    // (bytes of the results: parameter and state; index), largest first;
+    // `stateful`: without plain SGD, which frees nothing on the host unless
+    // its parameter is streamed.
+    SmallVector<std::pair<int64_t, int64_t>> stateful, all;
     for (Operation &op : func.getBody().front().without_terminator())
-      if (isOptimizerUpdate(&op) && !isa<SgdUpdateOp>(op))
+      if (isOptimizerUpdate(&op))
         if (auto index = op.getAttrOfType<IntegerAttr>(kPlaceIndexAttr)) {
           int64_t bytes = 0;
           for (Value result : op.getResults())
             if (auto type = dyn_cast<ShapedType>(result.getType());
                 type && type.hasStaticShape())
               bytes += tensorByteSize(type);
-          updates.push_back({bytes, index.getInt()});
+          all.push_back({bytes, index.getInt()});
+          if (!isa<SgdUpdateOp>(op))
+            stateful.push_back({bytes, index.getInt()});
         }
-    llvm::stable_sort(updates, [](const auto &a, const auto &b) {
+    auto largestFirst = [](const auto &a, const auto &b) {
       return a.first > b.first;
-    });
-    for (size_t k = 1; k < updates.size(); k *= 2) {
-      DenseSet<int64_t> chosenUpdates;
-      for (size_t i = 0; i < k; ++i)
-        chosenUpdates.insert(updates[i].second);
-      Trial t{"optimizer"};
-      t.tried = true;
-      t.fitted = fittedTrial(func, "device", options, t.moved, t.smallest,
-                             chosenUpdates);
-      if (t.fitted)
-        partial.push_back(std::move(t));
+    };
+    llvm::stable_sort(stateful, largestFirst);
+    llvm::stable_sort(all, largestFirst);
+    // Each k: the host optimizer for the k largest, and those k parameters
+    // streamed as well (in host memory, their device copies dropped
+    // between uses).
+    for (size_t k = 1; k < all.size(); k *= 2) {
+      if (k < stateful.size()) {
+        DenseSet<int64_t> chosenUpdates;
+        for (size_t i = 0; i < k; ++i)
+          chosenUpdates.insert(stateful[i].second);
+        Trial t{"optimizer"};
+        t.tried = true;
+        t.fitted = fittedTrial(func, "device", options, t.moved, t.smallest,
+                               chosenUpdates);
+        if (t.fitted)
+          partial.push_back(std::move(t));
+      }
+      {
+        DenseSet<int64_t> chosenUpdates;
+        for (size_t i = 0; i < k; ++i)
+          chosenUpdates.insert(all[i].second);
+        Trial t{"stream"};
+        t.tried = true;
+        t.fitted = fittedTrial(func, "device", options, t.moved, t.smallest,
+                               chosenUpdates, nullptr, /*streamed=*/true);
+        if (t.fitted)
+          partial.push_back(std::move(t));
+      }
     }
   }
 

@@ -334,8 +334,9 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       that way without moving a tensor; otherwise the fitted host plans
       (`optimizer`, and `stream` when `optimizer` does not fit without
       moving tensors) compete with the fitted all-device one, and so do
-      per-parameter plans: only the k updates with the most state on the
-      host (k = 1, 2, 4, ... below all of them; graphs up to
+      per-parameter plans: only the k largest parameters' updates and
+      state on the host, and those parameters also streamed (k = 1, 2, 4,
+      ... below all of them; graphs up to
       `large-graph-ops` ops, where a host plan fits or the all-device one
       moved tensors; not with `planner=milp`). A host plan is taken if only it fits, or if
       predicted at least 5% faster; between host plans the faster wins. If none fits and `host-layers` is on,
