@@ -138,7 +138,20 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     adopt(func, *device.fitted), kept = true;
     return "device";
   }
-  attempt(host);
+  // With the parameters alone over the budget, the host optimizer (which
+  // leaves them on the device) cannot fit either: on a large graph its
+  // trial, a whole fitting run, is skipped unless streaming fails too.
+  int64_t paramBytes = 0;
+  for (BlockArgument arg : func.getArguments())
+    if (auto role =
+            func.getArgAttrOfType<ArgRoleAttr>(arg.getArgNumber(), kRoleAttr);
+        role && role.getValue() == ArgRole::param)
+      if (auto type = dyn_cast<ShapedType>(arg.getType());
+          type && type.hasStaticShape())
+        paramBytes += alignBytes(tensorByteSize(type), options.alignment);
+  bool hostHopeless = paramBytes > options.budget && numOps > largeGraphOps;
+  if (!hostHopeless)
+    attempt(host);
   // Streaming copies each parameter in once where the host optimizer
   // copies it out and back, so it can win even where that one fits.
   if (!host.fitted || numOps <= largeGraphOps)
@@ -177,6 +190,8 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     }
     layers = std::move(best);
   }
+  if (!host.fitted && !stream.fitted && !host.tried)
+    attempt(host);
   if (!host.fitted && !stream.fitted && !device.tried)
     attempt(device);
 
