@@ -195,13 +195,13 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   if (!host.fitted && !stream.fitted && !device.tried)
     attempt(device);
 
-  // Per parameter: the optimizer updates of only the k parameters with the
-  // most state on the host (ZeRO-Offload for those alone), k = 1, 2, 4,
-  // ... below all of them. Where the whole optimizer's state need not
-  // leave the device, fewer copies (and fewer swaps than an all-device
-  // plan) can make a faster step. Tried where some host plan fits or the
-  // all-device one needed swaps, on graphs up to `largeGraphOps` ops, with
-  // the greedy planner.
+  // Per parameter: only the k largest parameters leave the device, k = 1,
+  // 2, 4, ... below all of them: their updates and state on the host
+  // (ZeRO-Offload for those alone), or the parameters streamed too. Where
+  // not every parameter need leave the device, fewer copies (and fewer
+  // swaps than an all-device plan) can make a faster step. Tried where some
+  // host plan fits or the all-device one needed swaps, on graphs up to
+  // `largeGraphOps` ops, with the greedy planner.
   SmallVector<Trial, 4> partial;
   // Not with the MILP planner: each trial would be a solve under its time
   // limit.
