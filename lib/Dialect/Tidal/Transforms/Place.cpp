@@ -231,29 +231,22 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     // Each k: the host optimizer for the k largest, and those k parameters
     // streamed as well (in host memory, their device copies dropped
     // between uses).
+    auto tryLargest = [&](ArrayRef<std::pair<int64_t, int64_t>> updates,
+                          size_t k, bool streamed) {
+      DenseSet<int64_t> chosenUpdates;
+      for (const auto &update : updates.take_front(k))
+        chosenUpdates.insert(update.second);
+      Trial t{streamed ? "stream" : "optimizer"};
+      t.tried = true;
+      t.fitted = fittedTrial(func, "device", options, t.moved, t.smallest,
+                             chosenUpdates, nullptr, streamed);
+      if (t.fitted)
+        partial.push_back(std::move(t));
+    };
     for (size_t k = 1; k < all.size(); k *= 2) {
-      if (k < stateful.size()) {
-        DenseSet<int64_t> chosenUpdates;
-        for (size_t i = 0; i < k; ++i)
-          chosenUpdates.insert(stateful[i].second);
-        Trial t{"optimizer"};
-        t.tried = true;
-        t.fitted = fittedTrial(func, "device", options, t.moved, t.smallest,
-                               chosenUpdates);
-        if (t.fitted)
-          partial.push_back(std::move(t));
-      }
-      {
-        DenseSet<int64_t> chosenUpdates;
-        for (size_t i = 0; i < k; ++i)
-          chosenUpdates.insert(all[i].second);
-        Trial t{"stream"};
-        t.tried = true;
-        t.fitted = fittedTrial(func, "device", options, t.moved, t.smallest,
-                               chosenUpdates, nullptr, /*streamed=*/true);
-        if (t.fitted)
-          partial.push_back(std::move(t));
-      }
+      if (k < stateful.size())
+        tryLargest(stateful, k, /*streamed=*/false);
+      tryLargest(all, k, /*streamed=*/true);
     }
   }
 
