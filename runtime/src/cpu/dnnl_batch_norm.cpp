@@ -212,31 +212,19 @@ tidalrt_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
           dnnl::batch_normalization_forward::primitive_desc pd(
               d, scratchpadAttr(), engine());
           Plan &p = s->plan;
-          int src = dataIn(p, op, *s, 0), dst = dataOut(p, op, *s, 5);
-          int scale = p.tensor(perC, 1), shift = p.tensor(perC, 2);
-          int mean = p.tensor(perC, 8), var = p.tensor(perC, 9);
-          if (relu == dnnl::normalization_flags::none) {
-            p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
-                  {{DNNL_ARG_SRC, src},
-                   {DNNL_ARG_SCALE, scale},
-                   {DNNL_ARG_SHIFT, shift},
-                   {DNNL_ARG_DST, dst},
-                   {DNNL_ARG_MEAN, mean},
-                   {DNNL_ARG_VARIANCE, var}});
-          } else {
-            // The fused ReLU also writes its mask for a fused backward,
-            // which tidal does not use (relu_backward reads the output):
-            // into scratch.
-            int workspace = p.temp(pd.workspace_desc());
-            p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
-                  {{DNNL_ARG_SRC, src},
-                   {DNNL_ARG_SCALE, scale},
-                   {DNNL_ARG_SHIFT, shift},
-                   {DNNL_ARG_DST, dst},
-                   {DNNL_ARG_MEAN, mean},
-                   {DNNL_ARG_VARIANCE, var},
-                   {DNNL_ARG_WORKSPACE, workspace}});
-          }
+          // The fused ReLU also writes its mask for a fused backward, which
+          // tidal does not use (relu_backward reads the output): scratch.
+          int workspace = relu == dnnl::normalization_flags::none
+                              ? Plan::kAbsent
+                              : p.temp(pd.workspace_desc());
+          p.add(dnnl::batch_normalization_forward(pd), pd.scratchpad_desc(),
+                {{DNNL_ARG_SRC, dataIn(p, op, *s, 0)},
+                 {DNNL_ARG_SCALE, p.tensor(perC, 1)},
+                 {DNNL_ARG_SHIFT, p.tensor(perC, 2)},
+                 {DNNL_ARG_DST, dataOut(p, op, *s, 5)},
+                 {DNNL_ARG_MEAN, p.tensor(perC, 8)},
+                 {DNNL_ARG_VARIANCE, p.tensor(perC, 9)},
+                 {DNNL_ARG_WORKSPACE, workspace}});
           p.flush();
           return 0;
         });

@@ -197,6 +197,8 @@ void Plan::add(const dnnl::primitive &prim, const memory::desc &scratchpad,
   if (args.size() + 1 > (size_t)kMaxArgs)
     fail(TIDALRT_INTERNAL, "a oneDNN step with %zu arguments", args.size());
   for (const Arg &a : args) {
+    if (a.mem == kAbsent)
+      continue;
     s.args[s.numArgs] = a.arg;
     s.mems[s.numArgs++] = a.mem;
   }

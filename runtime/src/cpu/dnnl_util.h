@@ -84,6 +84,9 @@ public:
   // next flush().
   int output(const memory::desc &want, const memory::desc &user,
              int tensorIndex);
+  // No memory: an argument with it is left out (one the primitive needs
+  // only in some configurations, such as a fused ReLU's workspace).
+  static constexpr int kAbsent = -1;
   // Appends a primitive with its arguments; `scratchpad` is its
   // scratchpad_desc() (the scratchpad argument is added when non-empty).
   void add(const dnnl::primitive &prim, const memory::desc &scratchpad,
