@@ -30,6 +30,20 @@ ReluOp onlyRelu(Value output) {
 struct FuseEpilogues : tidal::impl::TidalFuseEpiloguesPassBase<FuseEpilogues> {
   using TidalFuseEpiloguesPassBase::TidalFuseEpiloguesPassBase;
 
+  /// Folds the relu that alone reads `norm`'s output into it.
+  template <typename NormOp> void fuse(NormOp norm) {
+    Value output = norm.getOutput();
+    ReluOp user = onlyRelu(output);
+    if (norm.getRelu() || !user ||
+        user.getResult().getType() != output.getType())
+      return;
+    norm.setRelu(true);
+    norm->setLoc(FusedLoc::get(&getContext(), {norm.getLoc(), user.getLoc()}));
+    user.getResult().replaceAllUsesWith(output);
+    user.erase();
+    ++numFused;
+  }
+
   void runOnOperation() override {
     SmallVector<Operation *> norms;
     getOperation().walk([&](Operation *op) {
@@ -37,18 +51,10 @@ struct FuseEpilogues : tidal::impl::TidalFuseEpiloguesPassBase<FuseEpilogues> {
         norms.push_back(op);
     });
     for (Operation *op : norms) {
-      auto relu = op->getAttrOfType<BoolAttr>("relu");
-      if (relu && relu.getValue())
-        continue;
-      Value output = op->getResult(0);
-      ReluOp user = onlyRelu(output);
-      if (!user || user.getResult().getType() != output.getType())
-        continue;
-      op->setAttr("relu", BoolAttr::get(&getContext(), true));
-      op->setLoc(FusedLoc::get(&getContext(), {op->getLoc(), user.getLoc()}));
-      user.getResult().replaceAllUsesWith(output);
-      user.erase();
-      ++numFused;
+      if (auto training = dyn_cast<BatchNormTrainingOp>(op))
+        fuse(training);
+      else
+        fuse(cast<BatchNormInferenceOp>(op));
     }
   }
 };
