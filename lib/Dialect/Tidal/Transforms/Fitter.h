@@ -120,19 +120,18 @@ private:
   /// instead of every value's liveness lookups and use lists (the step loop
   /// runs thousands of picks on deep nets). A value's users change within
   /// an analysis only when a step touches it, and pick() skips those.
-  /// `lowerBound`: no choice of the candidate scores less (cost per byte:
-  /// a swap's or refetch's overhead, or its defining op's time).
   struct Candidate {
     Value value, source;
     int64_t def, last;
     size_t firstUser, numUsers;
     int64_t bytes;
-    double lowerBound;
   };
   void collectCandidates(const BufferLiveness &liveness);
   std::vector<Candidate> candidates;
-  /// The candidates by increasing lower bound, with what pick() tests
-  /// first, side by side (a scan per pick over the whole graph's tensors).
+  /// The candidates by increasing lower bound on their score (no choice of
+  /// one costs less per byte than a swap's or refetch's overhead, or its
+  /// defining op's time), with what pick() tests first, side by side (a
+  /// scan per pick over the whole graph's tensors).
   struct Bound {
     double lowerBound;
     int64_t def, last;

@@ -1,0 +1,390 @@
+//===- FitPricing.cpp - what each choice of the fitting engine costs ------===//
+//
+// Fitter::pick and its pricing: the tensors a step may move (collected once
+// per liveness analysis, scanned in order of a lower bound on their score),
+// a swap's copy placement and stall, a refetch's, a recomputation's chain,
+// and moves of earlier copies. FitBudget.cpp applies the chosen one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fitter.h"
+
+#include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::tidal;
+using namespace mlir::tidal::fit;
+
+std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
+                                   ArrayRef<int64_t> live, int64_t peak) {
+  std::optional<Choice> best;
+  double bestScore = 0;
+  auto offer = [&](Choice c) { offerTo(best, bestScore, std::move(c)); };
+  // A candidate live across the peak (collectCandidates) priced; `source`:
+  // the host value that it, a waited prefetch, copies.
+  auto consider = [&](const Candidate &cand) -> std::optional<Choice> {
+    Value v = cand.value, source = cand.source;
+    if (touched.contains(v))
+      return std::nullopt; // has users this analysis does not know
+    ArrayRef<int64_t> users(userPositions.data() + cand.firstUser,
+                            cand.numUsers);
+    auto next = std::lower_bound(users.begin(), users.end(), peak);
+    if (next != users.end() && *next == peak)
+      return std::nullopt; // used at the peak itself
+    Choice c;
+    c.value = v;
+    c.bytes = cand.bytes;
+    c.before =
+        next == users.begin() ? cand.def : std::max(cand.def, *std::prev(next));
+    c.after = next == users.end() ? INT64_MAX : *next;
+    // Room for offload and wait before the peak, prefetch and wait after.
+    if (c.after == INT64_MAX || peak - c.before < 1 || c.after - peak < 1)
+      return std::nullopt;
+    if (source) {
+      // The host still holds the bytes: prefetching them again is all.
+      if (!hostIntactAt(liveness, source, c.after))
+        return std::nullopt;
+      c.kind = Choice::Refetch;
+      c.source = source;
+      // Every idle gap of the copy where the bytes live come within its
+      // own bytes of the peak's level (the positions that would be the
+      // next peaks), the one around the peak among them.
+      SmallVector<int64_t> uses{liveness.getDefinition(v)};
+      for (Operation *user : v.getUsers())
+        uses.push_back(liveness.getPosition(user));
+      llvm::sort(uses);
+      const int64_t level =
+          live[peak] - alignBytes(c.bytes, options.alignment) + 1;
+      for (size_t i = 0; i + 1 < uses.size(); ++i) {
+        int64_t a = uses[i], b = uses[i + 1], top = -1;
+        for (int64_t p = a + 1; p < b; ++p)
+          if (live[p] >= level)
+            top = p;
+        if (top < 0 || !hostIntactAt(liveness, source, b))
+          continue;
+        Choice::Gap gap{a, b, {}};
+        gap.swap.waitAt = a + 1;
+        Choice span = c;
+        span.before = a, span.after = b;
+        planPrefetch(liveness, live, span, top, gap.swap);
+        c.costUs += gap.swap.stallUs + kRefetchOverheadUs;
+        c.gaps.push_back(gap);
+      }
+      if (c.gaps.empty())
+        return std::nullopt;
+      return c;
+    }
+    bool priced = false;
+    if (options.swap) {
+      c.swap = planSwap(liveness, live, c, peak);
+      c.costUs = c.swap.stallUs + kSwapOverheadUs;
+      priced = true;
+    }
+    if (options.recompute)
+      if (std::optional<RecomputePlan> clone =
+              planRecompute(liveness, live, c, peak);
+          clone && (!priced || clone->us < c.costUs)) {
+        c.kind = Choice::Recompute;
+        c.clone = std::move(*clone);
+        c.costUs = c.clone.us;
+        priced = true;
+      }
+    if (!priced)
+      return std::nullopt;
+    return c;
+  };
+  // The candidates in increasing order of their lower bound on the score
+  // (collectCandidates): past the least score priced so far (with a margin
+  // far above offerTo's tolerance for equals) none can be chosen, so the
+  // rest is not priced. The priced ones are offered in candidate order,
+  // as if every candidate had been: the choice is the full scan's.
+  SmallVector<std::pair<unsigned, Choice>, 16> priced;
+  double least = std::numeric_limits<double>::infinity();
+  for (const Bound &bound : byBound) {
+    if (bound.def >= peak || bound.last <= peak)
+      continue;
+    if (bound.lowerBound > least + kPruneMargin)
+      break;
+    unsigned i = bound.index;
+    std::optional<Choice> c = consider(candidates[i]);
+    if (!c)
+      continue;
+    least = std::min(least, c->costUs / static_cast<double>(c->bytes));
+    priced.emplace_back(i, std::move(*c));
+  }
+  llvm::sort(priced,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto &[index, c] : priced)
+    offer(std::move(c));
+  ArrayRef<Operation *> ops = liveness.getOps();
+  // Earlier swaps whose copies are in flight at the peak.
+  for (const CopyWait &span : copyWaits) {
+    if (span.at > peak || span.waited < peak)
+      continue; // not in flight at the peak: neither move applies
+    Operation *op = ops[span.waited - 1];
+    Operation *copy = cast<WaitOp>(op).getInput().getDefiningOp();
+    int64_t at = liveness.getPosition(copy), waited = liveness.getPosition(op);
+    Choice c;
+    c.move = isa<PrefetchOp>(copy) ? copy : op;
+    c.value = copy->getResult(0);
+    c.bytes = alignBytes(tensorByteSize(cast<ShapedType>(c.value.getType())),
+                         options.alignment);
+    const double copyTime = copyUs(c.bytes);
+    auto stall = [&](DenseMap<Operation *, double> &used, int64_t from,
+                     int64_t to) {
+      double hidden = 0;
+      for (int64_t p = from; p < to && hidden < copyTime; ++p)
+        hidden += spare(used, ops[p - 1]);
+      return std::max(0.0, copyTime - hidden);
+    };
+    // Each move passes at least one kernel, so that the moves end: a
+    // prefetch goes past the first kernel at or after the peak, a wait
+    // before the last kernel at or before it.
+    auto isKernel = [&](int64_t p) { return !isCopyOp(ops[p - 1]); };
+    if (isa<PrefetchOp>(copy) && at <= peak && peak < waited) {
+      int64_t k = std::max(peak, at + 1);
+      while (k < waited && !isKernel(k))
+        ++k;
+      if (k >= waited)
+        continue;
+      c.kind = Choice::DelayPrefetch;
+      c.target = k + 1;
+      c.costUs = stall(toDeviceUsed, c.target, waited) -
+                 stall(toDeviceUsed, at + 1, waited);
+    } else if (isa<OffloadOp>(copy) && at < peak && peak <= waited) {
+      int64_t k = std::min(peak, waited - 1);
+      while (k > at && !isKernel(k))
+        --k;
+      if (k <= at)
+        continue;
+      c.kind = Choice::AdvanceWait;
+      c.target = k;
+      c.costUs = stall(toHostUsed, at + 1, c.target) -
+                 stall(toHostUsed, at + 1, waited);
+    } else {
+      continue;
+    }
+    c.costUs = std::max(0.0, c.costUs);
+    offer(std::move(c));
+  }
+  return best;
+}
+
+void Fitter::collectCandidates(const BufferLiveness &liveness) {
+  candidates.clear();
+  byBound.clear();
+  userPositions.clear();
+  chainMemo.clear();
+  rewired.clear();
+  copyWaits.clear();
+  auto add = [&](Value v, Value source) {
+    const Buffer *buffer = liveness.getBuffer(v);
+    if (!buffer || buffer->host || buffer->persistent || buffer->returned)
+      return;
+    // Every use must be a kernel's: views and copies of it would need to
+    // be redone after the prefetch or the recomputation.
+    size_t first = userPositions.size();
+    for (Operation *user : v.getUsers()) {
+      if (isViewOp(user) || isCopyOp(user) || isa<func::ReturnOp>(user)) {
+        userPositions.resize(first);
+        return;
+      }
+      userPositions.push_back(liveness.getPosition(user));
+    }
+    std::sort(userPositions.begin() + first, userPositions.end());
+    // What any choice of it costs at least: a refetch's or a swap's
+    // overhead, or a recomputation's last op.
+    double leastUs = source         ? kRefetchOverheadUs
+                     : options.swap ? kSwapOverheadUs
+                                    : std::numeric_limits<double>::infinity();
+    if (!source && options.recompute)
+      if (Operation *def = v.getDefiningOp())
+        leastUs = std::min(leastUs, opUs(def));
+    int64_t def = liveness.getDefinition(v), last = liveness.getLastUse(v);
+    byBound.push_back(
+        {buffer->bytes > 0 ? leastUs / static_cast<double>(buffer->bytes) : 0.0,
+         def, last, static_cast<unsigned>(candidates.size())});
+    candidates.push_back({v, source, def, last, first,
+                          userPositions.size() - first, buffer->bytes});
+  };
+  for (BlockArgument arg : func.getArguments())
+    add(arg, Value());
+  for (Operation *op : liveness.getOps()) {
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      if (Operation *copy = wait.getInput().getDefiningOp();
+          copy && isCopyOp(copy))
+        copyWaits.push_back(
+            {liveness.getPosition(copy), liveness.getPosition(op)});
+      // Copies of host-resident arguments (streamed parameters). A swapped
+      // tensor's copy is not refetched: its uses are typically a few ops
+      // apart, and dropping it between them frees a position or two per
+      // step (an unrolled LSTM's backward took thousands of steps).
+      if (auto prefetch = wait.getInput().getDefiningOp<PrefetchOp>())
+        if (isa<BlockArgument>(viewSource(prefetch.getInput())))
+          add(wait.getResult(), prefetch.getInput());
+    } else if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op)) {
+      for (Value result : op->getResults())
+        add(result, Value());
+    }
+  }
+  llvm::stable_sort(byBound, [](const Bound &a, const Bound &b) {
+    return a.lowerBound < b.lowerBound;
+  });
+}
+
+void Fitter::offerTo(std::optional<Choice> &best, double &bestScore, Choice c) {
+  {
+    // The cheapest per byte freed; among equals the largest, then the
+    // longest idle.
+    double score = c.costUs / static_cast<double>(c.bytes);
+    constexpr double kSame = 1e-12;
+    bool better = !best || score < bestScore - kSame ||
+                  (score <= bestScore + kSame &&
+                   (c.bytes > best->bytes ||
+                    (c.bytes == best->bytes &&
+                     c.after - c.before > best->after - best->before)));
+    if (better) {
+      best = std::move(c);
+      bestScore = score;
+    }
+  }
+}
+
+SwapPlan Fitter::planSwap(const BufferLiveness &liveness,
+                          ArrayRef<int64_t> live, const Choice &c,
+                          int64_t peak) {
+  ArrayRef<Operation *> ops = liveness.getOps();
+  const double copy = copyUs(c.bytes);
+  // The tensor's bytes stay live until the offload's wait: wait before the
+  // first position at the peak's level even if the copy is not hidden yet.
+  const int64_t level = live[peak];
+  SwapPlan plan;
+  plan.waitAt = c.before + 1; // the offload goes after the use at `before`
+  double hidden = 0;
+  for (; plan.waitAt < peak && hidden < copy && live[plan.waitAt] < level;
+       ++plan.waitAt)
+    hidden += spare(toHostUsed, ops[plan.waitAt - 1]);
+  plan.stallUs = std::max(0.0, copy - hidden);
+  planPrefetch(liveness, live, c, peak, plan);
+  return plan;
+}
+
+void Fitter::planPrefetch(const BufferLiveness &liveness,
+                          ArrayRef<int64_t> live, const Choice &c, int64_t peak,
+                          SwapPlan &plan) {
+  ArrayRef<Operation *> ops = liveness.getOps();
+  const double copy = copyUs(c.bytes);
+  const int64_t level = live[peak];
+  // Prefetch after the peak, early enough to hide the copy before the next
+  // use, but not where the copy would be live at the peak's level.
+  plan.prefetchAt = c.after;
+  double hidden = 0;
+  while (hidden < copy && plan.prefetchAt - 1 > peak &&
+         live[plan.prefetchAt - 1] < level) {
+    --plan.prefetchAt;
+    hidden += spare(toDeviceUsed, ops[plan.prefetchAt - 1]);
+  }
+  plan.stallUs += std::max(0.0, copy - hidden);
+}
+
+/// A host value whose bytes still hold it at position `at`: no other value
+/// of its buffer (an in-place update, such as a host-placed optimizer's
+/// new parameter) is written before `at`.
+bool fit::hostIntactAt(const BufferLiveness &liveness, Value v, int64_t at) {
+  const Buffer *buffer = liveness.getBuffer(v);
+  if (!buffer || !buffer->host)
+    return false;
+  int64_t defined = liveness.getDefinition(v);
+  for (Value other : buffer->values) {
+    Operation *def = other.getDefiningOp();
+    if (other == v || !def || isViewOp(def) || isa<WaitOp>(def))
+      continue;
+    int64_t p = liveness.getPosition(def);
+    if (p > defined && p < at)
+      return false;
+  }
+  return true;
+}
+
+/// An operand that a clone placed before position `at` may read: its bytes
+/// still hold it there on the device (no later value of its buffer, such
+/// as a parameter's in-place update, written before `at`), or a constant.
+static bool availableAt(const BufferLiveness &liveness, Value v, int64_t at) {
+  const Buffer *buffer = liveness.getBuffer(v);
+  if (!buffer)
+    return v.getDefiningOp() != nullptr; // constants and views of them
+  if (buffer->host || buffer->end < at)
+    return false;
+  int64_t defined = liveness.getDefinition(v);
+  for (Value other : buffer->values) {
+    Operation *def = other.getDefiningOp();
+    if (other == v || !def || isViewOp(def))
+      continue;
+    int64_t p = liveness.getPosition(def);
+    if (p > defined && p < at)
+      return false;
+  }
+  return true;
+}
+
+bool Fitter::chainFor(const BufferLiveness &liveness, Value v, int64_t at,
+                      RecomputePlan &plan, DenseSet<Operation *> &inChain,
+                      SmallVectorImpl<Operation *> &visited) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != body || isViewOp(def) || isCopyOp(def) ||
+      isa<ConstantOp>(def) || isHostPlaced(def) || def->getNumRegions() ||
+      !isa<TidalDialect>(def->getDialect()) || isCollectiveOp(def))
+    return false;
+  if (inChain.contains(def))
+    return true;
+  if (static_cast<int64_t>(plan.chain.size()) >= options.maxChain)
+    return false;
+  visited.push_back(def);
+  for (Value operand : def->getOperands())
+    if (!availableAt(liveness, operand, at) &&
+        !chainFor(liveness, operand, at, plan, inChain, visited))
+      return false;
+  if (static_cast<int64_t>(plan.chain.size()) >= options.maxChain)
+    return false;
+  plan.chain.push_back(def);
+  inChain.insert(def);
+  plan.us += opUs(def);
+  return true;
+}
+
+std::optional<RecomputePlan>
+Fitter::planRecompute(const BufferLiveness &liveness, ArrayRef<int64_t> live,
+                      const Choice &c, int64_t peak) {
+  auto [memo, fresh] = chainMemo.try_emplace(c.value);
+  ChainMemo &m = memo->second;
+  if (fresh || m.at != c.after || llvm::any_of(m.visited, [&](Operation *op) {
+        return rewired.contains(op);
+      })) {
+    m.at = c.after;
+    m.plan = RecomputePlan();
+    m.visited.clear();
+    DenseSet<Operation *> inChain;
+    m.ok = chainFor(liveness, c.value, c.after, m.plan, inChain, m.visited);
+  }
+  if (!m.ok)
+    return std::nullopt;
+  const RecomputePlan &plan = m.plan;
+  // The clones' results other than the tensor are new bytes just before
+  // its next use: they must stay below the peak's level there.
+  int64_t extra = 0;
+  for (Operation *op : plan.chain)
+    for (Value result : op->getResults())
+      if (result != c.value)
+        extra += alignBytes(tensorByteSize(cast<ShapedType>(result.getType())),
+                            options.alignment);
+  if (extra > 0 && live[c.after] + extra >= live[peak])
+    return std::nullopt;
+  return plan;
+}
