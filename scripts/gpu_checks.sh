@@ -27,7 +27,7 @@ search="/usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64
 search="$search $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, d, "lib") for p in nvidia.__path__ for d in os.listdir(p)))' 2>/dev/null)"
 search="$search /usr/lib/x86_64-linux-gnu"
 ldpath="$w/lib"
-for n in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
+for n in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
   found=""
   for d in $search; do
     if [ -e "$d/$n" ]; then found="$d/$n"; break; fi

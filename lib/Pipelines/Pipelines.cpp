@@ -48,6 +48,7 @@ void tidal::buildTrainingPipeline(OpPassManager &pm,
     TidalInsertAllReducePassOptions a;
     a.ranks = options.ranks;
     a.bucketBytes = options.bucketBytes;
+    a.network = options.network;
     pm.addPass(createTidalInsertAllReducePass(a));
     if (options.syncBatchNorm) {
       TidalSyncBatchNormPassOptions s;

@@ -36,6 +36,7 @@ static std::string runtimeDir(StringRef argv0) {
 
 bool tidal::canLinkCuda() { return StringRef(TIDAL_CUDA_LINK_LIBS) != ""; }
 bool tidal::canLinkMpi() { return StringRef(TIDAL_MPI_LINK_LIBS) != ""; }
+bool tidal::canLinkNccl() { return TIDAL_HAVE_NCCL != 0; }
 
 LogicalResult tidal::linkExecutable(StringRef objectPath, StringRef outputPath,
                                     StringRef argv0, bool cuda,

@@ -207,6 +207,16 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
       j.attribute("gbytes_per_s", step.device.gbytesPerS);
       j.attribute("op_overhead_us", step.device.opOverheadUs);
       j.attribute("calibrated", step.device.calibrated);
+      // A data-parallel step: the network its collectives are priced at.
+      if (auto network =
+              step.func->getAttrOfType<StringAttr>(kCommNetworkAttr)) {
+        LinkProfile comm = defaultCommProfile(network.getValue());
+        j.attributeObject("network", [&] {
+          j.attribute("name", comm.name);
+          j.attribute("gbytes_per_s", comm.gbytesPerS);
+          j.attribute("latency_us", comm.latencyUs);
+        });
+      }
     });
     const char *mainSpace = step.onDevice ? "device" : "host";
     j.attributeArray("arenas", [&] {

@@ -48,8 +48,11 @@ def mpirun(ranks, argv, timeout=300):
                           timeout=timeout, env=dict(os.environ, **MPI_ENV))
 
 
-@unittest.skipIf(_SKIP, _SKIP)
-class DataParallelTest(unittest.TestCase):
+class DataParallelCase(unittest.TestCase):
+    """Compiling, training and comparing data-parallel runs (no tests of its
+    own: DataParallelTest here, NcclDataParallelTest in
+    test_data_parallel_cuda.py)."""
+
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp(prefix="tidal-dp-")
@@ -73,7 +76,9 @@ class DataParallelTest(unittest.TestCase):
         exes = {}
         for ranks in [0] + list(ranks_list):
             exe = os.path.join(work, f"train{ranks}")
-            extra = ["--distributed", "mpi", "--ranks", str(ranks)] + list(flags_for_ranks) if ranks else []
+            # The cuda target's collectives are NCCL's; the others' MPI's.
+            backend = "nccl" if "cuda" in flags_for_ranks else "mpi"
+            extra = ["--distributed", backend, "--ranks", str(ranks)] + list(flags_for_ranks) if ranks else []
             proc = support.run_tidalc([model, "-o", exe] + flags + extra, timeout=600)
             self.assertEqual(proc.returncode, 0, support.describe(proc))
             exes[ranks] = exe
@@ -115,6 +120,9 @@ class DataParallelTest(unittest.TestCase):
                     self.assertLessEqual(diff, bound, f"{key}: |difference| {diff:.2e}, |ref| {np.linalg.norm(ref):.2e}")
         return work, inputs, exes
 
+
+@unittest.skipIf(_SKIP, _SKIP)
+class DataParallelTest(DataParallelCase):
     def test_mlp_nesterov_on_2_and_4_ranks(self):
         work, inputs, exes = self.check_case("mlp_digits_nesterov", [2, 4])
         # Bit-identical when repeated.

@@ -17,6 +17,11 @@
 #include <thread>
 #include <vector>
 
+// The emulated CUDA twin of tidal.shard (runtime/src/cuda/comm/shard.h).
+extern "C" tidalrt_status_t tidalrt_emu_k_shard(tidalrt_context_t *context,
+                                                const int64_t *desc,
+                                                void *const *buffers);
+
 namespace {
 
 tidalrt_comm_t *world(double timeout = 60) {
@@ -225,6 +230,21 @@ TEST(CommMpi, ShardAndAllGatherKernelsReassembleTensors) {
     };
     ASSERT_EQ(shard(a, ca), "");
     ASSERT_EQ(shard(b, cb), "");
+    // The emulated CUDA twin (runtime/src/cuda/comm/shard.h) takes the same
+    // chunk, padding included.
+    for (auto *pair : {&a, &b}) {
+      std::vector<float> &full = *pair;
+      std::vector<float> emulated(&full == &a ? c : c2, -1.0f);
+      tidalrt_test::KernelCall call(0);
+      call.f32({int64_t(full.size())}, full.data())
+          .f32({int64_t(emulated.size())}, emulated.data())
+          .attrInt(size);
+      std::vector<int64_t> d = call.descriptor();
+      ASSERT_EQ(message_of(
+                    tidalrt_emu_k_shard(ctx, d.data(), call.pointers().data())),
+                "");
+      EXPECT_EQ(emulated, &full == &a ? ca : cb);
+    }
     for (int64_t i = 0; i < c; ++i)
       EXPECT_EQ(ca[i], rank * c + i < n ? float(rank * c + i) : 0.0f);
     for (float &x : ca)

@@ -12,6 +12,11 @@
 #include <string>
 #include <vector>
 
+// The emulated CUDA twin of tidal.shard (runtime/src/cuda/comm/shard.h).
+extern "C" tidalrt_status_t tidalrt_emu_k_shard(tidalrt_context_t *context,
+                                                const int64_t *desc,
+                                                void *const *buffers);
+
 namespace {
 
 TEST(Comm, SingleProcessIsRankZeroOfOne) {
@@ -172,6 +177,11 @@ TEST(CommKernels, OneProcessShardAndGatherAreCopies) {
   shard.f32({3}, x.data()).f32({3}, chunk.data()).attrInt(1);
   EXPECT_EQ(runCall(ctx, tidalrt_k_shard, shard), "");
   EXPECT_EQ(chunk, x);
+  std::vector<float> emulated(3, -1.0f);
+  tidalrt_test::KernelCall emu(0);
+  emu.f32({3}, x.data()).f32({3}, emulated.data()).attrInt(1);
+  EXPECT_EQ(runCall(ctx, tidalrt_emu_k_shard, emu), "");
+  EXPECT_EQ(emulated, x) << "the CUDA twin";
   start.f32({3}, chunk.data()).f32({3}, full.data()).attrInt(0).attrInt(1);
   wait.f32({3}, full.data()).f32({3}, full.data()).attrInt(0);
   EXPECT_EQ(runCall(ctx, tidalrt_k_all_gather_start, start), "");
@@ -180,6 +190,9 @@ TEST(CommKernels, OneProcessShardAndGatherAreCopies) {
   std::vector<float> half(2, 0.0f);
   wrong.f32({3}, x.data()).f32({2}, half.data()).attrInt(2);
   EXPECT_EQ(runCall(ctx, tidalrt_k_shard, wrong),
+            "shard (op 0): the step was compiled for 2 ranks (tidalc --ranks) "
+            "but runs on 1");
+  EXPECT_EQ(runCall(ctx, tidalrt_emu_k_shard, wrong),
             "shard (op 0): the step was compiled for 2 ranks (tidalc --ranks) "
             "but runs on 1");
   tidalrt_context_free(ctx);

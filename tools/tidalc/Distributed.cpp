@@ -13,24 +13,25 @@ std::string tidalc::parseDataParallel(DataParallel &out) {
   out = DataParallel();
   if (distributed.empty()) {
     if (ranks.getNumOccurrences())
-      return "--ranks needs --distributed mpi";
+      return "--ranks needs --distributed mpi|nccl";
     if (bucketSize.getNumOccurrences())
-      return "--bucket-size needs --distributed mpi";
+      return "--bucket-size needs --distributed mpi|nccl";
     if (syncBatchNorm)
-      return "--sync-batch-norm needs --distributed mpi";
+      return "--sync-batch-norm needs --distributed mpi|nccl";
     if (!shard.empty())
-      return "--shard needs --distributed mpi";
+      return "--shard needs --distributed mpi|nccl";
     return "";
   }
-  if (distributed == "nccl")
-    return "--distributed nccl (the cuda target's collectives) is not "
-           "implemented yet; use --distributed mpi with --target cpu or sim";
-  if (distributed != "mpi")
+  if (distributed != "mpi" && distributed != "nccl")
     return "unknown --distributed '" + distributed.getValue() +
-           "' (expected mpi)";
-  if (target == "cuda")
-    return "--distributed mpi runs on --target cpu or sim; the cuda target "
-           "needs NCCL, which is not implemented yet";
+           "' (expected mpi or nccl)";
+  if (distributed == "nccl" && target != "cuda")
+    return "--distributed nccl runs the cuda target's collectives; use "
+           "--distributed mpi with --target " +
+           target.getValue();
+  if (distributed == "mpi" && target == "cuda")
+    return "the cuda target's collectives are NCCL's: use --distributed "
+           "nccl (launched by mpirun all the same)";
   if (mode != "train")
     return "--distributed applies to training (--mode train)";
   if (!ranks.getNumOccurrences() || ranks < 1)
@@ -50,9 +51,17 @@ std::string tidalc::parseDataParallel(DataParallel &out) {
   if (!bucket || *bucket <= 0)
     return "--bucket-size '" + bucketSize.getValue() +
            "' is not a positive size (bytes, or e.g. 25MiB)";
-  if (!mlir::tidal::canLinkMpi() && emit != "mlir" && emit != "plan")
+  bool linking = emit != "mlir" && emit != "plan";
+  if (!mlir::tidal::canLinkMpi() && linking)
     return "this tidalc was built without MPI (no libopenmpi-dev at build "
-           "time), so it cannot build a --distributed mpi program";
+           "time), so it cannot build a --distributed " +
+           distributed.getValue() +
+           " program (NCCL's ranks also meet through MPI)";
+  if (distributed == "nccl" && mlir::tidal::canLinkCuda() &&
+      !mlir::tidal::canLinkNccl() && linking)
+    return "this tidalc's CUDA runtime was built without NCCL (no nccl.h and "
+           "libnccl at build time), so it cannot build a --distributed nccl "
+           "program; --emit plan and mlir work";
   out.backend = distributed;
   out.ranks = ranks;
   out.rankBatch = batchSize / ranks;

@@ -25,9 +25,10 @@ cl::opt<int64_t> batchSize("batch-size",
                            cl::init(0), cl::cat(category));
 cl::opt<std::string>
     distributed("distributed",
-                cl::desc("Data-parallel training over processes: mpi "
-                         "(launched by mpirun; --target cpu or sim); "
-                         "needs --ranks and --batch-size (the global batch)"),
+                cl::desc("Data-parallel training over processes, launched "
+                         "by mpirun: mpi (--target cpu or sim) or nccl "
+                         "(--target cuda, one GPU per rank); needs --ranks "
+                         "and --batch-size (the global batch)"),
                 cl::init(""), cl::cat(category));
 cl::opt<int64_t> ranks("ranks",
                        cl::desc("The number of processes of a --distributed "

@@ -517,6 +517,7 @@ int main(int argc, char **argv) {
     pipeline.eps = eps.getValue();
     pipeline.predict = codegen;
     pipeline.ranks = dataParallel.ranks;
+    pipeline.network = dataParallel.backend;
     pipeline.syncBatchNorm = dataParallel.syncBatchNorm;
     pipeline.shard = dataParallel.shard;
     if (dataParallel.bucketBytes)

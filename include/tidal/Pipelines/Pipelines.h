@@ -64,6 +64,11 @@ struct TrainingPipelineOptions
   Option<int64_t> bucketBytes{*this, "bucket-bytes",
                               llvm::cl::desc("all-reduce bucket size"),
                               llvm::cl::init(26214400)};
+  Option<std::string> network{
+      *this, "network",
+      llvm::cl::desc("the collectives' transport: mpi or nccl (the cost "
+                     "model's network)"),
+      llvm::cl::init("mpi")};
 };
 
 /// The pass arguments of the training pipeline, in order.

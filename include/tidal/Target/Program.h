@@ -80,6 +80,8 @@ LogicalResult linkExecutable(llvm::StringRef objectPath,
 bool canLinkCuda();
 /// Whether this tidalc can link --distributed mpi executables.
 bool canLinkMpi();
+/// Whether the CUDA runtime has the NCCL collectives (--distributed nccl).
+bool canLinkNccl();
 
 } // namespace mlir::tidal
 

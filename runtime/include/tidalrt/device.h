@@ -119,6 +119,20 @@ tidalrt_status_t tidalrt_device_move(tidalrt_device_t *device,
 tidalrt_status_t tidalrt_device_fill(tidalrt_device_t *device, uint64_t offset,
                                      int value, uint64_t bytes);
 
+/* Joins the device to a data-parallel run (ABI 0.13): the device's
+ * collectives (the gradient all-reduce, all-gather and reduce-scatter of
+ * tidalc --distributed) then run among the devices of every rank of `comm`.
+ * HOST and SIM: nothing to do (their kernels use the context's communicator
+ * directly). CUDA: an NCCL communicator over the ranks of `comm`,
+ * bootstrapped with tidalrt_comm_broadcast; every rank calls this together,
+ * and a rank that never joins makes the others fail with UNAVAILABLE after
+ * `timeout_seconds` (<= 0: 300) instead of hanging. UNSUPPORTED when the
+ * runtime was built without NCCL. Joining again replaces the earlier run. */
+struct tidalrt_comm_s;
+tidalrt_status_t tidalrt_device_join_comm(tidalrt_device_t *device,
+                                          struct tidalrt_comm_s *comm,
+                                          double timeout_seconds);
+
 /* options.memory_bytes. */
 uint64_t tidalrt_device_memory_bytes(const tidalrt_device_t *device);
 

@@ -13,9 +13,15 @@
 //   each between two timing events, so that the device's stats hold the
 //   time copies really took on the link.
 // - Events are CUDA events without timing.
-// The device to use is TIDAL_CUDA_DEVICE (an ordinal), else device 0.
+// The device to use is TIDAL_CUDA_DEVICE (an ordinal); else, in a process
+// that a launcher started as one of several on this machine, its local
+// rank modulo the devices (each rank of a data-parallel run gets its own
+// GPU); else device 0.
 #include "cuda_device.h"
 #include "kernel_table.h"
+#ifdef TIDALRT_HAVE_NCCL
+#include "comm/nccl_state.h"
+#endif
 
 #include "../device/backend.h"
 
@@ -49,6 +55,18 @@ tidalrt_status_t make_device(uint64_t bytes, void **native, uint8_t **memory) {
                                  "ordinal below %d",
                                  text, count);
     ordinal = static_cast<int>(value);
+  } else {
+    // Open MPI, MPICH/Hydra, Slurm, torchrun-style launchers.
+    for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                             "SLURM_LOCALID", "LOCAL_RANK"}) {
+      const char *text = getenv(name);
+      char *end = nullptr;
+      long value = text ? strtol(text, &end, 10) : -1;
+      if (text && *text && !*end && value >= 0) {
+        ordinal = static_cast<int>(value % count);
+        break;
+      }
+    }
   }
   if ((error = cudaSetDevice(ordinal)) != cudaSuccess)
     return cudaStatus(error, "cudaSetDevice");
@@ -80,6 +98,9 @@ tidalrt_status_t make_device(uint64_t bytes, void **native, uint8_t **memory) {
 void destroy_device(void *native, uint8_t *memory) {
   auto *device = static_cast<cuda_device *>(native);
   cudaDeviceSynchronize();
+#ifdef TIDALRT_HAVE_NCCL
+  nccl_free(device);
+#endif
   if (device->cublas)
     cublasDestroy(device->cublas);
   if (device->cudnn)
@@ -222,6 +243,15 @@ tidalrt_status_t copy(void *native_stream, void *host, uint8_t *device,
 
 tidalrt_status_t stream_synchronize(void *native_stream, double *seconds) {
   auto *stream = static_cast<cuda_stream *>(native_stream);
+#ifdef TIDALRT_HAVE_NCCL
+  // A compute stream that waits for collectives waits with the run's
+  // timeout: a peer that died must not hang this rank.
+  if (stream->device->nccl && stream->kind == TIDALRT_STREAM_COMPUTE) {
+    if (tidalrt_status_t status =
+            nccl_synchronize(stream->device->nccl, stream->stream))
+      return status;
+  }
+#endif
   cudaError_t error = cudaStreamSynchronize(stream->stream);
   if (error != cudaSuccess)
     return tidalrt_status_annotate(
@@ -308,6 +338,14 @@ void set_current_stream(void *native_stream) {
   current_stream = static_cast<cuda_stream *>(native_stream);
 }
 
+#ifdef TIDALRT_HAVE_NCCL
+tidalrt_status_t join_comm(void *native_device, tidalrt_comm_s *comm,
+                           double timeout_seconds) {
+  return nccl_join(static_cast<cuda_device *>(native_device), comm,
+                   timeout_seconds);
+}
+#endif
+
 const tidalrt_device::backend the_backend = {
     "cuda",
     make_device,
@@ -330,6 +368,11 @@ const tidalrt_device::backend the_backend = {
     release,
     cudaKernelFor,
     set_current_stream,
+#ifdef TIDALRT_HAVE_NCCL
+    join_comm,
+#else
+    nullptr,
+#endif
 };
 
 } // namespace

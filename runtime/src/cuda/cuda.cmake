@@ -15,6 +15,7 @@ set(TIDALRT_CUDA_TEST_SOURCES)
 include(src/cuda/elementwise/elementwise.cmake)
 include(src/cuda/other/other.cmake)
 include(src/cuda/library/library.cmake)
+include(src/cuda/comm/comm.cmake)
 
 # nvcc is optional: without it (or with TIDAL_ENABLE_CUDA=OFF) the runtime
 # has no CUDA device and tidalc cannot link --target cuda executables.
@@ -48,3 +49,22 @@ if(TIDAL_ENABLE_CUDA)
   endif()
 endif()
 message(STATUS "tidalrt: CUDA device ${TIDALRT_HAVE_CUDA}")
+
+# NCCL, for the collectives of --distributed nccl programs (comm/).
+set(TIDALRT_HAVE_NCCL OFF)
+option(TIDAL_ENABLE_NCCL "Build the NCCL collectives when NCCL is found" ON)
+if(TIDALRT_HAVE_CUDA AND TIDAL_ENABLE_NCCL)
+  find_library(TIDALRT_NCCL_LIBRARY nccl
+    HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_ROOT}/lib)
+  find_path(TIDALRT_NCCL_INCLUDE_DIR nccl.h
+    HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_ROOT}/include)
+  if(TIDALRT_NCCL_LIBRARY AND TIDALRT_NCCL_INCLUDE_DIR)
+    set(TIDALRT_HAVE_NCCL ON)
+    list(APPEND TIDALRT_CUDA_KERNEL_SOURCES
+      src/cuda/comm/nccl_comm.cpp
+      src/cuda/comm/nccl_kernels.cpp)
+    list(APPEND TIDALRT_CUDA_TEST_SOURCES
+      ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_nccl_test.cpp)
+  endif()
+endif()
+message(STATUS "tidalrt: NCCL collectives ${TIDALRT_HAVE_NCCL}")

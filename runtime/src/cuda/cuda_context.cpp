@@ -14,17 +14,17 @@ namespace {
 // NVIDIA's recommendation for Hopper (32 MiB; 4 MiB suffices before it).
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
-cuda_device *deviceOf(tidalrt_context_t *ctx) {
+} // namespace
+
+cuda_device *contextDevice(tidalrt_context_t *ctx) {
   tidalrt_device_t *device = tidalrt_context_device(ctx);
   if (!device || !device->backend || device->kind != TIDALRT_DEVICE_CUDA)
     fail(TIDALRT_INTERNAL, "the context has no CUDA device attached");
   return static_cast<cuda_device *>(device->native);
 }
 
-} // namespace
-
 cudaStream_t currentStream(tidalrt_context_t *ctx) {
-  deviceOf(ctx);
+  contextDevice(ctx);
   cuda_stream *stream = currentLaunchStream();
   if (!stream)
     fail(TIDALRT_INTERNAL, "a CUDA kernel ran outside a launch on a compute "
@@ -33,7 +33,7 @@ cudaStream_t currentStream(tidalrt_context_t *ctx) {
 }
 
 cublasHandle_t cublas(tidalrt_context_t *ctx) {
-  cuda_device *device = deviceOf(ctx);
+  cuda_device *device = contextDevice(ctx);
   if (!device->cublas) {
     check(cublasCreate(&device->cublas), "cublasCreate");
     // float32 stays float32: no TF32 tensor-core rounding.
@@ -52,7 +52,7 @@ cublasHandle_t cublas(tidalrt_context_t *ctx) {
 }
 
 cudnnHandle_t cudnn(tidalrt_context_t *ctx) {
-  cuda_device *device = deviceOf(ctx);
+  cuda_device *device = contextDevice(ctx);
   if (!device->cudnn)
     check(cudnnCreate(&device->cudnn), "cudnnCreate");
   check(cudnnSetStream(device->cudnn, currentStream(ctx)), "cudnnSetStream");
@@ -60,7 +60,7 @@ cudnnHandle_t cudnn(tidalrt_context_t *ctx) {
 }
 
 void *workspace(tidalrt_context_t *ctx, size_t bytes) {
-  cuda_device *device = deviceOf(ctx);
+  cuda_device *device = contextDevice(ctx);
   if (tidalrt::preparing(ctx)) {
     if (bytes > device->workspace_needed)
       device->workspace_needed = bytes;

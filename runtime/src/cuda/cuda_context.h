@@ -17,6 +17,11 @@
 namespace tidalrt {
 namespace cuda {
 
+struct cuda_device;
+
+// The CUDA device attached to `ctx`; throws KernelError (INTERNAL) if none.
+cuda_device *contextDevice(tidalrt_context_t *ctx);
+
 // The stream that work of the current launch goes to: set by the CUDA
 // device around each kernel it runs (tidalrt_stream_launch on a compute
 // stream runs the kernel on the calling thread, which enqueues). Throws

@@ -18,8 +18,13 @@
 namespace tidalrt {
 namespace cuda {
 
+struct nccl_state; // comm/nccl_state.h
+
 struct cuda_device {
   int ordinal = 0;
+  // The collectives of a data-parallel run (tidalrt_device_join_comm);
+  // NULL until the device joins one, and without NCCL.
+  nccl_state *nccl = nullptr;
   // Library handles, created on first use by a kernel (while preparing).
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;

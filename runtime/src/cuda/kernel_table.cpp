@@ -8,6 +8,9 @@
       tidalrt_context_t *context, const int64_t *desc, void *const *buffers);
 TIDALRT_CUDA_OWN_KERNEL_LIST(TIDALRT_DECLARE_CUDA_KERNEL)
 TIDALRT_CUDA_LIBRARY_KERNEL_LIST(TIDALRT_DECLARE_CUDA_KERNEL)
+#ifdef TIDALRT_HAVE_NCCL
+TIDALRT_CUDA_NCCL_KERNEL_LIST(TIDALRT_DECLARE_CUDA_KERNEL)
+#endif
 #undef TIDALRT_DECLARE_CUDA_KERNEL
 
 namespace tidalrt {
@@ -19,6 +22,9 @@ tidalrt_kernel_fn_t cudaKernelFor(tidalrt_kernel_fn_t cpu) {
     return &tidalrt_cuda_k_##name;
   TIDALRT_CUDA_OWN_KERNEL_LIST(TIDALRT_CUDA_ENTRY)
   TIDALRT_CUDA_LIBRARY_KERNEL_LIST(TIDALRT_CUDA_ENTRY)
+#ifdef TIDALRT_HAVE_NCCL
+  TIDALRT_CUDA_NCCL_KERNEL_LIST(TIDALRT_CUDA_ENTRY)
+#endif
 #undef TIDALRT_CUDA_ENTRY
   (void)cpu;
   return nullptr;

@@ -6,6 +6,7 @@
 #ifndef TIDALRT_DEVICE_BACKEND_H
 #define TIDALRT_DEVICE_BACKEND_H
 
+#include "tidalrt/comm.h"
 #include "tidalrt/device.h"
 
 namespace tidalrt_device {
@@ -70,6 +71,10 @@ struct backend {
   // (NULL: none).
   tidalrt_kernel_fn_t (*kernel_for)(tidalrt_kernel_fn_t cpu);
   void (*set_current_stream)(void *native_stream);
+  // Data-parallel runs (tidalrt_device_join_comm): joins the device's
+  // collectives to the ranks of `comm`.
+  tidalrt_status_t (*join_comm)(void *native_device, tidalrt_comm_s *comm,
+                                double timeout_seconds);
 };
 
 // The CUDA backend, or NULL when tidalrt_cuda is not linked in.

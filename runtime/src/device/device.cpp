@@ -265,6 +265,23 @@ extern "C" double tidalrt_device_link_gbps(const tidalrt_device_t *device) {
   return device->link_gbps;
 }
 
+extern "C" tidalrt_status_t tidalrt_device_join_comm(tidalrt_device_t *device,
+                                                     tidalrt_comm_s *comm,
+                                                     double timeout_seconds) {
+  if (!device || !comm)
+    return tidalrt_status_make(TIDALRT_INVALID_ARGUMENT,
+                               "tidalrt_device_join_comm: NULL argument");
+  if (!device->backend)
+    return nullptr; // HOST and SIM kernels use the context's communicator
+  if (!device->backend->join_comm)
+    return tidalrt_status_make(
+        TIDALRT_UNSUPPORTED,
+        "the %s device has no collectives (this runtime was built without "
+        "NCCL)",
+        device->backend->name);
+  return device->backend->join_comm(device->native, comm, timeout_seconds);
+}
+
 extern "C" tidalrt_status_t
 tidalrt_device_synchronize(tidalrt_device_t *device) {
   if (!device)

@@ -10,8 +10,6 @@
 
 namespace tidalrt_driver {
 
-namespace {
-
 // How long a collective waits for the other ranks before the run is
 // declared broken; TIDAL_COMM_TIMEOUT (seconds) overrides it.
 double comm_timeout() {
@@ -25,8 +23,6 @@ double comm_timeout() {
   }
   return 300.0;
 }
-
-} // namespace
 
 std::unique_ptr<data_parallel> data_parallel::join(const manifest &m) {
   if (m.distributed.empty())

@@ -1,4 +1,5 @@
-// distributed.h - joining a data-parallel run (tidalc --distributed mpi):
+// distributed.h - joining a data-parallel run (tidalc --distributed mpi or
+// nccl):
 // the communicator, the rank's role, the shared initial weights.
 //
 // Every rank runs the same compiled step on its contiguous share of each
@@ -24,6 +25,11 @@
 namespace tidalrt_driver {
 
 class function_memory;
+
+// How long a collective waits for the other ranks before the run is
+// declared broken: TIDAL_COMM_TIMEOUT (seconds), else 300. Throws a
+// driver_error for a malformed value.
+double comm_timeout();
 
 class data_parallel {
 public:

@@ -361,9 +361,9 @@ manifest parse_manifest(const char *text, uint64_t blob_size) {
     if (!d.is_object())
       bad("manifest.distributed is not an object");
     result.distributed = get_string(d, "backend", "manifest.distributed");
-    if (result.distributed != "mpi")
+    if (result.distributed != "mpi" && result.distributed != "nccl")
       bad("distributed backend '" + result.distributed +
-          "' is not one this runtime runs (mpi)");
+          "' is not one this runtime runs (mpi, nccl)");
     uint64_t ranks = get_uint(d, "ranks", "manifest.distributed");
     if (ranks < 1 || ranks > 65536)
       bad("distributed.ranks " + std::to_string(ranks) + " is out of range");

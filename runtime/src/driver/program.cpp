@@ -2,6 +2,8 @@
 // into the compiled program.
 #include "program.h"
 
+#include "distributed.h"
+
 #include "error.h"
 #include "onnx_weights.h"
 
@@ -156,6 +158,13 @@ program_runner::~program_runner() = default;
 void program_runner::set_comm(tidalrt_comm_t *comm) {
   comm_ = comm;
   tidalrt_context_set_comm(context_.get(), comm);
+  // The step's device runs the collectives among the ranks' devices (CUDA:
+  // NCCL, bootstrapped over `comm`); the predict function has none.
+  if (comm && step_device_)
+    if (tidalrt_status_t status =
+            tidalrt_device_join_comm(step_device_.get(), comm, comm_timeout()))
+      fail_runtime("cannot join the data-parallel run's devices: " +
+                   take_message(status));
 }
 
 // A sharded optimizer's state: this rank's chunk of the whole tensor that

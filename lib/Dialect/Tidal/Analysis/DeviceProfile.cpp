@@ -66,8 +66,14 @@ MachineProfile tidal::defaultMachineProfile() {
   return p;
 }
 
-LinkProfile tidal::defaultCommProfile() {
+LinkProfile tidal::defaultCommProfile(StringRef network) {
   LinkProfile p;
+  if (network == "nccl") {
+    p.name = "nccl (default)";
+    p.gbytesPerS = 300.0;
+    p.latencyUs = 10.0;
+    return p;
+  }
   p.name = "mpi (default)";
   p.gbytesPerS = 5.0;
   p.latencyUs = 30.0;

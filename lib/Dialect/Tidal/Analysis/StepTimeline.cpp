@@ -3,6 +3,7 @@
 #include "tidal/Dialect/Tidal/Analysis/StepTimeline.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
@@ -16,7 +17,14 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
                                     double linkGbps) {
   StepTimeline timeline;
   LinkProfile link = simulatedLinkProfile(linkGbps);
-  LinkProfile network = defaultCommProfile();
+  // The step's transport (tidal.comm_network on its function), MPI when
+  // unmarked.
+  StringRef networkName = "mpi";
+  if (!ops.empty())
+    if (auto func = ops.front()->getParentOfType<func::FuncOp>())
+      if (auto name = func->getAttrOfType<StringAttr>(kCommNetworkAttr))
+        networkName = name.getValue();
+  LinkProfile network = defaultCommProfile(networkName);
   double t = 0, toHostFree = 0, toDeviceFree = 0, hostFree = 0, copiesDone = 0;
   double commFree = 0;
   llvm::DenseMap<Value, double> copyDone;

@@ -54,6 +54,13 @@ struct InsertAllReducePass
           << lossReduction << "' (expected auto, mean or sum)";
       return signalPassFailure();
     }
+    if (network != "mpi" && network != "nccl") {
+      module.emitError("unknown network '")
+          << network << "' (expected mpi or nccl)";
+      return signalPassFailure();
+    }
+    func->setAttr(kCommNetworkAttr,
+                  StringAttr::get(module.getContext(), network));
     if (failed(insert(func)))
       signalPassFailure();
   }

@@ -7,6 +7,12 @@
 // RUN: tidal-opt %s -tidal-insert-all-reduce="ranks=2 bucket-bytes=40" | FileCheck %s --check-prefix=SPLIT
 // RUN: tidal-opt %s -tidal-insert-all-reduce="ranks=2 loss-reduction=sum" | FileCheck %s --check-prefix=SUM
 // RUN: tidal-opt %s -tidal-insert-all-reduce=ranks=2 -tidal-schedule | FileCheck %s --check-prefix=SCHED
+// The transport the cost model prices the collectives at is recorded on the
+// step (MPI unless network says otherwise).
+// RUN: tidal-opt %s -tidal-insert-all-reduce="ranks=2 network=nccl" | FileCheck %s --check-prefix=NCCL
+// RUN: not tidal-opt %s -tidal-insert-all-reduce="ranks=2 network=gloo" 2>&1 | FileCheck %s --check-prefix=GLOO
+// NCCL: func.func @train_step{{.*}} attributes {tidal.comm_network = "nccl"}
+// GLOO: error: unknown network 'gloo' (expected mpi or nccl)
 
 // Gradients are ready in the order g3 (8 B), g2 (32 B), g1 (16 B): one
 // bucket of 56 bytes holds them all, with the loss; it starts after g1. The

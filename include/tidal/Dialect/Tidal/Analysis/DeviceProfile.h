@@ -102,9 +102,12 @@ std::string machineProfileJson(const MachineProfile &profile);
 /// bytes / bandwidth; zero for an empty copy.
 double copyMicroseconds(const LinkProfile &link, int64_t bytes);
 
-/// The default network between the ranks of a data-parallel run: MPI over
-/// shared memory on one machine, 5 GB/s and 30 us per message.
-LinkProfile defaultCommProfile();
+/// The default network between the ranks of a data-parallel run: for "mpi",
+/// MPI over shared memory on one machine, 5 GB/s and 30 us per message; for
+/// "nccl", NCCL between the GPUs of an H100 SXM node over NVLink, 300 GB/s
+/// of bus bandwidth and 10 us per message (assumed from published
+/// nccl-tests figures, not measured by tidal-calibrate yet).
+LinkProfile defaultCommProfile(llvm::StringRef network = "mpi");
 /// The predicted time of tidal's all-reduce of `bytes` over `ranks` ranks
 /// (tidalrt/comm.h: an all-to-all, then an all-gather, each moving
 /// (ranks - 1) / ranks of the data): two latencies plus 2 (ranks - 1) /

@@ -36,6 +36,11 @@ DictionaryAttr nameAndRoleAttrs(MLIRContext *ctx, StringAttr name,
 /// updates, and the pipeline must not add a loss or an optimizer of its own.
 inline constexpr llvm::StringLiteral kTrainingInfoAttr = "tidal.training_info";
 
+/// A string attribute on the function of a data-parallel step: "mpi" or
+/// "nccl", the transport its collectives run over (tidal-insert-all-reduce),
+/// which the cost model prices them by (defaultCommProfile).
+inline constexpr llvm::StringLiteral kCommNetworkAttr = "tidal.comm_network";
+
 // Memory plan attributes (tidal-plan-memory; docs/memory-plan.md).
 inline constexpr llvm::StringLiteral kOffsetAttr = "tidal.offset";
 inline constexpr llvm::StringLiteral kOffsetsAttr = "tidal.offsets";

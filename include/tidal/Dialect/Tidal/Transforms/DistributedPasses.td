@@ -28,7 +28,9 @@ def TidalInsertAllReducePass
     global loss. The divisor is the number of ranks for a mean loss (the
     gradient of the global batch's mean loss) and 1 for a sum;
     `loss-reduction=auto` reads it from the loss op's `reduction` (or a
-    final `reduce_sum`), mean otherwise.
+    final `reduce_sum`), mean otherwise. The function gets `tidal.comm_network
+    = "mpi"` or `"nccl"` (`network`), which the cost model prices the
+    collectives by (MPI between processes, NCCL between GPUs).
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", "1",
@@ -39,6 +41,9 @@ def TidalInsertAllReducePass
            "auto, mean or sum: how the loss combines the batch's samples">,
     Option<"funcName", "func-name", "std::string", "\"train_step\"",
            "the training-step function">,
+    Option<"network", "network", "std::string", "\"mpi\"",
+           "mpi or nccl: the collectives' transport, recorded on the function "
+           "as `tidal.comm_network` for the cost model">,
   ];
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
