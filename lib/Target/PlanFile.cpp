@@ -207,6 +207,12 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
       j.attribute("gbytes_per_s", step.device.gbytesPerS);
       j.attribute("op_overhead_us", step.device.opOverheadUs);
       j.attribute("calibrated", step.device.calibrated);
+      // The host link of a device target, and how many devices share it.
+      if (step.onDevice)
+        j.attributeObject("link", [&] {
+          j.attribute("gbytes_per_s", info.linkGbps);
+          j.attribute("shared_by", info.linkShare);
+        });
       // A data-parallel step: the network its collectives are priced at.
       if (auto network =
               step.func->getAttrOfType<StringAttr>(kCommNetworkAttr)) {

@@ -143,6 +143,13 @@ cl::opt<double> linkGbps("link-gbps",
                          cl::desc("Host<->device bandwidth in GB/s that the "
                                   "planner assumes (default 16)"),
                          cl::init(16.0), cl::cat(category));
+cl::opt<int64_t> linkShare(
+    "link-share",
+    cl::desc("Devices whose copies share one host link (a PCIe switch in "
+             "front of N GPUs, the N ranks of a data-parallel run on one "
+             "machine): the planner gives this device 1/N of --link-gbps "
+             "(default 1)"),
+    cl::init(1), cl::cat(category));
 cl::list<std::string>
     embedData("embed-data",
               cl::desc("NAME=FILE.npy: compile example data into the "

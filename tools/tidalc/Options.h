@@ -47,6 +47,7 @@ extern llvm::cl::opt<std::string> fuseEpilogues;
 extern llvm::cl::opt<std::string> recomputeMode;
 extern llvm::cl::opt<std::string> planner;
 extern llvm::cl::opt<double> linkGbps;
+extern llvm::cl::opt<int64_t> linkShare;
 extern llvm::cl::list<std::string> embedData;
 extern llvm::cl::opt<std::string> tracePath;
 extern llvm::cl::opt<bool> explain;

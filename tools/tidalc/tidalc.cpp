@@ -134,7 +134,7 @@ void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
   options.swap = swapMode == "auto";
   options.recompute = recomputeMode == "auto";
   options.planner = planner.getValue();
-  options.linkGbps = linkGbps.getValue();
+  options.linkGbps = linkGbps.getValue() / double(linkShare.getValue());
   options.swapFunction = mode == "train" ? "train_step" : "main";
   if (!computeProfile.name.empty()) {
     options.gflops = computeProfile.gflops;
@@ -166,7 +166,8 @@ mlir::tidal::PlanFileInfo planFileInfo(bool training, double planSeconds) {
   info.target = target;
   if (budgetBytes)
     info.budgetBytes = budgetBytes;
-  info.linkGbps = linkGbps;
+  info.linkGbps = linkGbps / double(linkShare.getValue());
+  info.linkShare = linkShare;
   info.compute = computeProfile;
   info.mode = training ? "train" : "forward";
   info.stepFunc = training ? "train_step" : "main";
@@ -412,6 +413,10 @@ int main(int argc, char **argv) {
     return fail(e);
   if (!(linkGbps > 0))
     return fail("--link-gbps must be positive");
+  if (linkShare < 1 || linkShare > 65536)
+    return fail("--link-share must be a number of devices from 1 to 65536");
+  if (linkShare.getNumOccurrences() && target == "cpu")
+    return fail("--link-share needs a device: use --target sim or cuda");
   if (!deviceProfile.empty()) {
     std::string profileError;
     auto profile = mlir::tidal::loadMachineProfile(deviceProfile, profileError);

@@ -29,7 +29,8 @@ struct PlanFileInfo {
   std::string schedule; ///< tidal-schedule strategy
   std::string strategy; ///< tidal-plan-memory strategy
   bool inPlace = true;
-  double linkGbps = 16.0; ///< host<->device copies (sim, cuda)
+  double linkGbps = 16.0; ///< host<->device copies (sim, cuda), as planned
+  int64_t linkShare = 1;  ///< devices sharing the link (tidalc --link-share)
   /// The kernels' device (the host CPU on the cpu and sim targets); empty
   /// name: the uncalibrated host default.
   DeviceProfile compute;
