@@ -64,6 +64,13 @@ def compile_plan(args, onnx_path, exe, budget, n, share):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+    # The plan's own prediction (the link at its planned share).
+    plan = exe + ".plan.json"
+    proc = subprocess.run(cmd[:3] + [plan, "--emit", "plan"] + cmd[4:], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip())
+    with open(plan) as f:
+        return json.load(f)["predicted"]["step_time_us"] / 1e3
 
 
 def peak_bytes(args, onnx_path, work, n=1):
@@ -139,23 +146,23 @@ def main():
             budget = int(peak_bytes(args, onnx_path, work, n) * args.fraction)
             budgets[n] = budget
             naive, aware = os.path.join(work, f"naive-{n}"), os.path.join(work, f"aware-{n}")
-            compile_plan(args, onnx_path, naive, budget, n, 1)
-            compile_plan(args, onnx_path, aware, budget, n, n)
+            p_naive = compile_plan(args, onnx_path, naive, budget, n, 1)
+            p_aware = compile_plan(args, onnx_path, aware, budget, n, n)
             t_naive = run_group(naive, flags, n, args, work, f"naive{n}")
             t_aware = run_group(aware, flags, n, args, work, f"aware{n}")
-            rows.append((n, t_naive, t_aware))
-            print(json.dumps({"devices": n, "budget": budget, "naive_ms": t_naive, "aware_ms": t_aware}),
-                  flush=True)
+            rows.append((n, t_naive, t_aware, p_naive, p_aware))
+            print(json.dumps({"devices": n, "budget": budget, "naive_ms": t_naive, "aware_ms": t_aware,
+                              "naive_predicted_ms": p_naive, "aware_predicted_ms": p_aware}), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     group = "ranks of one data-parallel run" if args.data_parallel else "independent jobs"
     print(f"\n{args.model}, batch {args.batch} per device, {group}, budget {args.fraction:.0%} of the no-swap peak "
           f"({', '.join(f'{n}: {b} B' for n, b in budgets.items())}), "
           f"link and switch {args.link_gbps} GB/s, one thread per process, {os.cpu_count()} CPUs")
-    print("| devices on the switch | naive plan ms | aware plan ms | naive / aware |")
-    print("|---|---|---|---|")
-    for n, a, b in rows:
-        print(f"| {n} | {a:.1f} | {b:.1f} | {a / b:.2f} |")
+    print("| devices on the switch | naive plan ms | aware plan ms | naive / aware | predicted naive / aware ms |")
+    print("|---|---|---|---|---|")
+    for n, a, b, pa, pb in rows:
+        print(f"| {n} | {a:.1f} | {b:.1f} | {a / b:.2f} | {pa:.1f} / {pb:.1f} |")
 
 
 if __name__ == "__main__":

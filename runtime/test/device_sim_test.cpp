@@ -256,14 +256,15 @@ TEST(DeviceSimTest, LinkBandwidthFromTheEnvironment) {
 }
 
 // Two devices behind one switch (TIDAL_SIM_SWITCH, as the devices of
-// several ranks on one machine): their concurrent copies pass the switch
-// one after the other, so both finish after twice a copy's switch time;
-// without the switch they overlap. Bad settings are errors.
+// several ranks on one machine): their concurrent copies in one direction
+// pass the switch one after the other, so both finish after twice a copy's
+// switch time; without the switch, or in opposite directions (the switch
+// is full duplex), they overlap. Bad settings are errors.
 TEST(DeviceSimTest, DevicesBehindOneSwitchShareIt) {
   LinkEnv env(nullptr);
   const std::string name = "test-" + std::to_string(getpid());
   const uint64_t bytes = 4 * kMiB; // 4.2 ms at 1 GB/s
-  auto run_pair = [&](bool shared) {
+  auto run_pair = [&](bool shared, bool opposite = false) {
     if (shared) {
       setenv("TIDAL_SIM_SWITCH", name.c_str(), 1);
       setenv("TIDAL_SIM_SWITCH_GBPS", "1", 1);
@@ -273,7 +274,9 @@ TEST(DeviceSimTest, DevicesBehindOneSwitchShareIt) {
     unsetenv("TIDAL_SIM_SWITCH");
     unsetenv("TIDAL_SIM_SWITCH_GBPS");
     stream_ptr sa = make_stream(a.get(), TIDALRT_STREAM_COPY_TO_DEVICE);
-    stream_ptr sb = make_stream(b.get(), TIDALRT_STREAM_COPY_TO_DEVICE);
+    stream_ptr sb =
+        make_stream(b.get(), opposite ? TIDALRT_STREAM_COPY_TO_HOST
+                                      : TIDALRT_STREAM_COPY_TO_DEVICE);
     std::vector<uint8_t> host(bytes, 1);
     auto start = clock_type::now();
     EXPECT_STATUS_OK(tidalrt_stream_copy(sa.get(), host.data(), 0, bytes));
@@ -284,9 +287,11 @@ TEST(DeviceSimTest, DevicesBehindOneSwitchShareIt) {
   };
   const double one = (double)bytes / 1e9;
   double alone = run_pair(false), shared = run_pair(true);
+  double duplex = run_pair(true, true);
   EXPECT_GE(shared, 2 * one - 1e-6);
   if (!kSanitized) {
     EXPECT_LT(alone, 1.8 * one) << "without a switch the copies overlap";
+    EXPECT_LT(duplex, 1.8 * one) << "the two directions overlap";
   }
   printf("[ timing   ] two 4 MiB copies at 1 GB/s: %.1f ms apart, %.1f ms "
          "behind one switch\n",

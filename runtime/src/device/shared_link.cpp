@@ -15,8 +15,12 @@
 
 namespace tidalrt_device {
 
+// The segment: when each direction is next free (0: to the device, 1: to
+// the host).
+constexpr size_t kSegmentBytes = 2 * sizeof(std::atomic<int64_t>);
+
 struct shared_link {
-  std::atomic<int64_t> *free_at = nullptr; // in shared memory
+  std::atomic<int64_t> *free_at = nullptr; // [2], in shared memory
   double gbps = 0;
 };
 
@@ -51,21 +55,21 @@ tidalrt_status_t open_shared_link_from_env(shared_link **out) {
     return tidalrt_status_make(TIDALRT_INTERNAL, "shm_open %s: %s",
                                path.c_str(), std::strerror(errno));
   // A new segment is zero-filled: the switch is free since time 0.
-  if (ftruncate(fd, sizeof(std::atomic<int64_t>)) != 0) {
+  if (ftruncate(fd, kSegmentBytes) != 0) {
     int e = errno;
     close(fd);
     return tidalrt_status_make(TIDALRT_INTERNAL, "ftruncate %s: %s",
                                path.c_str(), std::strerror(e));
   }
-  void *p = mmap(nullptr, sizeof(std::atomic<int64_t>), PROT_READ | PROT_WRITE,
-                 MAP_SHARED, fd, 0);
+  void *p =
+      mmap(nullptr, kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED)
     return tidalrt_status_make(TIDALRT_INTERNAL, "mmap %s: %s", path.c_str(),
                                std::strerror(errno));
   auto *link = new (std::nothrow) shared_link();
   if (!link) {
-    munmap(p, sizeof(std::atomic<int64_t>));
+    munmap(p, kSegmentBytes);
     return tidalrt_status_make(TIDALRT_OUT_OF_MEMORY, "out of memory");
   }
   link->free_at = static_cast<std::atomic<int64_t> *>(p);
@@ -77,20 +81,21 @@ tidalrt_status_t open_shared_link_from_env(shared_link **out) {
 void close_shared_link(shared_link *link) {
   if (!link)
     return;
-  munmap(link->free_at, sizeof(std::atomic<int64_t>));
+  munmap(link->free_at, kSegmentBytes);
   delete link;
 }
 
 int64_t reserve_shared_link(shared_link *link, uint64_t bytes,
-                            int64_t earliest_ns) {
+                            int64_t earliest_ns, bool to_host) {
   // 1 GB/s moves one byte per nanosecond.
   const int64_t duration =
       static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / link->gbps));
-  int64_t free_at = link->free_at->load(std::memory_order_relaxed);
+  std::atomic<int64_t> &word = link->free_at[to_host ? 1 : 0];
+  int64_t free_at = word.load(std::memory_order_relaxed);
   for (;;) {
     int64_t start = free_at > earliest_ns ? free_at : earliest_ns;
-    if (link->free_at->compare_exchange_weak(free_at, start + duration,
-                                             std::memory_order_relaxed))
+    if (word.compare_exchange_weak(free_at, start + duration,
+                                   std::memory_order_relaxed))
       return start + duration;
   }
 }

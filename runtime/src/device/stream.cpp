@@ -71,7 +71,7 @@ void run_copy(tidalrt_stream_s *stream, const work_item &item) {
                        start.time_since_epoch())
                        .count();
     int64_t done = tidalrt_device::reserve_shared_link(
-        stream->device->link_switch, item.bytes, from);
+        stream->device->link_switch, item.bytes, from, to_host);
     end = std::max(end, clock_type::time_point(
                             std::chrono::duration_cast<clock_type::duration>(
                                 std::chrono::nanoseconds(done))));
