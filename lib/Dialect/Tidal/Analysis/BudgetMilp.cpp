@@ -13,6 +13,9 @@
 
 #include "tidal/Dialect/Tidal/Analysis/BudgetMilp.h"
 
+#include "GlpkModel.h"
+#include "MilpProblemChecks.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
 
@@ -27,6 +30,7 @@
 
 using namespace mlir;
 using namespace mlir::tidal;
+using namespace mlir::tidal::glpk;
 
 namespace {
 
@@ -179,112 +183,6 @@ int64_t chooseUnit(const MilpProblem &problem, const Layout &layout,
   return std::max(unit, common);
 }
 
-enum class Outcome { Optimal, Feasible, Infeasible, Unknown };
-
-/// Rows and columns gathered before they are handed to GLPK in one go.
-struct ModelBuilder {
-  std::vector<double> rowUpper, colCost;
-  std::vector<int> rowType;
-  std::vector<int> colKind;
-  std::vector<double> colLower;
-  std::vector<int> ia{0}, ja{0}; // 1-based, as glp_load_matrix wants
-  std::vector<double> ar{0};
-
-  int addRow(double upper, int type = GLP_UP) {
-    rowUpper.push_back(upper);
-    rowType.push_back(type);
-    return int(rowUpper.size());
-  }
-  int addColumn(double cost, int kind = GLP_BV, double lower = 0) {
-    colCost.push_back(cost);
-    colKind.push_back(kind);
-    colLower.push_back(lower);
-    return int(colCost.size());
-  }
-  void set(int row, int col, double value) {
-    ia.push_back(row);
-    ja.push_back(col);
-    ar.push_back(value);
-  }
-  void load(glp_prob *lp, double objConstant) const {
-    glp_set_obj_dir(lp, GLP_MIN);
-    glp_set_obj_coef(lp, 0, objConstant);
-    if (!rowUpper.empty())
-      glp_add_rows(lp, int(rowUpper.size()));
-    for (auto [i, upper] : llvm::enumerate(rowUpper))
-      glp_set_row_bnds(lp, int(i) + 1, rowType[i], upper, upper);
-    if (!colCost.empty())
-      glp_add_cols(lp, int(colCost.size()));
-    for (size_t j = 0; j < colCost.size(); ++j) {
-      int col = int(j) + 1;
-      glp_set_col_kind(lp, col, colKind[j]);
-      if (colKind[j] != GLP_BV)
-        glp_set_col_bnds(lp, col, GLP_LO, colLower[j], 0.0);
-      glp_set_obj_coef(lp, col, colCost[j]);
-    }
-    glp_load_matrix(lp, int(ar.size()) - 1, ia.data(), ja.data(), ar.data());
-  }
-};
-
-/// A GLPK problem object owned by one call (GLPK objects are never shared
-/// between calls, which is what makes concurrent solves safe).
-struct GlpkProblem {
-  glp_prob *lp = glp_create_prob();
-  GlpkProblem() = default;
-  GlpkProblem(const GlpkProblem &) = delete;
-  GlpkProblem &operator=(const GlpkProblem &) = delete;
-  ~GlpkProblem() { glp_delete_prob(lp); }
-};
-
-/// GLPK prints to stdout unless told not to; the flag belongs to the
-/// calling thread's GLPK environment, so it is put back afterwards.
-struct QuietGlpk {
-  int previous = glp_term_out(GLP_OFF);
-  ~QuietGlpk() { glp_term_out(previous); }
-};
-
-/// GLPK creates one environment per thread on first use (its memory pool
-/// and flags) and keeps it until glp_free_env. Each solve frees the one it
-/// used, so that a thread that solves and exits leaks nothing (the
-/// sanitizer run found every concurrent solve's environment leaked). No
-/// GLPK object outlives a solve, so nothing else is freed with it.
-struct GlpkEnvironment {
-  GlpkEnvironment() = default;
-  GlpkEnvironment(const GlpkEnvironment &) = delete;
-  GlpkEnvironment &operator=(const GlpkEnvironment &) = delete;
-  ~GlpkEnvironment() { glp_free_env(); }
-};
-
-/// glp_intopt with presolve and a time limit. On Optimal or Feasible the
-/// column values are in `lp`'s MIP solution.
-Outcome runIntopt(glp_prob *lp, double limitS) {
-  glp_iocp parm;
-  glp_init_iocp(&parm);
-  parm.msg_lev = GLP_MSG_OFF;
-  parm.presolve = GLP_ON;
-  // Measured on 300-candidate step problems (BudgetMilpTest): pseudo-cost
-  // branching halves the time to a proven optimum. Left off: MIR and
-  // clique cuts, which on rows with byte-sized coefficients cut off
-  // feasible choices (seen at 10^9 units and above), and the feasibility
-  // pump and proximity search, which ignore tm_lim (the pump's inner
-  // simplex looped for minutes on a min-peak model).
-  parm.br_tech = GLP_BR_PCH;
-  double ms = std::clamp(limitS * 1000.0, 1.0, double(INT_MAX));
-  parm.tm_lim = int(ms);
-  int ret = glp_intopt(lp, &parm);
-  int status = glp_mip_status(lp);
-  if (ret == GLP_ENOPFS || ret == GLP_ENODFS)
-    return Outcome::Infeasible; // no LP relaxation solution (or unbounded)
-  if (ret == 0 && status == GLP_OPT)
-    return Outcome::Optimal;
-  if (ret == 0 && status == GLP_NOFEAS)
-    return Outcome::Infeasible;
-  // GLP_ETMLIM and the failures: an incumbent is still a valid choice.
-  if (status == GLP_OPT || status == GLP_FEAS)
-    return Outcome::Feasible;
-  return Outcome::Unknown;
-}
-
 /// The model's columns: which option of which candidate each one is.
 struct Columns {
   std::vector<std::pair<int, int>> option;   // column - 1 -> (candidate, opt)
@@ -326,17 +224,19 @@ void addChoiceRows(const MilpProblem &problem, const Columns &cols,
 }
 
 /// Keeps the options with a negative (rounded) coefficient in some row of
-/// `rowOf`: any other option only adds bytes where it matters and costs
-/// >= 0, so leaving it out never loses a better choice.
+/// `rowOf`, and those that save time (a negative cost): any other option
+/// only adds bytes where it matters and costs >= 0, so leaving it out
+/// never loses a better choice.
 Columns selectColumns(const MilpProblem &problem, const Layout &layout,
                       ArrayRef<int> rowOf, int64_t unit) {
   Columns cols;
   cols.ofCandidate.resize(problem.candidates.size());
   for (auto [c, options] : llvm::enumerate(layout.net))
     for (auto [o, net] : llvm::enumerate(options)) {
-      bool helps = llvm::any_of(net, [&](auto &e) {
-        return rowOf[e.first] >= 0 && ceilDiv(e.second, unit) < 0;
-      });
+      bool helps = problem.candidates[c].options[o].costUs < 0 ||
+                   llvm::any_of(net, [&](auto &e) {
+                     return rowOf[e.first] >= 0 && ceilDiv(e.second, unit) < 0;
+                   });
       if (!helps)
         continue;
       cols.option.push_back({int(c), int(o)});
@@ -565,7 +465,7 @@ void solveMinPeak(const MilpProblem &problem, const Layout &layout,
   ModelBuilder model;
   double totalCost = 0;
   for (auto [c, o] : cols.option)
-    totalCost += problem.candidates[c].options[o].costUs;
+    totalCost += std::abs(problem.candidates[c].options[o].costUs);
   double perUs = 0.5 / (1.0 + totalCost);
   for (auto [c, o] : cols.option)
     model.addColumn(perUs * problem.candidates[c].options[o].costUs);
@@ -592,88 +492,23 @@ void solveMinPeak(const MilpProblem &problem, const Layout &layout,
   sol.smallestPeakOptimal = outcome == Outcome::Optimal && exactUnit;
 }
 
-LogicalResult validate(const MilpProblem &problem, std::string *error) {
-  auto fail = [&](const Twine &message) {
-    if (error)
-      *error = message.str();
-    return failure();
-  };
-  int64_t size = int64_t(problem.live.size());
-  if (problem.budget < 0)
-    return fail("negative budget " + Twine(problem.budget));
-  if (!(problem.timeLimitS > 0) || std::isnan(problem.timeLimitS))
-    return fail("time limit must be positive");
-  for (auto [p, bytes] : llvm::enumerate(problem.live))
-    if (bytes < 0)
-      return fail("negative live bytes at position " + Twine(p));
-  for (auto [c, cand] : llvm::enumerate(problem.candidates))
-    for (auto [o, opt] : llvm::enumerate(cand.options)) {
-      std::string where =
-          ("candidate " + Twine(c) + " option " + Twine(o)).str();
-      if (!(opt.costUs >= 0) || std::isinf(opt.costUs))
-        return fail(where + ": cost must be finite and >= 0");
-      for (const auto *list : {&opt.removes, &opt.adds})
-        for (const ByteInterval &iv : *list) {
-          if (iv.bytes < 0)
-            return fail(where + ": negative interval bytes");
-          if (iv.begin < 0 || iv.begin > iv.end || iv.end > size)
-            return fail(where + ": interval [" + Twine(iv.begin) + ", " +
-                        Twine(iv.end) + ") outside [0, " + Twine(size) + "]");
-        }
-    }
-  int numCand = int(problem.candidates.size());
-  for (auto [a, b] : problem.exclusive)
-    if (a < 0 || b < 0 || a >= numCand || b >= numCand || a == b)
-      return fail("exclusive pair (" + Twine(a) + ", " + Twine(b) +
-                  ") needs two distinct candidates in [0, " + Twine(numCand) +
-                  ")");
-  return success();
-}
-
 } // namespace
-
-SmallVector<int64_t> mlir::tidal::bytesUnder(const MilpProblem &problem,
-                                             ArrayRef<int> choice) {
-  assert(choice.size() == problem.candidates.size() && "one entry each");
-  size_t size = problem.live.size();
-  // Differences per position, summed once at the end.
-  std::vector<int64_t> delta(size + 1, 0);
-  for (auto [c, o] : llvm::enumerate(choice)) {
-    if (o < 0 || c >= problem.candidates.size() ||
-        size_t(o) >= problem.candidates[c].options.size())
-      continue;
-    const MilpOption &opt = problem.candidates[c].options[o];
-    auto apply = [&](ArrayRef<ByteInterval> list, int64_t sign) {
-      for (const ByteInterval &iv : list) {
-        if (iv.begin >= iv.end)
-          continue;
-        delta[iv.begin] += sign * iv.bytes;
-        delta[iv.end] -= sign * iv.bytes;
-      }
-    };
-    apply(opt.adds, 1);
-    apply(opt.removes, -1);
-  }
-  SmallVector<int64_t> bytes(problem.live.begin(), problem.live.end());
-  int64_t running = 0;
-  for (size_t p = 0; p < size; ++p) {
-    running += delta[p];
-    bytes[p] += running;
-  }
-  return bytes;
-}
 
 FailureOr<MilpSolution> mlir::tidal::solveBudgetMilp(const MilpProblem &problem,
                                                      std::string *error) {
   Clock::time_point start = Clock::now();
-  if (failed(validate(problem, error)))
+  if (failed(validateMilpProblem(problem, error)))
     return failure();
 
   GlpkEnvironment environment; // destroyed after every GLPK object
   MilpSolution sol;
   sol.choice.assign(problem.candidates.size(), -1);
   sol.peak = peakOf(problem.live);
-  if (sol.peak <= problem.budget) {
+  bool saves = llvm::any_of(problem.candidates, [](const MilpCandidate &c) {
+    return llvm::any_of(c.options,
+                        [](const MilpOption &o) { return o.costUs < 0; });
+  });
+  if (sol.peak <= problem.budget && !saves) {
     sol.feasible = sol.optimal = true;
     sol.solveS = secondsSince(start);
     return sol;

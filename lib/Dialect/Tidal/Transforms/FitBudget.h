@@ -36,7 +36,9 @@
 #include "tidal/Dialect/Tidal/Analysis/DeviceProfile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 
+#include <functional>
 #include <string>
 
 namespace mlir::tidal {
@@ -57,6 +59,34 @@ struct FitBudgetOptions {
   /// let the greedy loop fit what the packing still exceeds.
   bool milp = false;
   double milpTimeLimitS = 10;
+  /// The optimal mode with placement (tidal-place auto, --planner milp):
+  /// each optimizer update that carries `tidal.place_index` is also a
+  /// candidate of the same MILP, with two options: run it on the host with
+  /// its state in host memory, or also keep its parameter there, streamed
+  /// to the device before each use. `placementEffect` applies a set of
+  /// such choices (place indices run on the host, and those streamed) to a
+  /// copy of the function as it stands and reports the predicted step
+  /// time and, if `live` is asked for, the device bytes then live at each
+  /// of the function's positions; false if nothing applies. The options'
+  /// bytes come from each choice alone; their costs first too, then, while
+  /// the choice changes (at most kPlacementRounds), from the step with the
+  /// MILP's last choice (each option priced against it without that
+  /// update), so that updates that share the host and the link are priced
+  /// together. After the chosen swaps and recomputations are applied,
+  /// `placeUpdates` is called with the place indices the MILP moved (host
+  /// updates, streamed); it rewrites the function (tidal-place's Placer),
+  /// and the greedy loop then fits the result.
+  struct PlacementEffect {
+    double stepUs = 0;
+    SmallVector<int64_t> live;
+  };
+  std::function<bool(func::FuncOp, const llvm::DenseSet<int64_t> &hosted,
+                     const llvm::DenseSet<int64_t> &streamed, bool wantLive,
+                     PlacementEffect &)>
+      placementEffect;
+  std::function<void(func::FuncOp, const llvm::DenseSet<int64_t> &hosted,
+                     const llvm::DenseSet<int64_t> &streamed)>
+      placeUpdates;
   /// The pass name for diagnostics.
   std::string passName;
 };
@@ -73,6 +103,9 @@ struct FitBudgetStats {
   int64_t milpCandidates = 0;
   bool milpOptimal = false;
   double milpCostUs = 0;
+  /// With placeUpdates: the placement candidates, and the updates moved
+  /// (host updates, streamed parameters).
+  int64_t milpPlacements = 0, milpHostUpdates = 0, milpStreamed = 0;
   /// On failure: the smallest budget the steps reached (the error's), and
   /// the device kernel at (or nearest) the peak where they stopped, whose
   /// working set bounds it.

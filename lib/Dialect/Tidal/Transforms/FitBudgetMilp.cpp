@@ -14,6 +14,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <chrono>
+
 using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::fit;
@@ -34,6 +36,16 @@ LogicalResult Fitter::solveExact() {
   problem.live.assign(live.begin(), live.end());
   problem.budget = budget;
   problem.timeLimitS = options.milpTimeLimitS;
+  // With placements, the first solve and the re-solves share the limit.
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(options.milpTimeLimitS));
+  auto secondsLeft = [&] {
+    return std::chrono::duration<double>(deadline -
+                                         std::chrono::steady_clock::now())
+        .count();
+  };
   SmallVector<SmallVector<Choice, 2>, 0> choices; // per candidate, option
   DenseMap<Value, SmallVector<int, 2>> candidatesOf;
   struct Roots {
@@ -200,6 +212,108 @@ LogicalResult Fitter::solveExact() {
       add(v, std::move(candidate), std::move(refetches));
     }
   };
+  // Placement (tidal-place auto with the MILP): each optimizer update may
+  // run on the host with its state in host memory (not plain SGD, which
+  // has none to free), or with its parameter there too, streamed to the
+  // device before each use. Each option is measured on a copy of the step
+  // with that choice alone applied (FitBudgetOptions::placementEffect):
+  // its predicted step time against the step now, and the device bytes at
+  // each position, which become the option's removed and added intervals.
+  SmallVector<std::pair<int, Operation *>, 0> placements; // candidate, op
+  auto intervalsOf = [&](ArrayRef<int64_t> after, MilpOption &option) {
+    for (int64_t p = 0; p < n;) {
+      int64_t d = after[p] - live[p];
+      int64_t q = p + 1;
+      while (q < n && after[q] - live[q] == d)
+        ++q;
+      if (d < 0)
+        option.removes.push_back(ByteInterval{p, q, -d});
+      else if (d > 0)
+        option.adds.push_back(ByteInterval{p, q, d});
+      p = q;
+    }
+  };
+  // The predicted step with a set of placements (hosted, streamed).
+  using Sets = std::pair<DenseSet<int64_t>, DenseSet<int64_t>>;
+  auto stepWith = [&](const Sets &sets) {
+    FitBudgetOptions::PlacementEffect effect;
+    if (!options.placementEffect(func, sets.first, sets.second,
+                                 /*wantLive=*/false, effect))
+      return 0.0;
+    return effect.stepUs;
+  };
+  double baseUs = 0;
+  auto considerPlacement = [&](Operation *update) {
+    auto index = update->getAttrOfType<IntegerAttr>(kPlaceIndexAttr);
+    if (!index || isHostPlaced(update))
+      return;
+    MilpCandidate candidate;
+    SmallVector<Choice, 2> options2;
+    for (bool stream : {false, true}) {
+      if (!stream && isa<SgdUpdateOp>(update))
+        continue;
+      FitBudgetOptions::PlacementEffect effect;
+      Sets one;
+      (stream ? one.second : one.first).insert(index.getInt());
+      if (!options.placementEffect(func, one.first, one.second,
+                                   /*wantLive=*/true, effect) ||
+          (int64_t)effect.live.size() != n)
+        continue;
+      MilpOption option;
+      intervalsOf(effect.live, option);
+      option.costUs = effect.stepUs - baseUs + kSwapOverheadUs;
+      Choice c;
+      c.kind = Choice::PlaceUpdate;
+      c.move = update;
+      c.target = index.getInt();
+      c.streamed = stream;
+      c.costUs = option.costUs;
+      for (Value operand : update->getOperands())
+        if (!isa<BlockArgument>(operand) && !c.value)
+          c.value = operand; // the gradient
+      candidate.options.push_back(std::move(option));
+      options2.push_back(std::move(c));
+    }
+    if (candidate.options.empty())
+      return;
+    int k = problem.candidates.size();
+    problem.candidates.push_back(std::move(candidate));
+    choices.push_back(std::move(options2));
+    placements.push_back({k, update});
+  };
+  // The placements a choice of the MILP makes.
+  auto placedBy = [&](ArrayRef<int> choice) {
+    Sets sets;
+    for (auto [k, update] : placements)
+      if (choice[k] >= 0) {
+        const Choice &c = choices[k][choice[k]];
+        (c.streamed ? sets.second : sets.first).insert(c.target);
+      }
+    return sets;
+  };
+  // Prices every placement option against the step with `chosen`: an
+  // update in it against the step without it, any other against `chosen`.
+  auto repricePlacements = [&](const Sets &chosen) {
+    const double chosenUs = stepWith(chosen);
+    for (auto [k, update] : placements) {
+      int64_t index = choices[k].front().target;
+      Sets without = chosen;
+      bool member =
+          without.first.erase(index) + without.second.erase(index) > 0;
+      const double withoutUs = member ? stepWith(without) : chosenUs;
+      for (auto [o, c] : llvm::enumerate(choices[k])) {
+        Sets with = without;
+        (c.streamed ? with.second : with.first).insert(index);
+        bool same = member &&
+                    (c.streamed ? chosen.second : chosen.first).contains(index);
+        double costUs =
+            (same ? chosenUs : stepWith(with)) - withoutUs + kSwapOverheadUs;
+        c.costUs = costUs;
+        problem.candidates[k].options[o].costUs = costUs;
+      }
+    }
+  };
+
   for (BlockArgument arg : func.getArguments())
     consider(arg);
   for (Operation *op : ops) {
@@ -212,6 +326,18 @@ LogicalResult Fitter::solveExact() {
         consider(result);
     }
   }
+  if (options.placeUpdates && options.placementEffect) {
+    baseUs = stepWith(Sets());
+    for (Operation *op : ops)
+      if (isOptimizerUpdate(op))
+        considerPlacement(op);
+  }
+  // A host update reads its gradient's host copy: not with the gradient
+  // swapped or recomputed as well.
+  for (auto [k, update] : placements)
+    if (Value grad = choices[k].front().value)
+      for (int other : candidatesOf.lookup(grad))
+        problem.exclusive.push_back({k, other});
   // A recomputation reads its operands at its position: not while they
   // are off the device.
   for (const Roots &r : roots)
@@ -223,9 +349,62 @@ LogicalResult Fitter::solveExact() {
       }
 
   std::string error;
+  if (!placements.empty())
+    problem.timeLimitS = 0.5 * options.milpTimeLimitS;
   FailureOr<MilpSolution> solution = solveBudgetMilp(problem, &error);
   if (failed(solution))
     return func.emitError(options.passName) << ": " << error;
+  // Placements that share the host stream and the link do not add up:
+  // re-price them against the last choice and solve again, while the
+  // placements chosen change, and keep the choice whose step (with its
+  // placements applied, plus its swaps' and recomputations' costs) is
+  // predicted fastest. A choice that fits beats one that does not.
+  if (!placements.empty()) {
+    DenseSet<int> isPlacement;
+    for (auto [k, update] : placements)
+      isPlacement.insert(k);
+    auto choiceOf = [](const MilpSolution &sol) {
+      return sol.feasible ? ArrayRef<int>(sol.choice)
+                          : ArrayRef<int>(sol.smallestPeakChoice);
+    };
+    auto score = [&](const MilpSolution &sol) {
+      ArrayRef<int> c = choiceOf(sol);
+      double us = stepWith(c.empty() ? Sets() : placedBy(c));
+      for (auto [k, o] : llvm::enumerate(c))
+        if (o >= 0 && !isPlacement.contains(k))
+          us += problem.candidates[k].options[o].costUs;
+      return us;
+    };
+    MilpSolution best = *solution;
+    double bestUs = score(best);
+    MilpSolution last = *solution;
+    for (int round = 0; round < kPlacementRounds; ++round) {
+      // Each re-solve gets an equal share of what is left.
+      problem.timeLimitS = secondsLeft() / double(kPlacementRounds - round);
+      if (problem.timeLimitS < 0.05)
+        break;
+      ArrayRef<int> c = choiceOf(last);
+      if (c.empty())
+        break;
+      Sets chosen = placedBy(c);
+      if (chosen.first.empty() && chosen.second.empty())
+        break;
+      repricePlacements(chosen);
+      FailureOr<MilpSolution> again = solveBudgetMilp(problem, &error);
+      if (failed(again))
+        return func.emitError(options.passName) << ": " << error;
+      ArrayRef<int> next = choiceOf(*again);
+      Sets now = next.empty() ? Sets() : placedBy(next);
+      double us = score(*again);
+      if ((again->feasible && !best.feasible) ||
+          (again->feasible == best.feasible && us < bestUs))
+        best = *again, bestUs = us;
+      last = std::move(*again);
+      if (now.first == chosen.first && now.second == chosen.second)
+        break;
+    }
+    *solution = std::move(best);
+  }
   stats.milpCandidates += problem.candidates.size();
   stats.milpOptimal = solution->optimal;
   stats.milpCostUs += solution->costUs;
@@ -259,21 +438,37 @@ LogicalResult Fitter::solveExact() {
       if (option < 0)
         continue;
       const Choice &c = choices[k][option];
-      if (c.kind == Choice::Refetch || (c.kind == Choice::Recompute) != clones)
+      if (c.kind == Choice::Refetch || c.kind == Choice::PlaceUpdate ||
+          (c.kind == Choice::Recompute) != clones)
         continue;
       if (clones)
         applyRecompute(liveness, c);
       else
         applySwap(liveness, c);
     }
+  // Then the updates the MILP moved to the host (their ops survive the
+  // swaps and clones above).
+  auto [hostUpdates, streamed] = placedBy(choice);
+  stats.milpPlacements += placements.size();
+  stats.milpHostUpdates += hostUpdates.size();
+  stats.milpStreamed += streamed.size();
   Builder b(func.getContext());
-  func->setAttr(
-      kMilpAttr,
-      b.getDictionaryAttr(
-          {b.getNamedAttr("candidates",
-                          b.getI64IntegerAttr(problem.candidates.size())),
-           b.getNamedAttr("cost_us", b.getF64FloatAttr(solution->costUs)),
-           b.getNamedAttr("feasible", b.getBoolAttr(solution->feasible)),
-           b.getNamedAttr("optimal", b.getBoolAttr(solution->optimal))}));
+  SmallVector<NamedAttribute> summary = {
+      b.getNamedAttr("candidates",
+                     b.getI64IntegerAttr(problem.candidates.size())),
+      b.getNamedAttr("cost_us", b.getF64FloatAttr(solution->costUs)),
+      b.getNamedAttr("feasible", b.getBoolAttr(solution->feasible)),
+      b.getNamedAttr("optimal", b.getBoolAttr(solution->optimal))};
+  if (options.placeUpdates && options.placementEffect) {
+    summary.push_back(
+        b.getNamedAttr("placements", b.getI64IntegerAttr(placements.size())));
+    summary.push_back(b.getNamedAttr("host_updates",
+                                     b.getI64IntegerAttr(hostUpdates.size())));
+    summary.push_back(
+        b.getNamedAttr("streamed", b.getI64IntegerAttr(streamed.size())));
+  }
+  func->setAttr(kMilpAttr, b.getDictionaryAttr(summary));
+  if (options.placeUpdates)
+    options.placeUpdates(func, hostUpdates, streamed);
   return success();
 }

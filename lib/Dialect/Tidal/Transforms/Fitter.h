@@ -25,6 +25,9 @@ namespace mlir::tidal::fit {
 /// to issue and two waits. It keeps the planner from freeing a peak 64
 /// bytes at a time.
 inline constexpr double kSwapOverheadUs = 1.0;
+/// The optimal mode with placement: re-solves after re-pricing the
+/// placements against the last choice (FitBudgetOptions::placementEffect).
+inline constexpr int kPlacementRounds = 8;
 /// A refetch's two ops.
 inline constexpr double kRefetchOverheadUs = 0.5;
 /// pick() prices no candidate whose lower bound on the score is this far
@@ -60,7 +63,13 @@ struct Choice {
     /// value again before its next use: half a swap, as the host still
     /// holds the bytes.
     Refetch,
+    /// The optimal mode with placement: run the optimizer update `move`
+    /// (place index `target`) on the host with its state, and with
+    /// `streamed` its parameter in host memory too
+    /// (FitBudgetOptions::placeUpdates).
+    PlaceUpdate,
   } kind = Swap;
+  bool streamed = false;
   Value value;
   Value source; ///< Refetch: the host value the copy was prefetched from
   /// Refetch: every idle gap of the copy that reaches the peak's level,

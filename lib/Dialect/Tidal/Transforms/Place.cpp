@@ -17,6 +17,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <limits>
@@ -114,6 +115,107 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     int64_t smallest = std::numeric_limits<int64_t>::max();
     bool tried = false;
   };
+  // With the MILP planner: one solve chooses the swaps, recomputations and
+  // which optimizer updates run on the host (with their state, and their
+  // parameters streamed or not); the greedy loop then fits what the
+  // packing still exceeds. The greedy planner's own choice (the trials
+  // below, fitted greedily) is the fallback: the faster predicted step is
+  // kept (ties: the MILP's), and `tidal.place_planner` says which. If
+  // neither fits, the trials below run with the MILP (host layers, the
+  // smallest budget).
+  if (options.milp) {
+    OwningOpRef<func::FuncOp> joint(func.clone());
+    FitBudgetOptions withPlacement = options;
+    size_t hostUpdates = 0;
+    // Placements (updates on the host, streamed or not) applied to a copy
+    // of the function as the MILP sees it (before its swaps): the
+    // predicted step, and the device bytes at each of the function's
+    // positions (at an op, the most over it and the copies inserted just
+    // before it).
+    withPlacement.placementEffect =
+        [&](func::FuncOp f, const DenseSet<int64_t> &hosted,
+            const DenseSet<int64_t> &streamed, bool wantLive,
+            FitBudgetOptions::PlacementEffect &out) {
+          IRMapping map;
+          OwningOpRef<func::FuncOp> one(f.clone(map));
+          DenseSet<int64_t> all = hosted;
+          all.insert(streamed.begin(), streamed.end());
+          PlaceStats placed;
+          Placer(*one, options, hostOpsFor(*one, "device", all),
+                 !streamed.empty(), hostOpsFor(*one, "device", streamed))
+              .run(placed);
+          if (placed.hostOps == 0 && !all.empty())
+            return false;
+          out.stepUs = predictedStepUs(*one, options);
+          if (!wantLive)
+            return true;
+          BufferLiveness base(f), trial(*one);
+          SmallVector<int64_t> after = trial.liveBytes(options.alignment);
+          ArrayRef<Operation *> baseOps = base.getOps();
+          ArrayRef<Operation *> trialOps = trial.getOps();
+          DenseSet<Operation *> originals;
+          for (Operation *op : baseOps)
+            originals.insert(map.lookup(op));
+          // The bytes at trial position t and the new ops just before it.
+          auto around = [&](int64_t t) {
+            int64_t most = after[t];
+            for (int64_t q = t - 1;
+                 q >= 1 && !originals.contains(trialOps[q - 1]); --q)
+              most = std::max(most, after[q]);
+            return most;
+          };
+          out.live.assign(baseOps.size() + 2, 0);
+          out.live.front() = after.front();
+          for (auto [i, op] : llvm::enumerate(baseOps))
+            out.live[i + 1] = around(trial.getPosition(map.lookup(op)));
+          out.live.back() = around(int64_t(after.size()) - 1);
+          return true;
+        };
+    withPlacement.placeUpdates = [&](func::FuncOp f,
+                                     const DenseSet<int64_t> &hosted,
+                                     const DenseSet<int64_t> &streamed) {
+      hostUpdates = hosted.size() + streamed.size();
+      if (hostUpdates == 0)
+        return;
+      DenseSet<int64_t> all = hosted;
+      all.insert(streamed.begin(), streamed.end());
+      PlaceStats placed;
+      Placer(f, options, hostOpsFor(f, "device", all), !streamed.empty(),
+             hostOpsFor(f, "device", streamed))
+          .run(placed);
+    };
+    ScopedDiagnosticHandler quiet(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    FitBudgetStats stats;
+    bool jointFits = succeeded(fitBudget(*joint, withPlacement, stats));
+    OwningOpRef<func::FuncOp> greedy(func.clone());
+    FitBudgetOptions greedyOptions = options;
+    greedyOptions.milp = false;
+    bool greedyKept = false;
+    DenseSet<int64_t> greedyLayers = layers;
+    StringRef greedyMode = chooseAuto(*greedy, greedyOptions, largeGraphOps,
+                                      hostLayers, greedyKept, greedyLayers);
+    const double inf = std::numeric_limits<double>::infinity();
+    double jointUs = jointFits ? predictedStepUs(*joint, options) : inf;
+    double greedyUs = greedyKept ? predictedStepUs(*greedy, options) : inf;
+    if (jointFits || greedyKept) {
+      bool milpWins = jointUs <= greedyUs;
+      adopt(func, milpWins ? *joint : *greedy), kept = true;
+      Builder b(func.getContext());
+      SmallVector<NamedAttribute> note = {b.getNamedAttr(
+          "kept", b.getStringAttr(milpWins ? "milp" : "greedy"))};
+      if (jointFits)
+        note.push_back(b.getNamedAttr("milp_us", b.getF64FloatAttr(jointUs)));
+      if (greedyKept)
+        note.push_back(
+            b.getNamedAttr("greedy_us", b.getF64FloatAttr(greedyUs)));
+      func->setAttr(kPlacePlannerAttr, b.getDictionaryAttr(note));
+      if (milpWins)
+        return hostUpdates ? "optimizer" : "device";
+      layers = std::move(greedyLayers);
+      return greedyMode;
+    }
+  }
   Trial device{"device"}, host{"optimizer"}, stream{"stream"};
   int64_t streamPeak = -1;
   auto attempt = [&](Trial &t) {

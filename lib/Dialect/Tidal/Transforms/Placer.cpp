@@ -175,7 +175,10 @@ void Placer::run(PlaceStats &stats) {
   for (BlockArgument arg : func.getArguments())
     if (usedOnlyOnHost(arg) ||
         (stream && isPersistentArgument(func, arg.getArgNumber()) &&
-         readOnHost(arg)))
+         readOnHost(arg) &&
+         (streamOnly.empty() || llvm::any_of(arg.getUsers(), [&](Operation *u) {
+            return streamOnly.contains(u);
+          }))))
       hostArgs.insert(arg);
 
   SmallVector<Operation *> ops;

@@ -32,11 +32,14 @@ class Placer {
 public:
   /// `stream`: persistent arguments that a host op reads (a parameter
   /// updated on the host) live in host memory, and device ops read copies
-  /// prefetched before them.
+  /// prefetched before them; with `streamOnly`, only those that one of
+  /// these host ops reads.
   Placer(func::FuncOp func, const FitBudgetOptions &options,
-         DenseSet<Operation *> hostOps, bool stream)
+         DenseSet<Operation *> hostOps, bool stream,
+         DenseSet<Operation *> streamOnly = {})
       : func(func), options(options), hostOps(std::move(hostOps)),
-        link(simulatedLinkProfile(options.linkGbps)), stream(stream) {}
+        link(simulatedLinkProfile(options.linkGbps)), stream(stream),
+        streamOnly(std::move(streamOnly)) {}
 
   void run(PlaceStats &stats);
 
@@ -56,6 +59,7 @@ private:
   DenseMap<Value, Value> copies;
   LinkProfile link;
   bool stream;
+  DenseSet<Operation *> streamOnly;
   int64_t numCopies = 0;
 };
 
@@ -63,9 +67,9 @@ private:
 /// state), each aligned to `alignment`.
 int64_t persistentBytes(func::FuncOp func, int64_t alignment);
 
-/// Marks each placeable op of a function with its index among them, so
-/// that an op found in a trial (a clone) names the same op in the others.
-constexpr llvm::StringLiteral kPlaceIndexAttr = "tidal.place_index";
+/// Each placeable op of a function carries its index among them
+/// (kPlaceIndexAttr, TidalOps.h), so that an op found in a trial (a clone)
+/// names the same op in the others.
 
 /// The ops that `mode` (host, optimizer or stream) puts on the host, and
 /// the placeable ops whose index is in `layers`.

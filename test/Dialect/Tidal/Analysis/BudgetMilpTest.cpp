@@ -91,6 +91,28 @@ TEST(BudgetMilp, AlreadyFitsNeedsNoSolver) {
   expectConsistent(problem, sol);
 }
 
+// An option with a negative cost saves time (an optimizer update moved to
+// the host): it is taken even where everything fits, as long as the budget
+// allows its bytes, and of two exclusive ones the larger saving.
+TEST(BudgetMilp, SavingsAreTakenWhereTheBudgetAllows) {
+  MilpProblem problem;
+  problem.live = {10, 40, 20};
+  problem.budget = 40;
+  MilpOption saves = swapOption(0, 3, 5, -7);
+  MilpOption grows = swapOption(0, 1, 5, -9);
+  grows.adds.push_back({1, 2, 10}); // would put position 1 at 50
+  MilpOption smaller = swapOption(0, 3, 5, -3);
+  problem.candidates.push_back(candidate({saves}));
+  problem.candidates.push_back(candidate({grows}));
+  problem.candidates.push_back(candidate({smaller}));
+  problem.exclusive.push_back({0, 2});
+  MilpSolution sol = solve(problem);
+  EXPECT_TRUE(sol.feasible);
+  EXPECT_EQ(sol.choice, SmallVector<int>({0, -1, -1}));
+  EXPECT_NEAR(sol.costUs, -7, 1e-9);
+  expectConsistent(problem, sol);
+}
+
 // Largest-first takes the 60-byte swap (cost 50); the two 30-byte ones
 // together fit as well for 20.
 TEST(BudgetMilp, BeatsGreedyLargestFirst) {
@@ -263,10 +285,10 @@ TEST(BudgetMilp, MalformedProblemsFail) {
   p.candidates[1].options[0].removes[0].bytes = -5;
   EXPECT_NE(errorFor(p).find("candidate 1 option 0"), std::string::npos);
   p = good;
-  p.candidates[0].options[0].costUs = -1;
+  p.candidates[0].options[0].costUs = std::nan("");
   errorFor(p);
   p = good;
-  p.candidates[0].options[0].costUs = std::nan("");
+  p.candidates[0].options[0].costUs = -INFINITY;
   errorFor(p);
   p = good;
   p.exclusive.push_back({0, 2});

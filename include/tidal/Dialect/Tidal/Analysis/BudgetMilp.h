@@ -34,7 +34,9 @@ struct ByteInterval {
 struct MilpOption {
   SmallVector<ByteInterval, 1> removes; ///< bytes no longer live on the device
   SmallVector<ByteInterval, 1> adds;    ///< bytes newly live (operands kept)
-  double costUs = 0;                    ///< predicted extra step time, >= 0
+  /// Predicted extra step time; negative for an option that saves time
+  /// (the solver then takes it where the budget allows, fitting or not).
+  double costUs = 0;
 };
 
 /// One idle gap of one tensor; at most one of its options is chosen.

@@ -67,6 +67,14 @@ inline constexpr llvm::StringLiteral kRecomputeIdAttr = "tidal.recompute_id";
 inline constexpr llvm::StringLiteral kRecomputeOfAttr = "tidal.recompute_of";
 /// The optimal mode of tidal-schedule-swaps: its MILP's size and result.
 inline constexpr llvm::StringLiteral kMilpAttr = "tidal.milp";
+/// tidal-place auto: each placeable op's index among them, so that an op
+/// of one trial (a clone) names the same op in the others and the MILP's
+/// placement choices name updates across clones.
+inline constexpr llvm::StringLiteral kPlaceIndexAttr = "tidal.place_index";
+/// tidal-place auto with the MILP planner: `{kept = "milp" | "greedy",
+/// milp_us, greedy_us}`, the predicted steps of the joint MILP's plan and
+/// of the greedy planner's, and which was kept.
+inline constexpr llvm::StringLiteral kPlacePlannerAttr = "tidal.place_planner";
 /// Placement (tidal-place): an op that runs on the host CPU carries
 /// `tidal.device = "host"` (ops without it run on the target's device), and
 /// an argument or result that lives in the host arena carries

@@ -250,8 +250,17 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       state on the host, and those parameters also streamed (k = 1, 2, 4,
       ... below all of them; graphs up to
       `large-graph-ops` ops, where a host plan fits or the all-device one
-      moved tensors; not with `planner=milp`). A host plan is taken if only it fits, or if
-      predicted at least 5% faster; between host plans the faster wins. If none fits and `host-layers` is on,
+      moved tensors). A host plan is taken if only it fits, or if
+      predicted at least 5% faster; between host plans the faster wins.
+      With `planner=milp`, one MILP first chooses the swaps,
+      recomputations and, per optimizer update, host update or streamed
+      parameter together (each placement option measured on a copy of the
+      step with it applied, then re-priced against the MILP's last choice,
+      at most 8 rounds within `milp-time-limit`); the greedy planner's plan
+      (the trials above, fitted greedily) is the fallback, the faster
+      predicted step is kept, and the function gets `tidal.place_planner =
+      {kept, milp_us, greedy_us}`; if neither fits, the trials run with
+      the MILP. If none fits and `host-layers` is on,
       the device kernel at the streamed plan's floor moves to the host, one
       per trial, until a plan fits (the best set kept; at most 48, stopping
       after 8 that do not lower the floor). If none fits, the one whose
