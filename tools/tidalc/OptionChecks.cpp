@@ -37,8 +37,9 @@ std::string tidalc::checkOptionValues() {
   if (placement != "auto" && placement != "device" && placement != "host")
     return "unknown --placement '" + placement +
            "' (expected auto, device or host)";
-  if (planner != "greedy" && planner != "milp")
-    return "unknown --planner '" + planner + "' (expected greedy or milp)";
+  if (planner != "greedy" && planner != "milp" && planner != "auto")
+    return "unknown --planner '" + planner +
+           "' (expected greedy, milp or auto)";
   if (recomputeMode != "auto" && recomputeMode != "off")
     return "unknown --recompute '" + recomputeMode + "' (expected auto or off)";
   return "";

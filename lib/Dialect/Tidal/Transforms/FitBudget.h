@@ -58,6 +58,10 @@ struct FitBudgetOptions {
   /// tensor's longest idle gap at once with an MILP (BudgetMilp.h), then
   /// let the greedy loop fit what the packing still exceeds.
   bool milp = false;
+  /// `planner=auto`: the optimal mode on functions of at most
+  /// kAutoMilpMaxOps ops (small enough to solve within the time limit),
+  /// the greedy loop on larger ones; `milp` is then decided per function.
+  bool milpAuto = false;
   double milpTimeLimitS = 10;
   /// The optimal mode with placement (tidal-place auto, --planner milp):
   /// each optimizer update that carries `tidal.place_index` is also a
@@ -90,6 +94,14 @@ struct FitBudgetOptions {
   /// The pass name for diagnostics.
   std::string passName;
 };
+
+/// `planner=auto` uses the MILP on functions of at most this many ops: the
+/// zoo's MLPs, LeNet and transformer blocks, not ResNet-20 (about 240 ops
+/// at batch 8, whose joint placement solve takes the whole 10 s limit).
+inline constexpr int64_t kAutoMilpMaxOps = 200;
+
+/// Whether `planner` (greedy, milp or auto) means the MILP for `func`.
+bool plannerUsesMilp(StringRef planner, func::FuncOp func);
 
 struct FitBudgetStats {
   int64_t swapped = 0, swappedBytes = 0;

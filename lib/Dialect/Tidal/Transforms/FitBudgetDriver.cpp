@@ -51,9 +51,23 @@ LogicalResult tidal::profileFromOptions(Operation *op, StringRef passName,
   return success();
 }
 
+bool tidal::plannerUsesMilp(StringRef planner, func::FuncOp func) {
+  if (planner != "auto")
+    return planner == "milp";
+  return !func.getBody().empty() &&
+         int64_t(func.getBody().front().getOperations().size()) <=
+             kAutoMilpMaxOps;
+}
+
 LogicalResult tidal::fitBudget(func::FuncOp func,
                                const FitBudgetOptions &options,
                                FitBudgetStats &stats) {
+  if (options.milpAuto) {
+    FitBudgetOptions decided = options;
+    decided.milpAuto = false;
+    decided.milp = plannerUsesMilp("auto", func);
+    return fitBudget(func, decided, stats);
+  }
   if (!func.getBody().hasOneBlock())
     return func.emitError(options.passName) << ": more than one block";
   func->setAttr(kDeviceBudgetAttr,

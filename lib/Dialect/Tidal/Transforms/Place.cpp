@@ -405,12 +405,11 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
     options.passName = "tidal-place";
     // The trials fit as tidal-schedule-swaps will, so the kept one is what
     // it would produce.
-    if (planner != "greedy" && planner != "milp") {
+    if (planner != "greedy" && planner != "milp" && planner != "auto") {
       getOperation().emitError("tidal-place: unknown planner '")
-          << planner << "' (expected greedy or milp)";
+          << planner << "' (expected greedy, milp or auto)";
       return signalPassFailure();
     }
-    options.milp = planner == "milp";
     PlaceStats stats;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() ||
@@ -420,6 +419,7 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
         func.emitError("tidal-place: more than one block");
         return signalPassFailure();
       }
+      options.milp = plannerUsesMilp(planner, func);
       StringRef chosen = mode;
       if (mode == "auto") {
         bool kept = false;

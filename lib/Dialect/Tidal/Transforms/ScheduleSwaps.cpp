@@ -45,9 +45,9 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
                                "ops-per-step at least 1");
       return signalPassFailure();
     }
-    if (strategy != "greedy" && strategy != "milp") {
+    if (strategy != "greedy" && strategy != "milp" && strategy != "auto") {
       getOperation().emitError("tidal-schedule-swaps: unknown strategy '")
-          << strategy << "' (expected greedy or milp)";
+          << strategy << "' (expected greedy, milp or auto)";
       return signalPassFailure();
     }
     if (budget == 0)
@@ -63,6 +63,7 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
     options.swap = swap;
     options.recompute = recompute;
     options.milp = strategy == "milp";
+    options.milpAuto = strategy == "auto";
     options.milpTimeLimitS = milpTimeLimit;
     options.opsPerStep = opsPerStep;
     options.passName = getArgument().str();

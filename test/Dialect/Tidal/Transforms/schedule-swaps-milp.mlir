@@ -29,7 +29,7 @@
 // SLOW-NOT: tidal.offload
 // SLOW: tidal.relu {{.*}}tidal.recompute_of
 
-// STRATEGY: error: tidal-schedule-swaps: unknown strategy 'best' (expected greedy or milp)
+// STRATEGY: error: tidal-schedule-swaps: unknown strategy 'best' (expected greedy, milp or auto)
 func.func @step(%x: tensor<256xf32> {tidal.name = "x", tidal.role = #tidal<role input>},
                 %w: tensor<256xf32> {tidal.name = "w", tidal.role = #tidal<role param>}) -> tensor<f32> {
   %e = tidal.exp %w : tensor<256xf32>
