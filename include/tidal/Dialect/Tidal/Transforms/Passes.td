@@ -293,8 +293,9 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
     Option<"recompute", "recompute", "bool", "false",
            "auto: whether the budget may be fitted with recomputation">,
     Option<"planner", "planner", "std::string", "\"greedy\"",
-           "auto: the tidal-schedule-swaps strategy (greedy or milp) that "
-           "the trials fit with; the chosen fitted trial is kept">,
+           "auto mode: greedy (the trials, fitted greedily), milp (one MILP "
+           "with placement, the greedy choice as fallback) or auto (milp "
+           "on functions of at most 200 ops)">,
     Option<"largeGraphOps", "large-graph-ops", "int64_t", "8000",
            "auto: on graphs of more ops, a fitted all-device plan is taken "
            "without trying the host optimizer (a second trial doubles "
@@ -371,9 +372,9 @@ def TidalScheduleSwapsPass : Pass<"tidal-schedule-swaps", "mlir::ModuleOp"> {
     Option<"recompute", "recompute", "bool", "false",
            "also consider recomputing a tensor instead of swapping it">,
     Option<"strategy", "strategy", "std::string", "\"greedy\"",
-           "greedy, or milp: first choose every tensor's swap or "
+           "greedy, milp: first choose every tensor's swap or "
            "recomputation at once with an MILP (GLPK), then fit the rest "
-           "greedily">,
+           "greedily, or auto: milp on functions of at most 200 ops">,
     Option<"milpTimeLimit", "milp-time-limit", "double", "10.0",
            "seconds the MILP solver may take (then its best choice)">,
     Option<"opsPerStep", "ops-per-step", "int64_t", "4000",
