@@ -49,6 +49,8 @@ void tidal::buildTrainingPipeline(OpPassManager &pm,
     a.ranks = options.ranks;
     a.bucketBytes = options.bucketBytes;
     a.network = options.network;
+    a.networkGbps = options.networkGbps;
+    a.networkLatencyUs = options.networkLatencyUs;
     pm.addPass(createTidalInsertAllReducePass(a));
     if (options.syncBatchNorm) {
       TidalSyncBatchNormPassOptions s;

@@ -214,9 +214,8 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
           j.attribute("shared_by", info.linkShare);
         });
       // A data-parallel step: the network its collectives are priced at.
-      if (auto network =
-              step.func->getAttrOfType<StringAttr>(kCommNetworkAttr)) {
-        LinkProfile comm = defaultCommProfile(network.getValue());
+      if (step.func->getAttrOfType<StringAttr>(kCommNetworkAttr)) {
+        LinkProfile comm = stepCommProfile(step.func);
         j.attributeObject("network", [&] {
           j.attribute("name", comm.name);
           j.attribute("gbytes_per_s", comm.gbytesPerS);

@@ -231,6 +231,43 @@ class DataParallelTest(DataParallelCase):
             pids = {e.get("pid") for e in json.load(f)["traceEvents"]}
         self.assertEqual(pids, {1, 2})
 
+    def test_calibrated_network(self):
+        # mpirun -np 2 tidal-calibrate --network: rank 0 writes the profile's
+        # network section (the all-reduce between the ranks); a step planned
+        # with that profile prices its all-reduces at the measured figures.
+        import json
+        calibrate = support.tool("tidal-calibrate")
+        if calibrate is None:
+            self.skipTest("tidal-calibrate is not built")
+        profile = os.path.join(self.work, "network.json")
+        proc = mpirun(2, [calibrate, "--network", "--quick", "-o", profile])
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        self.assertIn("mpi (measured, 2 ranks)", proc.stderr)
+        with open(profile) as f:
+            network = json.load(f)["network"]
+        self.assertEqual((network["transport"], network["ranks"]), ("mpi", 2))
+        self.assertGreater(network["gbytes_per_s"], 0)
+        self.assertGreaterEqual(network["latency_us"], 0)
+        work, _, _ = self.compile_case("mlp_digits_sgd", [])
+        plan = os.path.join(work, "plan.json")
+        from tidal import training
+        case = training.CASES_BY_NAME["mlp_digits_sgd"]
+        proc = support.run_tidalc([os.path.join(work, "model.onnx"), "-o", plan, "--emit", "plan",
+                                   "--distributed", "mpi", "--ranks", "2", "--device-profile", profile] +
+                                  training.tidalc_flags(case))
+        self.assertEqual(proc.returncode, 0, support.describe(proc))
+        with open(plan) as f:
+            priced = json.load(f)["cost_model"]["network"]
+        self.assertEqual(priced["name"], "mpi (measured)")
+        self.assertAlmostEqual(priced["gbytes_per_s"], network["gbytes_per_s"])
+        self.assertAlmostEqual(priced["latency_us"], network["latency_us"])
+        # One rank has no network to time.
+        proc = subprocess.run([calibrate, "--network", "-o", os.path.join(self.work, "x.json")],
+                              capture_output=True, text=True, timeout=120, env=dict(os.environ, **MPI_ENV))
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("start it with an MPI launcher on 2 or more", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.work, "x.json")))
+
     def test_wrong_number_of_ranks_and_a_killed_rank(self):
         work, inputs, exes = self.compile_case("mlp_digits_sgd", [2])
         proc = subprocess.run([exes[2]] + inputs + ["--steps", "1"], capture_output=True, text=True, timeout=120,

@@ -24,6 +24,7 @@ const char *const usage =
     "       tidal-calibrate --ops STEP.mlir [--ops ...] [--from P.json] "
     "[-o FILE]\n"
     "       tidal-calibrate --check FILE [-o FILE]\n"
+    "       mpirun -np N tidal-calibrate --network [--from P.json] [-o FILE]\n"
     "\n"
     "Measures this host's sgemm rate (with and without AVX-512), memory\n"
     "bandwidth and kernel overhead through the runtime's kernels, and writes\n"
@@ -43,6 +44,10 @@ const char *const usage =
     "                   figures instead of measuring the host again\n"
     "  --check FILE     load and validate a profile and print it; measures\n"
     "                   nothing\n"
+    "  --network        under an MPI launcher (N >= 2 ranks): time the\n"
+    "                   all-reduce of --distributed mpi steps between the\n"
+    "                   ranks and write it as the profile's network (rank\n"
+    "                   0 writes; with --from, into that profile)\n"
     "  --verbose        print every measurement to stderr\n"
     "  --help           this text\n";
 
@@ -64,6 +69,10 @@ Options parseOptions(int argc, char **argv) {
     }
     if (arg == "--verbose" || arg == "-verbose" || arg == "-v") {
       o.verbose = true;
+      continue;
+    }
+    if (arg == "--network" || arg == "-network") {
+      o.network = true;
       continue;
     }
     // The options with a value: "--name VALUE" or "--name=VALUE".
@@ -121,9 +130,14 @@ Options parseOptions(int argc, char **argv) {
   if (!o.check.empty() && (o.quick || sawThreads || sawLink || !o.ops.empty()))
     fatal("--check measures nothing: it takes no --quick, --threads, "
           "--link-gbps or --ops");
-  if (!o.from.empty() && o.ops.empty())
-    fatal("--from needs --ops: it adds op times to a profile");
-  if (!o.from.empty() && (o.quick || sawLink))
+  if (o.network &&
+      (!o.check.empty() || !o.ops.empty() || sawLink || sawThreads))
+    fatal("--network times the ranks' all-reduce only: it takes no --check, "
+          "--ops, --link-gbps or --threads");
+  if (!o.from.empty() && o.ops.empty() && !o.network)
+    fatal("--from needs --ops or --network: it adds op times or the "
+          "network to a profile");
+  if (!o.from.empty() && !o.network && (o.quick || sawLink))
     fatal("--from keeps the profile's figures: it takes no --quick or "
           "--link-gbps");
   return o;

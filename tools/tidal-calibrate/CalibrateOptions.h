@@ -23,6 +23,9 @@ struct Options {
   /// figures they are added to (instead of measuring the host).
   std::vector<std::string> ops;
   std::string from;
+  /// --network: time the all-reduce between the ranks an MPI launcher
+  /// started (rank 0 writes the profile; with --from, into that profile).
+  bool network = false;
 };
 
 /// The options of argv; exits with a one-line error on bad ones, and with

@@ -30,6 +30,7 @@
 
 #include "CalibrateOptions.h"
 #include "KernelCall.h"
+#include "NetworkTimes.h"
 #include "OpTimes.h"
 #include "ParallelGrain.h"
 #include "Support.h"
@@ -354,6 +355,10 @@ std::string summary(const MachineProfile &p) {
      << (h.calibrated ? "" : " (uncalibrated)") << "; device '" << p.device.name
      << "'; link '" << p.link.name << "' " << format("%g", p.link.gbytesPerS)
      << " GB/s";
+  if (!p.network.transport.empty())
+    os << "; network '" << p.network.link.name << "' "
+       << format("%g", p.network.link.gbytesPerS) << " GB/s, "
+       << format("%g", p.network.link.latencyUs) << " us";
   return s;
 }
 
@@ -372,6 +377,42 @@ int main(int argc, char **argv) {
     out.commit(machineProfileJson(*profile));
     llvm::errs() << "tidal-calibrate: " << opts.check
                  << ": valid profile: " << summary(*profile) << "\n";
+    return 0;
+  }
+
+  if (opts.network) {
+    // Only rank 0 writes (so the other ranks open no output at all).
+    Clock::time_point start = Clock::now();
+    NetworkResult result;
+    std::string error;
+    if (!measureNetwork(opts.quick, opts.verbose, result, error))
+      fatal(error);
+    if (result.rank != 0)
+      return 0;
+    MachineProfile p = defaultMachineProfile();
+    if (!opts.from.empty()) {
+      FailureOr<MachineProfile> from = loadMachineProfile(opts.from, error);
+      if (failed(from))
+        fatal(error);
+      p = *from;
+    } else {
+      p.machine = hostName();
+    }
+    p.created = utcNow();
+    p.network = result.network;
+    std::string problem = validateMachineProfile(p);
+    if (!problem.empty())
+      fatal("the measured profile is not valid: " + problem);
+    Output out(opts.output);
+    out.commit(machineProfileJson(p));
+    llvm::errs() << "tidal-calibrate: " << p.network.link.name << ": "
+                 << format("%.3f", p.network.link.gbytesPerS) << " GB/s, "
+                 << format("%.1f", p.network.link.latencyUs)
+                 << " us a message (" << format("%.1f", secondsSince(start))
+                 << " s)";
+    if (!out.toStdout())
+      llvm::errs() << " -> " << opts.output;
+    llvm::errs() << "\n";
     return 0;
   }
 

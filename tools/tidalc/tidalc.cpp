@@ -115,6 +115,9 @@ int64_t budgetBytes = 0;
 /// The profile of the device that runs the kernels (--device-profile): the
 /// host CPU on the cpu and sim targets. Empty name: the defaults.
 mlir::tidal::DeviceProfile computeProfile;
+/// The --device-profile's measured network between ranks (transport empty:
+/// none), which a --distributed step of the same transport is priced at.
+mlir::tidal::NetworkProfile profileNetwork;
 /// The --device-profile's host.parallel_grain (0: none): the program sets
 /// it when it starts (every target runs host kernels).
 int64_t hostParallelGrain = 0;
@@ -431,6 +434,7 @@ int main(int argc, char **argv) {
           (target == "cuda" ? "device (" : "host (") + deviceProfile + ")";
     if (!linkGbps.getNumOccurrences() && profile->link.gbytesPerS > 0)
       linkGbps = profile->link.gbytesPerS;
+    profileNetwork = profile->network;
   }
   if (target == "cuda" && deviceProfile.empty()) {
     // Uncalibrated: the documented H100 SXM and PCIe 5.0 defaults
@@ -523,6 +527,11 @@ int main(int argc, char **argv) {
     pipeline.predict = codegen;
     pipeline.ranks = dataParallel.ranks;
     pipeline.network = dataParallel.backend;
+    if (!profileNetwork.transport.empty() &&
+        profileNetwork.transport == dataParallel.backend) {
+      pipeline.networkGbps = profileNetwork.link.gbytesPerS;
+      pipeline.networkLatencyUs = profileNetwork.link.latencyUs;
+    }
     pipeline.syncBatchNorm = dataParallel.syncBatchNorm;
     pipeline.shard = dataParallel.shard;
     if (dataParallel.bucketBytes)

@@ -69,6 +69,14 @@ struct TrainingPipelineOptions
       llvm::cl::desc("the collectives' transport: mpi or nccl (the cost "
                      "model's network)"),
       llvm::cl::init("mpi")};
+  Option<double> networkGbps{
+      *this, "network-gbps",
+      llvm::cl::desc("a measured network's bus bandwidth (0: the default)"),
+      llvm::cl::init(0.0)};
+  Option<double> networkLatencyUs{
+      *this, "network-latency-us",
+      llvm::cl::desc("a measured network's per-message latency"),
+      llvm::cl::init(0.0)};
 };
 
 /// The pass arguments of the training pipeline, in order.

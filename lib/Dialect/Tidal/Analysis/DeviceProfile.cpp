@@ -167,6 +167,16 @@ std::string tidal::validateMachineProfile(const MachineProfile &p) {
   c.named("link.name", p.link.name);
   c.positive("link.gbytes_per_s", p.link.gbytesPerS);
   c.nonNegative("link.latency_us", p.link.latencyUs);
+  if (!p.network.transport.empty()) {
+    if (p.network.transport != "mpi" && p.network.transport != "nccl")
+      c.fail("network.transport", "must be \"mpi\" or \"nccl\", got \"" +
+                                      p.network.transport + "\"");
+    if (p.network.ranks < 2)
+      c.fail("network.ranks", "must be at least 2");
+    c.named("network.name", p.network.link.name);
+    c.positive("network.gbytes_per_s", p.network.link.gbytesPerS);
+    c.nonNegative("network.latency_us", p.network.link.latencyUs);
+  }
   return c.error;
 }
 
@@ -239,8 +249,8 @@ public:
     out = *b;
     return true;
   }
-  const llvm::json::Object *child(StringRef key) {
-    const llvm::json::Value *v = get(key, true);
+  const llvm::json::Object *child(StringRef key, bool required = true) {
+    const llvm::json::Value *v = get(key, required);
     if (!v)
       return nullptr;
     const llvm::json::Object *o = v->getAsObject();
@@ -351,8 +361,22 @@ tidal::parseMachineProfile(StringRef json, StringRef name, std::string &error) {
   if (!link.string("name", p.link.name) ||
       !link.number("gbytes_per_s", p.link.gbytesPerS) ||
       !link.number("latency_us", p.link.latencyUs) ||
-      !link.boolean("calibrated", p.link.calibrated, false) ||
-      !link.noOthers() || !r.noOthers())
+      !link.boolean("calibrated", p.link.calibrated, false) || !link.noOthers())
+    return failWith(problem);
+  if (const llvm::json::Object *n = r.child("network", /*required=*/false)) {
+    ObjectReader network(*n, "network", problem);
+    if (!network.string("name", p.network.link.name) ||
+        !network.string("transport", p.network.transport) ||
+        !network.integer("ranks", p.network.ranks) ||
+        !network.number("gbytes_per_s", p.network.link.gbytesPerS) ||
+        !network.number("latency_us", p.network.link.latencyUs) ||
+        !network.boolean("calibrated", p.network.link.calibrated, false) ||
+        !network.noOthers())
+      return failWith(problem);
+  } else if (!problem.empty()) {
+    return failWith(problem);
+  }
+  if (!r.noOthers())
     return failWith(problem);
 
   problem = validateMachineProfile(p);
@@ -432,6 +456,15 @@ std::string tidal::machineProfileJson(const MachineProfile &p) {
         writeNumber(j, "latency_us", p.link.latencyUs);
         j.attribute("calibrated", p.link.calibrated);
       });
+      if (!p.network.transport.empty())
+        j.attributeObject("network", [&] {
+          j.attribute("name", p.network.link.name);
+          j.attribute("transport", p.network.transport);
+          j.attribute("ranks", p.network.ranks);
+          writeNumber(j, "gbytes_per_s", p.network.link.gbytesPerS);
+          writeNumber(j, "latency_us", p.network.link.latencyUs);
+          j.attribute("calibrated", p.network.link.calibrated);
+        });
     });
   }
   os << "\n";

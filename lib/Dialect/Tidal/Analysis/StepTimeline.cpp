@@ -11,20 +11,33 @@
 using namespace mlir;
 using namespace mlir::tidal;
 
+LinkProfile tidal::stepCommProfile(Operation *func) {
+  if (!func)
+    return defaultCommProfile();
+  StringRef transport = "mpi";
+  if (auto name = func->getAttrOfType<StringAttr>(kCommNetworkAttr))
+    transport = name.getValue();
+  LinkProfile p = defaultCommProfile(transport);
+  if (auto gbps = func->getAttrOfType<FloatAttr>(kCommGbpsAttr)) {
+    p.name = (transport + " (measured)").str();
+    p.gbytesPerS = gbps.getValueAsDouble();
+    if (auto latency = func->getAttrOfType<FloatAttr>(kCommLatencyAttr))
+      p.latencyUs = latency.getValueAsDouble();
+    p.calibrated = true;
+  }
+  return p;
+}
+
 StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
                                     const DeviceProfile &device,
                                     const DeviceProfile &host,
                                     double linkGbps) {
   StepTimeline timeline;
   LinkProfile link = simulatedLinkProfile(linkGbps);
-  // The step's transport (tidal.comm_network on its function), MPI when
-  // unmarked.
-  StringRef networkName = "mpi";
-  if (!ops.empty())
-    if (auto func = ops.front()->getParentOfType<func::FuncOp>())
-      if (auto name = func->getAttrOfType<StringAttr>(kCommNetworkAttr))
-        networkName = name.getValue();
-  LinkProfile network = defaultCommProfile(networkName);
+  LinkProfile network =
+      ops.empty()
+          ? defaultCommProfile()
+          : stepCommProfile(ops.front()->getParentOfType<func::FuncOp>());
   double t = 0, toHostFree = 0, toDeviceFree = 0, hostFree = 0, copiesDone = 0;
   double commFree = 0;
   llvm::DenseMap<Value, double> copyDone;

@@ -61,6 +61,16 @@ struct InsertAllReducePass
     }
     func->setAttr(kCommNetworkAttr,
                   StringAttr::get(module.getContext(), network));
+    if (networkGbps < 0 || networkLatencyUs < 0) {
+      module.emitError("network-gbps and network-latency-us must not be "
+                       "negative");
+      return signalPassFailure();
+    }
+    if (networkGbps > 0) {
+      Builder b(module.getContext());
+      func->setAttr(kCommGbpsAttr, b.getF64FloatAttr(networkGbps));
+      func->setAttr(kCommLatencyAttr, b.getF64FloatAttr(networkLatencyUs));
+    }
     if (failed(insert(func)))
       signalPassFailure();
   }

@@ -61,11 +61,20 @@ struct LinkProfile {
   bool calibrated = false;
 };
 
+/// The network between the ranks of a data-parallel run, as measured by
+/// `mpirun -np N tidal-calibrate --network` (optional in a profile).
+struct NetworkProfile {
+  std::string transport; ///< "mpi" or "nccl"; empty: none measured
+  int64_t ranks = 0;     ///< how many ranks it was measured with
+  LinkProfile link;      ///< all-reduce bus bandwidth and per-message latency
+};
+
 struct MachineProfile {
   std::string machine; ///< where the profile was measured ("default": none)
   std::string created; ///< ISO 8601 UTC time, "" for the defaults
   DeviceProfile host, device;
   LinkProfile link;
+  NetworkProfile network;
 };
 
 /// The uncalibrated host default: 100 GFLOP/s, 10 GB/s, 2 us per kernel.

@@ -35,6 +35,12 @@ struct StepTimeline {
   double commStallUs = 0; ///< compute time lost waiting for all-reduces
 };
 
+/// The network a data-parallel step's collectives are priced at: its
+/// transport's default (`tidal.comm_network`, MPI when unmarked), or the
+/// measured figures recorded on it (`tidal.comm_gbps`,
+/// `tidal.comm_latency_us`).
+LinkProfile stepCommProfile(Operation *func);
+
 /// Predicts `ops` (a function's body in schedule order): kernels on
 /// `device`, host-placed ops on `host`, copies over a link of `linkGbps`.
 StepTimeline predictTimeline(llvm::ArrayRef<Operation *> ops,

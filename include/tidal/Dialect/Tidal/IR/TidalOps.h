@@ -40,6 +40,11 @@ inline constexpr llvm::StringLiteral kTrainingInfoAttr = "tidal.training_info";
 /// "nccl", the transport its collectives run over (tidal-insert-all-reduce),
 /// which the cost model prices them by (defaultCommProfile).
 inline constexpr llvm::StringLiteral kCommNetworkAttr = "tidal.comm_network";
+/// With a measured network (tidal-calibrate --network): its bus bandwidth
+/// in GB/s and per-message latency in microseconds, which replace the
+/// transport's defaults.
+inline constexpr llvm::StringLiteral kCommGbpsAttr = "tidal.comm_gbps";
+inline constexpr llvm::StringLiteral kCommLatencyAttr = "tidal.comm_latency_us";
 
 // Memory plan attributes (tidal-plan-memory; docs/memory-plan.md).
 inline constexpr llvm::StringLiteral kOffsetAttr = "tidal.offset";

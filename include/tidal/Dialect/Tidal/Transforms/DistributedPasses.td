@@ -44,6 +44,12 @@ def TidalInsertAllReducePass
     Option<"network", "network", "std::string", "\"mpi\"",
            "mpi or nccl: the collectives' transport, recorded on the function "
            "as `tidal.comm_network` for the cost model">,
+    Option<"networkGbps", "network-gbps", "double", "0.0",
+           "a measured all-reduce bus bandwidth (GB/s) instead of the "
+           "transport's default, recorded as `tidal.comm_gbps`">,
+    Option<"networkLatencyUs", "network-latency-us", "double", "0.0",
+           "with network-gbps: the measured per-message latency (us), "
+           "recorded as `tidal.comm_latency_us`">,
   ];
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
