@@ -10,5 +10,8 @@ list(APPEND TIDALRT_CUDA_KERNEL_SOURCES
   src/cuda/library/kernels.cu
 )
 list(APPEND TIDALRT_CUDA_TEST_SOURCES
-  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_library_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_library_case.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_library_conv_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_library_pool_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_library_norm_matmul_test.cpp
 )
