@@ -28,7 +28,6 @@ stochastic depth 0): SPEC section 5 compares random ops with them off.
 """
 
 import contextlib
-import math
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
@@ -38,14 +37,14 @@ import numpy as np
 import onnx
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from tidal import export as zoo_export
 from tidal import zoo
+from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier,
+                                   RNNClassifier, Seq2SeqClassifier, UNet)
 
 SEED = 0
 DATA_SEED = 1234
-CLASSES = 10
 SIZES = ("small", "full")
 
 
@@ -226,245 +225,6 @@ def _vision_models() -> List[RealModel]:
                                                  hidden_dim=64, mlp_dim=128, num_classes=CLASSES), i32,
                   note="torchvision VisionTransformer: image 32, patch 8, 2 layers, hidden 64, 4 heads, MLP 128"),
     ]
-
-
-# --- sequence models ----------------------------------------------------------------
-
-SEQ, FEATURES, D_MODEL, HEADS, FFN = 16, 32, 64, 4, 128
-
-
-class EncoderClassifier(nn.Module):
-    """nn.TransformerEncoder (2 post-norm layers) over projected features,
-    mean-pooled, then a linear classifier."""
-
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(FEATURES, D_MODEL)
-        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, FFN, dropout=0.0, batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, num_layers=2)
-        self.head = nn.Linear(D_MODEL, CLASSES)
-
-    def forward(self, x):
-        return self.head(self.encoder(self.proj(x)).mean(dim=1))
-
-
-class Seq2SeqClassifier(nn.Module):
-    """nn.Transformer (1 encoder and 1 decoder layer, causal target mask as
-    a bool buffer) over projected source and target features; the decoder
-    output is mean-pooled and classified."""
-
-    TGT = 8
-
-    def __init__(self):
-        super().__init__()
-        self.src_proj = nn.Linear(FEATURES, D_MODEL)
-        self.tgt_proj = nn.Linear(FEATURES, D_MODEL)
-        self.transformer = nn.Transformer(D_MODEL, HEADS, 1, 1, FFN, dropout=0.0, batch_first=True)
-        self.register_buffer("causal", torch.triu(torch.ones(self.TGT, self.TGT, dtype=torch.bool), 1))
-        self.head = nn.Linear(D_MODEL, CLASSES)
-
-    def forward(self, src, tgt):
-        out = self.transformer(self.src_proj(src), self.tgt_proj(tgt), tgt_mask=self.causal)
-        return self.head(out.mean(dim=1))
-
-
-class DecoderClassifier(nn.Module):
-    """nn.TransformerDecoder (2 layers, pre-norm, GELU) whose learned
-    queries (a parameter expanded over the batch, as DETR's) cross-attend
-    to the projected input; the queries' outputs are flattened and classified."""
-
-    QUERIES = 4
-
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(FEATURES, D_MODEL)
-        self.queries = nn.Parameter(torch.randn(self.QUERIES, D_MODEL) * 0.02)
-        layer = nn.TransformerDecoderLayer(D_MODEL, HEADS, FFN, dropout=0.0, activation="gelu",
-                                           batch_first=True, norm_first=True)
-        self.decoder = nn.TransformerDecoder(layer, num_layers=2)
-        self.head = nn.Linear(self.QUERIES * D_MODEL, CLASSES)
-
-    def forward(self, x):
-        memory = self.proj(x)
-        q = self.queries.unsqueeze(0).expand(x.shape[0], -1, -1)
-        return self.head(self.decoder(q, memory).flatten(1))
-
-
-class CausalSelfAttention(nn.Module):
-    """GPT-2's attention: fused qkv projection, causal mask (a bool buffer,
-    as Hugging Face's `bias`), scaled dot product, output projection."""
-
-    def __init__(self, d, heads, block):
-        super().__init__()
-        self.heads = heads
-        self.c_attn = nn.Linear(d, 3 * d)
-        self.c_proj = nn.Linear(d, d)
-        self.register_buffer("bias", torch.tril(torch.ones(block, block, dtype=torch.bool)).view(1, 1, block, block))
-
-    def forward(self, x):
-        n, t, d = x.shape
-        q, k, v = self.c_attn(x).split(d, dim=2)
-        q, k, v = (z.view(n, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
-        att = att.masked_fill(~self.bias[:, :, :t, :t], float("-inf"))
-        y = F.softmax(att, dim=-1) @ v
-        return self.c_proj(y.transpose(1, 2).reshape(n, t, d))
-
-
-class GPTBlock(nn.Module):
-    def __init__(self, d, heads, block):
-        super().__init__()
-        self.ln_1 = nn.LayerNorm(d)
-        self.attn = CausalSelfAttention(d, heads, block)
-        self.ln_2 = nn.LayerNorm(d)
-        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(approximate="tanh"), nn.Linear(4 * d, d))
-
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
-
-
-class GPT(nn.Module):
-    """A GPT-2-style decoder LM: token and learned position embeddings, 2
-    pre-norm blocks, final LayerNorm, the output projection tied to the
-    token embedding; forward(input_ids, labels) returns the mean next-token
-    cross-entropy (labels shifted inside, as Hugging Face's GPT2LMHeadModel)."""
-
-    VOCAB, BLOCK, D, HEADS, LAYERS = 96, 16, 64, 4, 2
-
-    def __init__(self):
-        super().__init__()
-        self.wte = nn.Embedding(self.VOCAB, self.D)
-        self.wpe = nn.Embedding(self.BLOCK, self.D)
-        self.h = nn.ModuleList(GPTBlock(self.D, self.HEADS, self.BLOCK) for _ in range(self.LAYERS))
-        self.ln_f = nn.LayerNorm(self.D)
-        self.lm_head = nn.Linear(self.D, self.VOCAB, bias=False)
-        self.lm_head.weight = self.wte.weight
-        for name, p in self.named_parameters():
-            if name.endswith("weight") and p.dim() == 2:
-                nn.init.normal_(p, std=0.02)
-
-    def forward(self, input_ids, labels):
-        t = input_ids.shape[1]
-        pos = torch.arange(t, device=input_ids.device).unsqueeze(0)
-        x = self.wte(input_ids) + self.wpe(pos)
-        for block in self.h:
-            x = block(x)
-        logits = self.lm_head(self.ln_f(x))
-        shift_logits = logits[:, :-1, :].reshape(-1, self.VOCAB)
-        return F.cross_entropy(shift_logits, labels[:, 1:].reshape(-1))
-
-
-class BertLayer(nn.Module):
-    """A post-norm BERT layer, attention written out as Hugging Face's."""
-
-    def __init__(self, d, heads, ffn):
-        super().__init__()
-        self.heads = heads
-        self.query, self.key, self.value = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
-        self.attn_out = nn.Linear(d, d)
-        self.attn_norm = nn.LayerNorm(d, eps=1e-12)
-        self.intermediate = nn.Linear(d, ffn)
-        self.output = nn.Linear(ffn, d)
-        self.out_norm = nn.LayerNorm(d, eps=1e-12)
-
-    def forward(self, x, additive_mask):
-        n, t, d = x.shape
-        split = lambda z: z.view(n, t, self.heads, d // self.heads).transpose(1, 2)  # noqa: E731
-        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
-        scores = q @ k.transpose(-1, -2) / math.sqrt(d // self.heads) + additive_mask
-        ctx = (F.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(n, t, d)
-        x = self.attn_norm(x + self.attn_out(ctx))
-        return self.out_norm(x + self.output(F.gelu(self.intermediate(x))))
-
-
-class Bert(nn.Module):
-    """A BERT-style encoder classifier: word, learned position (position_ids
-    buffer) and token-type embeddings, LayerNorm, 2 layers with the padding
-    mask as an additive (1 - mask) * -10000 bias, the tanh pooler on [CLS],
-    a linear classifier. forward(input_ids, token_type_ids, attention_mask)."""
-
-    VOCAB, MAX_POS, TYPES, D, HEADS, FFN, LAYERS = 128, 32, 2, 64, 4, 128, 2
-
-    def __init__(self):
-        super().__init__()
-        self.word_embeddings = nn.Embedding(self.VOCAB, self.D, padding_idx=0)
-        self.position_embeddings = nn.Embedding(self.MAX_POS, self.D)
-        self.token_type_embeddings = nn.Embedding(self.TYPES, self.D)
-        self.register_buffer("position_ids", torch.arange(self.MAX_POS).unsqueeze(0))
-        self.emb_norm = nn.LayerNorm(self.D, eps=1e-12)
-        self.layers = nn.ModuleList(BertLayer(self.D, self.HEADS, self.FFN) for _ in range(self.LAYERS))
-        self.pooler = nn.Linear(self.D, self.D)
-        self.classifier = nn.Linear(self.D, CLASSES)
-        for m in self.modules():
-            if isinstance(m, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(m.weight, std=0.02)
-
-    def forward(self, input_ids, token_type_ids, attention_mask):
-        t = input_ids.shape[1]
-        x = (self.word_embeddings(input_ids) + self.position_embeddings(self.position_ids[:, :t])
-             + self.token_type_embeddings(token_type_ids))
-        x = self.emb_norm(x)
-        additive = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
-        for layer in self.layers:
-            x = layer(x, additive)
-        return self.classifier(torch.tanh(self.pooler(x[:, 0])))
-
-
-class RNNClassifier(nn.Module):
-    """nn.LSTM (2 layers) or nn.GRU (1 layer, bidirectional) over a feature
-    sequence; the last layer's final hidden state(s) are classified."""
-
-    def __init__(self, kind):
-        super().__init__()
-        hidden = 32
-        if kind == "lstm":
-            self.rnn = nn.LSTM(FEATURES // 2, hidden, num_layers=2, batch_first=True)
-            self.directions = 1
-        else:
-            self.rnn = nn.GRU(FEATURES // 2, hidden, num_layers=1, batch_first=True, bidirectional=True)
-            self.directions = 2
-        self.head = nn.Linear(hidden * self.directions, CLASSES)
-
-    def forward(self, x):
-        _, h = self.rnn(x)
-        if isinstance(h, tuple):  # LSTM: (h_n, c_n)
-            h = h[0]
-        last = h[-self.directions:].transpose(0, 1).reshape(x.shape[0], -1)
-        return self.head(last)
-
-
-def _conv_block(cin, cout):
-    return nn.Sequential(
-        nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
-        nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
-    )
-
-
-class UNet(nn.Module):
-    """A small U-Net on 3x32x32: two max-pool downsamplings (8, 16, 32
-    channels), one ConvTranspose2d and one bilinear nn.Upsample + conv
-    upsampling, each concatenated with its skip; a 1x1 conv to 3 output
-    channels, trained with MSE against the target image."""
-
-    def __init__(self, cin=3, cout=3):
-        super().__init__()
-        self.enc1, self.enc2, self.mid = _conv_block(cin, 8), _conv_block(8, 16), _conv_block(16, 32)
-        self.pool = nn.MaxPool2d(2)
-        self.up2 = nn.ConvTranspose2d(32, 16, 2, stride=2)
-        self.dec2 = _conv_block(32, 16)
-        self.up1 = nn.Sequential(nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
-                                 nn.Conv2d(16, 8, 1))
-        self.dec1 = _conv_block(16, 8)
-        self.out = nn.Conv2d(8, cout, 1)
-
-    def forward(self, x):
-        e1 = self.enc1(x)
-        e2 = self.enc2(self.pool(e1))
-        m = self.mid(self.pool(e2))
-        d2 = self.dec2(torch.cat([self.up2(m), e2], dim=1))
-        d1 = self.dec1(torch.cat([self.up1(d2), e1], dim=1))
-        return self.out(d1)
 
 
 def _other_models() -> List[RealModel]:
