@@ -91,6 +91,9 @@ struct FitBudgetOptions {
   std::function<void(func::FuncOp, const llvm::DenseSet<int64_t> &hosted,
                      const llvm::DenseSet<int64_t> &streamed)>
       placeUpdates;
+  /// A warm start: placements (hosted, streamed) the options are priced
+  /// against before the first solve (the greedy planner's choice).
+  std::pair<llvm::DenseSet<int64_t>, llvm::DenseSet<int64_t>> placementStart;
   /// The pass name for diagnostics.
   std::string passName;
 };

@@ -351,6 +351,10 @@ LogicalResult Fitter::solveExact() {
   std::string error;
   if (!placements.empty())
     problem.timeLimitS = 0.5 * options.milpTimeLimitS;
+  // Warm start: priced around the greedy planner's placements.
+  if (!placements.empty() && (!options.placementStart.first.empty() ||
+                              !options.placementStart.second.empty()))
+    repricePlacements(options.placementStart);
   FailureOr<MilpSolution> solution = solveBudgetMilp(problem, &error);
   if (failed(solution))
     return func.emitError(options.passName) << ": " << error;

@@ -187,7 +187,9 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     ScopedDiagnosticHandler quiet(func.getContext(),
                                   [](Diagnostic &) { return success(); });
     FitBudgetStats stats;
-    bool jointFits = succeeded(fitBudget(*joint, withPlacement, stats));
+    // The greedy planner's choice first: the MILP's placements are priced
+    // against it before the first solve (a warm start), and it is the
+    // fallback.
     OwningOpRef<func::FuncOp> greedy(func.clone());
     FitBudgetOptions greedyOptions = options;
     greedyOptions.milp = false;
@@ -195,6 +197,19 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     DenseSet<int64_t> greedyLayers = layers;
     StringRef greedyMode = chooseAuto(*greedy, greedyOptions, largeGraphOps,
                                       hostLayers, greedyKept, greedyLayers);
+    if (greedyKept && greedyLayers.empty())
+      for (Operation &op : greedy->getBody().front().without_terminator())
+        if (isOptimizerUpdate(&op) && isHostPlaced(&op))
+          if (auto index = op.getAttrOfType<IntegerAttr>(kPlaceIndexAttr)) {
+            // Streamed: the parameter it updates lives in host memory.
+            auto param = dyn_cast<BlockArgument>(op.getOperand(0));
+            bool streamed = param && greedy->getArgAttrOfType<StringAttr>(
+                                         param.getArgNumber(), kSpaceAttr);
+            (streamed ? withPlacement.placementStart.second
+                      : withPlacement.placementStart.first)
+                .insert(index.getInt());
+          }
+    bool jointFits = succeeded(fitBudget(*joint, withPlacement, stats));
     const double inf = std::numeric_limits<double>::infinity();
     double jointUs = jointFits ? predictedStepUs(*joint, options) : inf;
     double greedyUs = greedyKept ? predictedStepUs(*greedy, options) : inf;

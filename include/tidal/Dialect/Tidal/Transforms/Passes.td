@@ -256,9 +256,10 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       recomputations and, per optimizer update, host update or streamed
       parameter together (each placement option measured on a copy of the
       step with it applied, then re-priced against the MILP's last choice,
-      at most 8 rounds within `milp-time-limit`); the greedy planner's plan
-      (the trials above, fitted greedily) is the fallback, the faster
-      predicted step is kept, and the function gets `tidal.place_planner =
+      at most 8 rounds within `milp-time-limit`, starting from the greedy
+      plan's placements); the greedy planner's plan (the trials above,
+      fitted greedily) is also the fallback, the faster predicted step is
+      kept, and the function gets `tidal.place_planner =
       {kept, milp_us, greedy_us}`; if neither fits, the trials run with
       the MILP. If none fits and `host-layers` is on,
       the device kernel at the streamed plan's floor moves to the host, one
