@@ -326,11 +326,23 @@ LogicalResult Fitter::solveExact() {
         consider(result);
     }
   }
+  // Measuring the placements (two copies of the step per update) takes at
+  // most half the time limit: on a graph too large for that, the updates
+  // not reached are no candidates. Re-pricing them costs about as much,
+  // so a round runs only while the time left covers it.
+  double priceS = 0;
   if (options.placeUpdates && options.placementEffect) {
+    auto start = std::chrono::steady_clock::now();
     baseUs = stepWith(Sets());
     for (Operation *op : ops)
-      if (isOptimizerUpdate(op))
+      if (isOptimizerUpdate(op)) {
+        if (secondsLeft() < 0.5 * options.milpTimeLimitS)
+          break;
         considerPlacement(op);
+      }
+    priceS =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
   }
   // A host update reads its gradient's host copy: not with the gradient
   // swapped or recomputed as well.
@@ -352,8 +364,10 @@ LogicalResult Fitter::solveExact() {
   if (!placements.empty())
     problem.timeLimitS = 0.5 * options.milpTimeLimitS;
   // Warm start: priced around the greedy planner's placements.
-  if (!placements.empty() && (!options.placementStart.first.empty() ||
-                              !options.placementStart.second.empty()))
+  if (!placements.empty() &&
+      (!options.placementStart.first.empty() ||
+       !options.placementStart.second.empty()) &&
+      secondsLeft() > 2 * priceS)
     repricePlacements(options.placementStart);
   FailureOr<MilpSolution> solution = solveBudgetMilp(problem, &error);
   if (failed(solution))
@@ -384,7 +398,8 @@ LogicalResult Fitter::solveExact() {
     MilpSolution last = *solution;
     for (int round = 0; round < kPlacementRounds; ++round) {
       // Each re-solve gets an equal share of what is left.
-      problem.timeLimitS = secondsLeft() / double(kPlacementRounds - round);
+      problem.timeLimitS =
+          (secondsLeft() - priceS) / double(kPlacementRounds - round);
       if (problem.timeLimitS < 0.05)
         break;
       ArrayRef<int> c = choiceOf(last);
