@@ -52,8 +52,7 @@ nccl_state *joined(tidalrt_context_t *ctx, int64_t ranks) {
   return state;
 }
 
-nccl_bucket &bucketOf(tidalrt_context_t *ctx, nccl_state *state, nccl_kind kind,
-                      int64_t id) {
+nccl_bucket &bucketOf(nccl_state *state, nccl_kind kind, int64_t id) {
   nccl_bucket &b = state->buckets[{static_cast<int>(kind), id}];
   if (!b.ready) {
     check(cudaEventCreateWithFlags(&b.ready, cudaEventDisableTiming),
@@ -61,7 +60,6 @@ nccl_bucket &bucketOf(tidalrt_context_t *ctx, nccl_state *state, nccl_kind kind,
     check(cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming),
           "cudaEventCreateWithFlags");
   }
-  (void)ctx;
   return b;
 }
 
@@ -85,6 +83,38 @@ float *staging(tidalrt_context_t *ctx, nccl_bucket &b, size_t floats) {
     b.staging_floats = size;
   }
   return b.staging;
+}
+
+// Lays out the bucket's staging buffer for an all-gather or a
+// reduce-scatter: per tensor, `ranks` chunks of chunk(i) floats covering
+// the whole(i) floats of the full tensor (the last chunk cut or padded).
+// Returns the buffer (nullptr while preparing).
+template <class Chunk, class Whole>
+float *stageBucket(tidalrt_context_t *ctx, nccl_state *state, nccl_bucket &b,
+                   int n, Chunk chunk, Whole whole) {
+  const int64_t ranks = state->size;
+  b.offsets.assign(n, 0);
+  b.chunks.assign(n, 0);
+  size_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    const int64_t c = chunk(i), w = whole(i);
+    if (w > c * ranks || w <= c * (ranks - 1))
+      fail(TIDALRT_INTERNAL, "tensor %d: %lld elements in %lld chunks of %lld",
+           i, (long long)w, (long long)ranks, (long long)c);
+    b.offsets[i] = total;
+    b.chunks[i] = (uint64_t)c;
+    total += (size_t)(c * ranks);
+  }
+  return staging(ctx, b, total);
+}
+
+// Tensor i's full extent in the bucket's staging buffer, and this rank's
+// chunk of it.
+float *stagedWhole(const nccl_bucket &b, int i) {
+  return b.staging + b.offsets[i];
+}
+float *stagedMine(const nccl_state *state, const nccl_bucket &b, int i) {
+  return stagedWhole(b, i) + state->rank * b.chunks[i];
 }
 
 // The reduction that divides the sum by `divisor`.
@@ -157,11 +187,14 @@ tidalrt_status_t waitKernel(tidalrt_context_t *ctx, const int64_t *desc,
       fail(TIDALRT_INTERNAL, "the CUDA device did not join the data-parallel "
                              "run (tidalrt_device_join_comm)");
     const int64_t id = op.getInt(0);
-    nccl_bucket &b = bucketOf(ctx, state, kind, id);
+    nccl_bucket &b = bucketOf(state, kind, id);
     if (preparing(ctx))
       return ok();
     if (!b.started)
       fail(TIDALRT_INTERNAL, "bucket %lld was not started", (long long)id);
+    if (!b.offsets.empty() && (int)b.offsets.size() != n)
+      fail(TIDALRT_INTERNAL, "%d tensors, started with %d", n,
+           (int)b.offsets.size());
     b.started = false;
     check(cudaStreamWaitEvent(currentStream(ctx), b.done, 0),
           "cudaStreamWaitEvent");
@@ -185,7 +218,7 @@ tidalrt_cuda_k_all_reduce_start(tidalrt_context_t *ctx, const int64_t *desc,
     // Attributes in ODS name order: bucket, divisor, ranks.
     const int64_t id = op.getInt(0), divisor = op.getInt(1);
     nccl_state *state = joined(ctx, op.getInt(2));
-    nccl_bucket &b = bucketOf(ctx, state, nccl_kind::ALL_REDUCE, id);
+    nccl_bucket &b = bucketOf(state, nccl_kind::ALL_REDUCE, id);
     ncclRedOp_t sum = reduction(state, divisor);
     if (preparing(ctx))
       return ok();
@@ -218,37 +251,23 @@ tidalrt_cuda_k_all_gather_start(tidalrt_context_t *ctx, const int64_t *desc,
     // Attributes: bucket, ranks.
     const int64_t id = op.getInt(0);
     nccl_state *state = joined(ctx, op.getInt(1));
-    nccl_bucket &b = bucketOf(ctx, state, nccl_kind::ALL_GATHER, id);
-    const int64_t ranks = state->size;
-    b.offsets.assign(n, 0);
-    b.chunks.assign(n, 0);
-    size_t total = 0;
-    for (int i = 0; i < n; ++i) {
-      const int64_t c = op[i].numel(), out = op[n + i].numel();
-      if (out > c * ranks || out <= c * (ranks - 1))
-        fail(TIDALRT_INTERNAL,
-             "%lld elements gathered from %lld chunks of %lld", (long long)out,
-             (long long)ranks, (long long)c);
-      b.offsets[i] = total;
-      b.chunks[i] = (uint64_t)c;
-      total += (size_t)(c * ranks);
-    }
-    float *stage = staging(ctx, b, total);
+    nccl_bucket &b = bucketOf(state, nccl_kind::ALL_GATHER, id);
+    // Chunks in, full tensors out.
+    stageBucket(
+        ctx, state, b, n, [&](int i) { return op[i].numel(); },
+        [&](int i) { return op[n + i].numel(); });
     if (preparing(ctx))
       return ok();
     // The chunks may be reused as soon as this returns: stage them now.
     for (int i = 0; i < n; ++i)
-      copyOnStream(ctx, stage + b.offsets[i] + state->rank * b.chunks[i],
-                   op[i].data, op[i].bytes());
+      copyOnStream(ctx, stagedMine(state, b, i), op[i].data, op[i].bytes());
     beginCollective(ctx, state, b, id);
-    for (int i = 0; i < n; ++i) {
-      float *at = stage + b.offsets[i];
+    for (int i = 0; i < n; ++i)
       nccl_settle(state,
-                  ncclAllGather(at + state->rank * b.chunks[i], at,
+                  ncclAllGather(stagedMine(state, b, i), stagedWhole(b, i),
                                 (size_t)b.chunks[i], ncclFloat32, state->comm,
                                 state->stream),
                   "ncclAllGather");
-    }
     endCollective(state, b, "ncclAllGather");
     return ok();
   });
@@ -257,16 +276,12 @@ tidalrt_cuda_k_all_gather_start(tidalrt_context_t *ctx, const int64_t *desc,
 extern "C" tidalrt_status_t
 tidalrt_cuda_k_all_gather_wait(tidalrt_context_t *ctx, const int64_t *desc,
                                void *const *buffers) {
-  return waitKernel(ctx, desc, buffers, "all_gather_wait",
-                    nccl_kind::ALL_GATHER,
-                    [&](OpCall &op, int n, nccl_bucket &b) {
-                      if ((int)b.offsets.size() != n)
-                        fail(TIDALRT_INTERNAL, "%d tensors, started with %d", n,
-                             (int)b.offsets.size());
-                      for (int i = 0; i < n; ++i)
-                        copyOnStream(ctx, op[i].data, b.staging + b.offsets[i],
-                                     op[i].bytes());
-                    });
+  return waitKernel(
+      ctx, desc, buffers, "all_gather_wait", nccl_kind::ALL_GATHER,
+      [&](OpCall &op, int n, nccl_bucket &b) {
+        for (int i = 0; i < n; ++i)
+          copyOnStream(ctx, op[i].data, stagedWhole(b, i), op[i].bytes());
+      });
 }
 
 extern "C" tidalrt_status_t
@@ -277,42 +292,30 @@ tidalrt_cuda_k_reduce_scatter_start(tidalrt_context_t *ctx, const int64_t *desc,
     // Attributes: bucket, divisor, ranks.
     const int64_t id = op.getInt(0), divisor = op.getInt(1);
     nccl_state *state = joined(ctx, op.getInt(2));
-    nccl_bucket &b = bucketOf(ctx, state, nccl_kind::REDUCE_SCATTER, id);
+    nccl_bucket &b = bucketOf(state, nccl_kind::REDUCE_SCATTER, id);
     ncclRedOp_t sum = reduction(state, divisor);
-    const int64_t ranks = state->size;
-    b.offsets.assign(n, 0);
-    b.chunks.assign(n, 0);
-    size_t total = 0;
-    for (int i = 0; i < n; ++i) {
-      const int64_t in = op[i].numel(), c = op[n + i].numel();
-      if (in > c * ranks || in <= c * (ranks - 1))
-        fail(TIDALRT_INTERNAL, "%lld elements scattered in %lld chunks of %lld",
-             (long long)in, (long long)ranks, (long long)c);
-      b.offsets[i] = total;
-      b.chunks[i] = (uint64_t)c;
-      total += (size_t)(c * ranks);
-    }
-    float *stage = staging(ctx, b, total);
+    // Full tensors in, chunks out.
+    stageBucket(
+        ctx, state, b, n, [&](int i) { return op[n + i].numel(); },
+        [&](int i) { return op[i].numel(); });
     if (preparing(ctx))
       return ok();
     for (int i = 0; i < n; ++i) {
-      float *at = stage + b.offsets[i];
+      float *at = stagedWhole(b, i);
       copyOnStream(ctx, at, op[i].data, op[i].bytes());
-      size_t pad = (size_t)(b.chunks[i] * ranks - op[i].numel());
+      size_t pad = (size_t)(b.chunks[i] * state->size - op[i].numel());
       if (pad)
         check(cudaMemsetAsync(at + op[i].numel(), 0, pad * sizeof(float),
                               currentStream(ctx)),
               "cudaMemsetAsync");
     }
     beginCollective(ctx, state, b, id);
-    for (int i = 0; i < n; ++i) {
-      float *at = stage + b.offsets[i];
+    for (int i = 0; i < n; ++i)
       nccl_settle(state,
-                  ncclReduceScatter(at, at + state->rank * b.chunks[i],
+                  ncclReduceScatter(stagedWhole(b, i), stagedMine(state, b, i),
                                     (size_t)b.chunks[i], ncclFloat32, sum,
                                     state->comm, state->stream),
                   "ncclReduceScatter");
-    }
     endCollective(state, b, "ncclReduceScatter");
     return ok();
   });
@@ -324,13 +327,8 @@ tidalrt_cuda_k_reduce_scatter_wait(tidalrt_context_t *ctx, const int64_t *desc,
   return waitKernel(
       ctx, desc, buffers, "reduce_scatter_wait", nccl_kind::REDUCE_SCATTER,
       [&](OpCall &op, int n, nccl_bucket &b) {
-        nccl_state *state = contextDevice(ctx)->nccl;
-        if ((int)b.offsets.size() != n)
-          fail(TIDALRT_INTERNAL, "%d tensors, started with %d", n,
-               (int)b.offsets.size());
+        const nccl_state *state = contextDevice(ctx)->nccl;
         for (int i = 0; i < n; ++i)
-          copyOnStream(ctx, op[i].data,
-                       b.staging + b.offsets[i] + state->rank * b.chunks[i],
-                       op[i].bytes());
+          copyOnStream(ctx, op[i].data, stagedMine(state, b, i), op[i].bytes());
       });
 }
