@@ -68,6 +68,23 @@ OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
   return trial;
 }
 
+/// Runs the optimizer updates with place indices in `hosted` and
+/// `streamed` on the host, the parameters of those in `streamed` in host
+/// memory too (the joint MILP's placements).
+PlaceStats placeUpdates(func::FuncOp func, const FitBudgetOptions &options,
+                        const DenseSet<int64_t> &hosted,
+                        const DenseSet<int64_t> &streamed) {
+  PlaceStats placed;
+  if (hosted.empty() && streamed.empty())
+    return placed;
+  DenseSet<int64_t> all = hosted;
+  all.insert(streamed.begin(), streamed.end());
+  Placer(func, options, hostOpsFor(func, "device", all), !streamed.empty(),
+         hostOpsFor(func, "device", streamed))
+      .run(placed);
+  return placed;
+}
+
 double predictedStepUs(func::FuncOp func, const FitBudgetOptions &options) {
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front().without_terminator())
@@ -138,13 +155,8 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
             FitBudgetOptions::PlacementEffect &out) {
           IRMapping map;
           OwningOpRef<func::FuncOp> one(f.clone(map));
-          DenseSet<int64_t> all = hosted;
-          all.insert(streamed.begin(), streamed.end());
-          PlaceStats placed;
-          Placer(*one, options, hostOpsFor(*one, "device", all),
-                 !streamed.empty(), hostOpsFor(*one, "device", streamed))
-              .run(placed);
-          if (placed.hostOps == 0 && !all.empty())
+          PlaceStats placed = placeUpdates(*one, options, hosted, streamed);
+          if (placed.hostOps == 0 && hosted.size() + streamed.size() > 0)
             return false;
           out.stepUs = predictedStepUs(*one, options);
           if (!wantLive)
@@ -175,14 +187,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
                                      const DenseSet<int64_t> &hosted,
                                      const DenseSet<int64_t> &streamed) {
       hostUpdates = hosted.size() + streamed.size();
-      if (hostUpdates == 0)
-        return;
-      DenseSet<int64_t> all = hosted;
-      all.insert(streamed.begin(), streamed.end());
-      PlaceStats placed;
-      Placer(f, options, hostOpsFor(f, "device", all), !streamed.empty(),
-             hostOpsFor(f, "device", streamed))
-          .run(placed);
+      placeUpdates(f, options, hosted, streamed);
     };
     ScopedDiagnosticHandler quiet(func.getContext(),
                                   [](Diagnostic &) { return success(); });
