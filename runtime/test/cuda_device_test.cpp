@@ -20,12 +20,6 @@ using namespace tidalrt_test;
 
 namespace {
 
-std::string message_of(tidalrt_status_t status) {
-  std::string text = status ? tidalrt_status_message(status) : "";
-  tidalrt_status_free(status);
-  return text;
-}
-
 TEST(CudaDevice, TransfersRoundTripAndBoundsAreChecked) {
   TIDALRT_REQUIRE_GPU();
   device_ptr device = make_device(TIDALRT_DEVICE_CUDA, 4096);

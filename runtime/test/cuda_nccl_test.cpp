@@ -19,12 +19,6 @@ using namespace tidalrt_test;
 
 namespace {
 
-std::string message_of(tidalrt_status_t status) {
-  std::string text = status ? tidalrt_status_message(status) : "";
-  tidalrt_status_free(status);
-  return text;
-}
-
 // A CUDA device of 4 KiB joined to a one-rank run, with a context of
 // `ops` ops on it.
 struct joined_device {

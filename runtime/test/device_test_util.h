@@ -93,6 +93,13 @@ inline std::string message_of(const status_ptr &status) {
   return tidalrt_status_message(status.get());
 }
 
+// The message of `status`, which it frees; "" for success (NULL).
+inline std::string message_of(tidalrt_status_t status) {
+  std::string text = status ? tidalrt_status_message(status) : "";
+  tidalrt_status_free(status);
+  return text;
+}
+
 } // namespace tidalrt_test
 
 #endif // TIDALRT_TEST_DEVICE_TEST_UTIL_H
