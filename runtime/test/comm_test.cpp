@@ -6,6 +6,7 @@
 #include "kernel_test_util.h"
 
 #include "tidalrt/comm.h"
+#include "tidalrt/device.h"
 
 #include <gtest/gtest.h>
 
@@ -196,6 +197,33 @@ TEST(CommKernels, OneProcessShardAndGatherAreCopies) {
             "shard (op 0): the step was compiled for 2 ranks (tidalc --ranks) "
             "but runs on 1");
   tidalrt_context_free(ctx);
+}
+
+// tidalrt_device_join_comm: HOST and SIM devices have no collectives of
+// their own to join (their kernels use the context's communicator); NULL
+// arguments are refused.
+TEST(CommDevice, HostAndSimDevicesHaveNothingToJoin) {
+  tidalrt_comm_options_t options = {TIDALRT_COMM_SINGLE, 0};
+  tidalrt_comm_t *comm = nullptr;
+  ASSERT_STATUS_OK(tidalrt_comm_create(&options, &comm));
+  for (tidalrt_device_kind_t kind : {TIDALRT_DEVICE_HOST, TIDALRT_DEVICE_SIM}) {
+    tidalrt_device_options_t device_options = {kind, 256, 0};
+    tidalrt_device_t *device = nullptr;
+    ASSERT_STATUS_OK(tidalrt_device_create(&device_options, &device));
+    EXPECT_STATUS_OK(tidalrt_device_join_comm(device, comm, 1.0));
+    tidalrt_status_t status = tidalrt_device_join_comm(device, nullptr, 1.0);
+    ASSERT_NE(status, nullptr);
+    EXPECT_EQ(tidalrt_status_code(status), TIDALRT_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(tidalrt_status_message(status)).find("NULL"),
+              std::string::npos);
+    tidalrt_status_free(status);
+    tidalrt_device_free(device);
+  }
+  tidalrt_status_t status = tidalrt_device_join_comm(nullptr, comm, 1.0);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(tidalrt_status_code(status), TIDALRT_INVALID_ARGUMENT);
+  tidalrt_status_free(status);
+  tidalrt_comm_free(comm);
 }
 
 } // namespace

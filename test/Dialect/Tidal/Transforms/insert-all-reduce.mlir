@@ -13,6 +13,12 @@
 // RUN: not tidal-opt %s -tidal-insert-all-reduce="ranks=2 network=gloo" 2>&1 | FileCheck %s --check-prefix=GLOO
 // NCCL: func.func @train_step{{.*}} attributes {tidal.comm_network = "nccl"}
 // GLOO: error: unknown network 'gloo' (expected mpi or nccl)
+// A measured network (tidal-calibrate --network) is recorded for the cost
+// model; negative figures are refused.
+// RUN: tidal-opt %s -tidal-insert-all-reduce="ranks=2 network-gbps=2.5 network-latency-us=4" | FileCheck %s --check-prefix=MEASURED
+// RUN: not tidal-opt %s -tidal-insert-all-reduce="ranks=2 network-gbps=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// MEASURED: func.func @train_step{{.*}} attributes {tidal.comm_gbps = 2.500000e+00 : f64, tidal.comm_latency_us = 4.000000e+00 : f64, tidal.comm_network = "mpi"}
+// NEGATIVE: error: network-gbps and network-latency-us must not be negative
 
 // Gradients are ready in the order g3 (8 B), g2 (32 B), g1 (16 B): one
 // bucket of 56 bytes holds them all, with the loss; it starts after g1. The
