@@ -118,9 +118,6 @@ struct FitBudgetStats {
   int64_t milpCandidates = 0;
   bool milpOptimal = false;
   double milpCostUs = 0;
-  /// With placeUpdates: the placement candidates, and the updates moved
-  /// (host updates, streamed parameters).
-  int64_t milpPlacements = 0, milpHostUpdates = 0, milpStreamed = 0;
   /// On failure: the smallest budget the steps reached (the error's), and
   /// the device kernel at (or nearest) the peak where they stopped, whose
   /// working set bounds it.

@@ -468,9 +468,6 @@ LogicalResult Fitter::solveExact() {
   // Then the updates the MILP moved to the host (their ops survive the
   // swaps and clones above).
   auto [hostUpdates, streamed] = placedBy(choice);
-  stats.milpPlacements += placements.size();
-  stats.milpHostUpdates += hostUpdates.size();
-  stats.milpStreamed += streamed.size();
   Builder b(func.getContext());
   SmallVector<NamedAttribute> summary = {
       b.getNamedAttr("candidates",
