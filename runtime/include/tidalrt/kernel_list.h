@@ -153,12 +153,18 @@
   X(reduce_scatter_start)                                                      \
   X(reduce_scatter_wait)
 
+/* Chains of float32 element-wise ops in one call (tidal-fuse-elementwise,
+ * runtime/src/cpu/fused_elementwise.cpp, tidalrt/fused_program.h). No CUDA
+ * kernel: only the cpu target fuses. */
+#define TIDALRT_FUSED_KERNEL_LIST(X) X(fused_elementwise)
+
 #define TIDALRT_KERNEL_LIST(X)                                                 \
   TIDALRT_DNNL_KERNEL_LIST(X)                                                  \
   TIDALRT_ELEMENTWISE_KERNEL_LIST(X)                                           \
   TIDALRT_ACTIVATION_KERNEL_LIST(X)                                            \
   TIDALRT_LOGIC_KERNEL_LIST(X)                                                 \
   TIDALRT_OTHER_KERNEL_LIST(X)                                                 \
-  TIDALRT_COMM_KERNEL_LIST(X)
+  TIDALRT_COMM_KERNEL_LIST(X)                                                  \
+  TIDALRT_FUSED_KERNEL_LIST(X)
 
 #endif /* TIDALRT_KERNEL_LIST_H */

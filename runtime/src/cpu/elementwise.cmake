@@ -17,6 +17,7 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/simd_avx2.cpp
   src/cpu/simd_avx512.cpp
   src/cpu/broadcast.cpp
+  src/cpu/fused_elementwise.cpp
 )
 # The activation family's AVX2 loops must round as its scalar formulas do
 # (activation_math.h): no implicit contraction into FMAs.
@@ -32,4 +33,5 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_reduce_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_reduce_extreme_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_simd_isa_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_fused_elementwise_test.cpp
 )

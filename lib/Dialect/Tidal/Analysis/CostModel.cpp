@@ -2,6 +2,7 @@
 
 #include "tidal/Dialect/Tidal/Analysis/CostModel.h"
 #include "tidal/Dialect/Tidal/IR/ChannelLayout.h"
+#include "tidal/Dialect/Tidal/IR/FusedProgram.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -70,6 +71,11 @@ OpCost tidal::estimateCost(Operation *op, const DeviceProfile &device) {
           .Case<BatchNormTrainingOp, BatchNormBackwardOp, LayerNormOp,
                 LayerNormBackwardOp, SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp,
                 LogSoftmaxBackwardOp>([&](Operation *) { return 8 * elements; })
+          .Case([&](FusedElementwiseOp o) {
+            // One flop per element per step; the bytes are the chain's
+            // inputs and results only.
+            return elements * (o.getProgram().size() / kFusedStepWords);
+          })
           .Default([&](Operation *) { return elements; });
   if (!device.opUs.empty())
     if (auto it = device.opUs.find(opSignature(op)); it != device.opUs.end()) {

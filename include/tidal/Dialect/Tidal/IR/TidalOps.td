@@ -426,5 +426,6 @@ include "tidal/Dialect/Tidal/IR/TidalPadOps.td"
 include "tidal/Dialect/Tidal/IR/TidalOptimizerOps.td"
 include "tidal/Dialect/Tidal/IR/TidalMemoryOps.td"
 include "tidal/Dialect/Tidal/IR/TidalCommOps.td"
+include "tidal/Dialect/Tidal/IR/TidalFusedOps.td"
 
 #endif // TIDAL_DIALECT_TIDAL_IR_TIDALOPS_TD
