@@ -77,6 +77,10 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     pm.addPass(createTidalBlockChannelsPass());
   if (stopAfter == "tidal-block-channels")
     return;
+  if (options.fuseElementwise)
+    pm.addPass(createTidalFuseElementwisePass());
+  if (stopAfter == "tidal-fuse-elementwise")
+    return;
   TidalSchedulePassOptions schedule;
   schedule.strategy = options.schedule;
   pm.addPass(createTidalSchedulePass(schedule));

@@ -32,6 +32,9 @@ std::string tidalc::checkOptionValues() {
   if (fuseEpilogues != "on" && fuseEpilogues != "off")
     return "unknown --fuse-epilogues '" + fuseEpilogues +
            "' (expected on or off)";
+  if (fuseElementwise != "on" && fuseElementwise != "off")
+    return "unknown --fuse-elementwise '" + fuseElementwise +
+           "' (expected on or off)";
   if (hostLayers != "on" && hostLayers != "off")
     return "unknown --host-layers '" + hostLayers + "' (expected on or off)";
   if (placement != "auto" && placement != "device" && placement != "host")
@@ -54,7 +57,8 @@ std::string tidalc::checkStageOptions(StringRef stopAfter, bool planStage) {
       !llvm::is_contained(stages, StringRef(stopAfter)))
     return ("unknown --stop-after stage '" + stopAfter +
             "' (expected import, " + llvm::join(stages, ", ") +
-            ", tidal-fuse-epilogues, tidal-block-channels, tidal-schedule, "
+            ", tidal-fuse-epilogues, tidal-block-channels, "
+            "tidal-fuse-elementwise, tidal-schedule, "
             "tidal-place, "
             "tidal-schedule-swaps, "
             "tidal-plan-memory)")

@@ -128,6 +128,11 @@ cl::opt<std::string> fuseEpilogues(
     cl::desc("on (the default on the cpu target: a ReLU that only a batch "
              "normalization feeds runs in that kernel's epilogue) or off"),
     cl::init("on"), cl::cat(category));
+cl::opt<std::string> fuseElementwise(
+    "fuse-elementwise",
+    cl::desc("on (the default on the cpu target: chains of float32 "
+             "element-wise ops run as one kernel call each) or off"),
+    cl::init("on"), cl::cat(category));
 cl::opt<std::string> recomputeMode(
     "recompute",
     cl::desc("auto (recompute tensors where the cost model finds that "

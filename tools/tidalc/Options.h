@@ -44,6 +44,7 @@ extern llvm::cl::opt<std::string> placement;
 extern llvm::cl::opt<std::string> hostLayers;
 extern llvm::cl::opt<std::string> blockChannels;
 extern llvm::cl::opt<std::string> fuseEpilogues;
+extern llvm::cl::opt<std::string> fuseElementwise;
 extern llvm::cl::opt<std::string> recomputeMode;
 extern llvm::cl::opt<std::string> planner;
 extern llvm::cl::opt<double> linkGbps;

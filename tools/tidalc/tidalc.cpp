@@ -134,6 +134,7 @@ void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
   // target's take dense ones.
   options.blockChannels = blockChannels == "on" && target != "cuda";
   options.fuseEpilogues = fuseEpilogues == "on" && target == "cpu";
+  options.fuseElementwise = fuseElementwise == "on" && target == "cpu";
   options.swap = swapMode == "auto";
   options.recompute = recomputeMode == "auto";
   options.planner = planner.getValue();
@@ -465,7 +466,8 @@ int main(int argc, char **argv) {
                 "a library (--emit lib)");
   bool planStage =
       stopAfter == "tidal-fuse-epilogues" ||
-      stopAfter == "tidal-block-channels" || stopAfter == "tidal-schedule" ||
+      stopAfter == "tidal-block-channels" ||
+      stopAfter == "tidal-fuse-elementwise" || stopAfter == "tidal-schedule" ||
       stopAfter == "tidal-place" || stopAfter == "tidal-schedule-swaps" ||
       stopAfter == "tidal-plan-memory";
   if (std::string e = checkStageOptions(stopAfter, planStage); !e.empty())

@@ -95,6 +95,11 @@ struct MemoryPipelineOptions
       *this, "fuse-epilogues",
       llvm::cl::desc("run tidal-fuse-epilogues first (the cpu target)"),
       llvm::cl::init(false)};
+  Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("run tidal-fuse-elementwise after tidal-block-channels "
+                     "(the cpu target)"),
+      llvm::cl::init(false)};
   Option<bool> blockChannels{
       *this, "block-channels",
       llvm::cl::desc("run tidal-block-channels first (the cpu runtime's "

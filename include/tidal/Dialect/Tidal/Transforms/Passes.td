@@ -182,6 +182,38 @@ def TidalFuseEpiloguesPass : Pass<"tidal-fuse-epilogues", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
 
+def TidalFuseElementwisePass
+    : Pass<"tidal-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "compute chains of float32 element-wise ops in one kernel call";
+  let description = [{
+    Groups float32 element-wise ops (add, sub, mul, div; neg, relu, sigmoid,
+    tanh, sqrt, erf, exp, log, leaky_relu, gelu; the backward ops of relu,
+    leaky_relu, sigmoid, tanh, erf, gelu) whose results have one type and
+    one layout into `tidal.fused_elementwise` ops. An op joins the group of
+    an operand's producer when the fused op, placed where the op is, still
+    comes before every other reader of the group's values (so no value is
+    read before it is computed); binary operands may be one-element
+    tensors (broadcast scalars). A group's values that ops outside it (or
+    the function's return) read become its results; the others are never
+    stored. Groups of one op are left alone; a group stops growing at the
+    runtime's limits (32 steps, 16 inputs, 8 results).
+
+    The cpu runtime runs a fused op as one parallel loop over cache-sized
+    tiles: one parallel region and one pass over memory per chain instead
+    of one per op, bit for bit the unfused ops' values (the same vector
+    loops).
+
+    Runs after autodiff and `tidal-block-channels` (layouts are known),
+    before `tidal-schedule`, on the cpu target (tidalc
+    `--fuse-elementwise`; the sim and cuda targets keep the unfused graph).
+  }];
+  let statistics = [
+    Statistic<"numGroups", "fused-groups", "fused_elementwise ops created">,
+    Statistic<"numFusedOps", "fused-ops", "element-wise ops fused">,
+  ];
+  let dependentDialects = ["::mlir::tidal::TidalDialect"];
+}
+
 def TidalSchedulePass : Pass<"tidal-schedule", "mlir::ModuleOp"> {
   let summary = "order each function's ops to keep the bytes live low";
   let description = [{
