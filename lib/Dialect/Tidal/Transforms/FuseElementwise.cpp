@@ -96,6 +96,46 @@ struct FuseElementwise
     return true;
   }
 
+  static int64_t bytesOf(Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+  }
+
+  /// Whether moving `g`'s computation from its last member to `at` keeps
+  /// the bytes live in between from growing: when other ops run in
+  /// between, the inputs that die inside the group would live across them,
+  /// and only the group's values that `in` alone reads stop being stored.
+  /// (A chain accumulating values produced far apart, such as a weight's
+  /// gradient summed over the time steps of an RNN, would otherwise keep
+  /// every addend alive to the last step.)
+  bool keepsLiveBytes(const Group &g,
+                      const llvm::SmallPtrSetImpl<Operation *> &in,
+                      Operation *op, int64_t at) {
+    const int64_t last = position.lookup(g.members.back());
+    int64_t between = at - last - 1;
+    for (Operation *m : in)
+      if (int64_t q = position.lookup(m); q > last && q < at)
+        --between;
+    if (between <= 0)
+      return true;
+    auto readOnlyIn = [&](Value v) {
+      return llvm::all_of(v.getUsers(),
+                          [&](Operation *u) { return in.contains(u); });
+    };
+    int64_t extended = 0, saved = 0;
+    llvm::SmallPtrSet<Value, 16> seen;
+    for (Operation *m : g.members) {
+      for (Value v : m->getOperands())
+        if (!isa<BlockArgument>(v) && !in.contains(v.getDefiningOp()) &&
+            seen.insert(v).second && readOnlyIn(v))
+          extended += bytesOf(v);
+      Value r = m->getResult(0);
+      if (readOnlyIn(r) && llvm::is_contained(r.getUsers(), op))
+        saved += bytesOf(r);
+    }
+    return extended <= saved;
+  }
+
   void visit(Operation *op) {
     if (!isFusable(op))
       return;
@@ -123,7 +163,7 @@ struct FuseElementwise
       llvm::SmallPtrSet<Operation *, 16> trialIn(in);
       trial.append(g.members);
       trialIn.insert(g.members.begin(), g.members.end());
-      if (!readersAfter(g, trialIn, at))
+      if (!readersAfter(g, trialIn, at) || !keepsLiveBytes(g, trialIn, op, at))
         continue;
       Shape s = shapeOf(trial, trialIn);
       if ((int64_t)trial.size() > TIDALRT_FUSED_MAX_STEPS ||

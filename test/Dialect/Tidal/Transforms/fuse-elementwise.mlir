@@ -93,3 +93,33 @@ func.func @layouts(%x: tensor<2x16x4x4xf32>, %y: tensor<2x16x4x4xf32>)
   %d = tidal.relu %r : tensor<2x16x4x4xf32>
   return %r, %d : tensor<2x16x4x4xf32>, tensor<2x16x4x4xf32>
 }
+
+// -----
+
+// A sum of values produced far apart (an RNN weight's gradient over the
+// time steps): fusing the second add would keep both addends of the first
+// alive across the softmax in between, for one sum no longer stored. Not
+// fused. The same sum with nothing in between is.
+// CHECK-LABEL: func.func @accumulate
+// CHECK: %[[A1:.*]] = tidal.add
+// CHECK: tidal.softmax
+// CHECK: tidal.add %[[A1]]
+// CHECK-NOT: tidal.fused_elementwise
+// CHECK-LABEL: func.func @accumulate_adjacent
+// CHECK: tidal.fused_elementwise {{.*}}program = array<i64: 1, 0, 1, 0, 1, 3, 2, 0>
+func.func @accumulate(%x0: tensor<4x8xf32>, %x1: tensor<4x8xf32>, %x2: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %p = tidal.softmax %x0 {axis = 1 : i64} : tensor<4x8xf32>
+  %q = tidal.softmax %x1 {axis = 1 : i64} : tensor<4x8xf32>
+  %a1 = tidal.add %p, %q : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = tidal.softmax %x2 {axis = 1 : i64} : tensor<4x8xf32>
+  %a2 = tidal.add %a1, %r : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a2 : tensor<4x8xf32>
+}
+func.func @accumulate_adjacent(%x0: tensor<4x8xf32>, %x1: tensor<4x8xf32>, %x2: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %p = tidal.softmax %x0 {axis = 1 : i64} : tensor<4x8xf32>
+  %q = tidal.softmax %x1 {axis = 1 : i64} : tensor<4x8xf32>
+  %r = tidal.softmax %x2 {axis = 1 : i64} : tensor<4x8xf32>
+  %a1 = tidal.add %p, %q : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a2 = tidal.add %a1, %r : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a2 : tensor<4x8xf32>
+}

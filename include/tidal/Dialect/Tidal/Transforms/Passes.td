@@ -192,8 +192,12 @@ def TidalFuseElementwisePass
     one layout into `tidal.fused_elementwise` ops. An op joins the group of
     an operand's producer when the fused op, placed where the op is, still
     comes before every other reader of the group's values (so no value is
-    read before it is computed); binary operands may be one-element
-    tensors (broadcast scalars). A group's values that ops outside it (or
+    read before it is computed) and, where other ops run between the group
+    and the op, the inputs that die inside the group are no more bytes than
+    the group's values the op alone reads (moving a group later must not
+    keep more bytes live: a gradient summed over an RNN's time steps stays
+    a chain of adds); binary operands may be one-element tensors
+    (broadcast scalars). A group's values that ops outside it (or
     the function's return) read become its results; the others are never
     stored. Groups of one op are left alone; a group stops growing at the
     runtime's limits (32 steps, 16 inputs, 8 results).
