@@ -221,6 +221,29 @@ TEST_P(FusedElementwise, ResultsMayTakeTheirInputsBytes) {
   expectSameBits(b, out[1], "gradient over input 1");
 }
 
+TEST_P(FusedElementwise, TinyAndEmptyTensors) {
+  // One element (every input "full" and a scalar alike), a partial vector,
+  // and no elements at all.
+  const Op &mul = kOps[2], &tanhOp = kOps[7];
+  for (int64_t n : {1, 7}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    std::vector<std::vector<float>> in = {randomFloats(n, -2, 2, 31), {1.5f}};
+    std::vector<std::vector<float>> out;
+    ASSERT_EQ(
+        runFused(in, n,
+                 {TIDALRT_FUSED_MUL, 0, 1, 0, TIDALRT_FUSED_TANH, 2, -1, 0},
+                 {3}, out),
+        "");
+    std::vector<float> m = unfused(mul, in[0], &in[1], n, true);
+    expectSameBits(out[0], unfused(tanhOp, m, nullptr, n, false), "tanh(x k)");
+  }
+  KernelCall call;
+  float dummy = 0;
+  call.f32({0}, &dummy).f32({0}, &dummy);
+  call.attrInts({1}).attrInts({TIDALRT_FUSED_RELU, 0, -1, 0});
+  EXPECT_EQ(call.run(tidalrt_k_fused_elementwise), "");
+}
+
 TEST_P(FusedElementwise, MalformedProgramsAreRefused) {
   std::vector<std::vector<float>> in = {randomFloats(64, -1, 1, 3)}, out;
   auto expectError = [&](const std::vector<int64_t> &program,
