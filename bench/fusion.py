@@ -158,8 +158,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     work = args.workdir or tempfile.mkdtemp(prefix="tidal-fusion-")
     rows = []
-    todo = [(n, "zoo") for n in args.zoo.split(",") if n] + [(n, "real") for n in args.real.split(",") if n]
-    for name, kind in todo:
+    models = [(n, "zoo") for n in args.zoo.split(",") if n] + [(n, "real") for n in args.real.split(",") if n]
+    for name, kind in models:
         try:
             row = measure(name, kind, args, os.path.join(work, name))
         except (RuntimeError, subprocess.TimeoutExpired) as err:

@@ -21,20 +21,14 @@
 #include <vector>
 
 using tidalrt_test::KernelCall;
+using tidalrt_test::randomFloats;
 
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-class Activation : public ::testing::TestWithParam<const char *> {
-protected:
-  void SetUp() override {
-    TIDALRT_SKIP_UNLESS_ISA(GetParam());
-    setenv("TIDAL_CPU_ISA", GetParam(), 1);
-  }
-  void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
-};
+class Activation : public tidalrt_test::IsaParamTest {};
 
 double sigmoidRef(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double softplusRef(double x) { return x > 20 ? x : std::log1p(std::exp(x)); }
@@ -216,15 +210,6 @@ std::vector<Case> cases() {
 void addAttrs(KernelCall &call, const std::vector<double> &attrs) {
   for (double a : attrs)
     call.attrFloat(a);
-}
-
-std::vector<float> randomFloats(int64_t n, float lo, float hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v((size_t)n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
 }
 
 // Relative to the result, plus float32 rounding of the formula's terms

@@ -16,6 +16,7 @@
 #include <vector>
 
 using tidalrt_test::KernelCall;
+using tidalrt_test::randomFloats;
 
 namespace {
 
@@ -56,24 +57,8 @@ Shape broadcastShape(const Shape &a, const Shape &b) {
   return out;
 }
 
-std::vector<float> randomFloats(int64_t n, float lo, float hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v((size_t)n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
 // Runs every test on the scalar and on the AVX2 path.
-class ElementwiseBinary : public ::testing::TestWithParam<const char *> {
-protected:
-  void SetUp() override {
-    TIDALRT_SKIP_UNLESS_ISA(GetParam());
-    setenv("TIDAL_CPU_ISA", GetParam(), 1);
-  }
-  void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
-};
+class ElementwiseBinary : public tidalrt_test::IsaParamTest {};
 
 struct OpCase {
   const char *name;

@@ -18,6 +18,7 @@
 #include <vector>
 
 using tidalrt_test::KernelCall;
+using tidalrt_test::randomFloats;
 namespace simd = tidalrt::simd;
 
 namespace {
@@ -25,14 +26,7 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-class ElementwiseUnary : public ::testing::TestWithParam<const char *> {
-protected:
-  void SetUp() override {
-    TIDALRT_SKIP_UNLESS_ISA(GetParam());
-    setenv("TIDAL_CPU_ISA", GetParam(), 1);
-  }
-  void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
-};
+class ElementwiseUnary : public tidalrt_test::IsaParamTest {};
 
 double sigmoidRef(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
@@ -65,15 +59,6 @@ void expectClose(float got, double ref, double rel, const std::string &what) {
     return;
   }
   EXPECT_NEAR(got, ref, rel * std::fabs(ref) + 1e-38) << what;
-}
-
-std::vector<float> randomFloats(int64_t n, float lo, float hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v((size_t)n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
 }
 
 TEST_P(ElementwiseUnary, Float32MatchesReference) {

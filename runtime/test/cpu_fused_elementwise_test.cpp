@@ -18,26 +18,11 @@
 #include <vector>
 
 using tidalrt_test::KernelCall;
+using tidalrt_test::randomFloats;
 
 namespace {
 
-class FusedElementwise : public ::testing::TestWithParam<const char *> {
-protected:
-  void SetUp() override {
-    TIDALRT_SKIP_UNLESS_ISA(GetParam());
-    setenv("TIDAL_CPU_ISA", GetParam(), 1);
-  }
-  void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
-};
-
-std::vector<float> randomFloats(int64_t n, float lo, float hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v((size_t)n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
+class FusedElementwise : public tidalrt_test::IsaParamTest {};
 
 int64_t bitsOf(float f) {
   uint32_t b;

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <functional>
 #include <initializer_list>
+#include <random>
+#include <vector>
 
 // The parameter list of ISA-parameterized suites.
 #define TIDALRT_TEST_ISAS ::testing::Values("scalar", "avx2", "avx512")
@@ -27,6 +29,28 @@
   } while (0)
 
 namespace tidalrt_test {
+
+// A suite parameterized by TIDALRT_TEST_ISAS: each test runs with
+// TIDAL_CPU_ISA set to its ISA (skipped where the CPU lacks it).
+class IsaParamTest : public ::testing::TestWithParam<const char *> {
+protected:
+  void SetUp() override {
+    TIDALRT_SKIP_UNLESS_ISA(GetParam());
+    setenv("TIDAL_CPU_ISA", GetParam(), 1);
+  }
+  void TearDown() override { unsetenv("TIDAL_CPU_ISA"); }
+};
+
+// n floats uniform in [lo, hi), from `seed`.
+inline std::vector<float> randomFloats(int64_t n, float lo, float hi,
+                                       uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v((size_t)n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
 
 // Runs `body` with TIDAL_CPU_ISA set to each ISA the CPU has, scalar first;
 // unsets the variable afterwards.
