@@ -39,6 +39,7 @@ struct Step {
 
 struct Program {
   int numInputs = 0, numSteps = 0, numOutputs = 0, numSlots = 0;
+  int64_t n = 0; // elements of each result
   Step steps[TIDALRT_FUSED_MAX_STEPS];
   int outputs[TIDALRT_FUSED_MAX_OUTPUTS]; // registers
 };
@@ -234,9 +235,17 @@ extern "C" tidalrt_status_t tidalrt_k_fused_elementwise(tidalrt_context_t *ctx,
                                                         const int64_t *desc,
                                                         void *const *buffers) {
   return runKernel(ctx, desc, buffers, "fused_elementwise", [](OpCall &op) {
-    Program p;
-    int64_t n = 0;
-    decode(op, p, n);
+    // Decoded and checked once, while the context prepares; a context that
+    // was never prepared decodes every call.
+    Program local;
+    const Program *prepared = getState<Program>(op.context, op.index);
+    if (!prepared) {
+      decode(op, local, local.n);
+      if (preparing(op.context))
+        setOwnedState(op.context, op.index, new Program(local));
+    }
+    const Program &p = prepared ? *prepared : local;
+    const int64_t n = p.n;
     if (preparing(op.context) || n == 0)
       return ok();
     const simd::Isa isa = simd::activeIsa();
