@@ -1,6 +1,7 @@
 // Channel-blocked tensors (tidalrt.h, "Tensor layouts"): convolutions,
 // batch normalization and element-wise kernels give on blocked tensors what
 // they give on dense ones, and kernels that cannot take them refuse them.
+#include "blocked_test_util.h"
 #include "kernel_test_util.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <random>
 
 using tidalrt_test::KernelCall;
+using tidalrt_test::toBlocked;
+using tidalrt_test::toDense;
 
 namespace {
 
@@ -28,36 +31,6 @@ size_t count(const std::vector<int64_t> &d) {
   for (int64_t v : d)
     n *= (size_t)v;
   return n;
-}
-
-// Dense [N, C, S...] <-> [N][C / B][S][B] with B = tidalrt_channel_block().
-template <bool ToBlocked>
-std::vector<float> relayout(const std::vector<float> &x,
-                            const std::vector<int64_t> &d) {
-  int64_t b = tidalrt_channel_block(), n = d[0], c = d[1];
-  int64_t s = (int64_t)count(d) / (n * c);
-  std::vector<float> y(x.size());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < s; ++p) {
-        int64_t blocked = ((i * (c / b) + ch / b) * s + p) * b + ch % b;
-        int64_t dense = (i * c + ch) * s + p;
-        if (ToBlocked)
-          y[blocked] = x[dense];
-        else
-          y[dense] = x[blocked];
-      }
-  return y;
-}
-
-std::vector<float> toBlocked(const std::vector<float> &x,
-                             const std::vector<int64_t> &d) {
-  return relayout<true>(x, d);
-}
-
-std::vector<float> toDense(const std::vector<float> &y,
-                           const std::vector<int64_t> &d) {
-  return relayout<false>(y, d);
 }
 
 void expectNear(const std::vector<float> &got, const std::vector<float> &want,

@@ -72,7 +72,7 @@ struct Window {
 // input-shaped (input or grad_input), `yi` output-shaped (output or grad).
 Window poolWindow(const OpCall &op, Pool kind, int xi, int yi);
 
-// The batch-norm ops (dnnl_batch_norm.cpp).
+// The batch-norm ops (batch_norm.cpp).
 enum class BatchNorm { Inference, Training, Backward };
 
 // The tensor and attribute counts of a batch-norm call and its float32

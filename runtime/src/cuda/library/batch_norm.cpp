@@ -1,5 +1,5 @@
 // batch_norm.cpp - batch normalization forward and backward on cuDNN (the
-// CUDA twins of runtime/src/cpu/dnnl_batch_norm.cpp).
+// CUDA twins of runtime/src/cpu/batch_norm.cpp).
 //
 // float32 `[N, C, spatial...]` inputs of any rank >= 2, statistics per
 // channel, as cuDNN's spatial mode over `[N, C, S, 1]`. The per-channel

@@ -1,13 +1,21 @@
-// Tests of the batch normalization kernels against a naive double-precision
-// reference that follows lib/Evaluator/NormOps.cpp.
+// Tests of the batch normalization kernels (batch_norm.cpp) against a naive
+// double-precision reference that follows lib/Evaluator/NormOps.cpp, and of
+// their numerics: double-precision statistics, the same bits at any thread
+// count and on every ISA.
+#include "blocked_test_util.h"
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
+#include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using tidalrt_test::KernelCall;
+using tidalrt_test::toBlocked;
 
 namespace {
 
@@ -77,9 +85,12 @@ Stats batchStats(const std::vector<float> &x,
   return st;
 }
 
+// Short runs (spatial sizes under batch_norm.cpp's kShortRun) and long ones,
+// {3, 2, 70, 90} with more elements per channel than one partial sum
+// (kPiece) and a ragged tail.
 const std::vector<std::vector<int64_t>> kShapes = {
-    {2, 3, 4, 5},       {6, 3},       {2, 3, 5}, {2, 3, 2, 2, 3},
-    {2, 3, 2, 2, 2, 2}, {8, 16, 8, 8}};
+    {2, 3, 4, 5},       {6, 3},        {2, 3, 5},      {2, 3, 2, 2, 3},
+    {2, 3, 2, 2, 2, 2}, {8, 16, 8, 8}, {4, 5, 20, 21}, {3, 2, 70, 90}};
 
 void checkInference(const std::vector<int64_t> &shape, double eps,
                     uint32_t seed, bool relu = false) {
@@ -202,7 +213,7 @@ void checkBackward(const std::vector<int64_t> &shape, double eps,
 
 } // namespace
 
-TEST(DnnlBatchNorm, Inference) {
+TEST(BatchNorm, Inference) {
   uint32_t seed = 1;
   for (const auto &shape : kShapes) {
     SCOPED_TRACE(::testing::PrintToString(shape));
@@ -212,7 +223,7 @@ TEST(DnnlBatchNorm, Inference) {
 }
 
 // relu = true (tidal-fuse-epilogues): max(y, 0) in the normalization.
-TEST(DnnlBatchNorm, InferenceFusedRelu) {
+TEST(BatchNorm, InferenceFusedRelu) {
   uint32_t seed = 3;
   for (const auto &shape : kShapes) {
     SCOPED_TRACE(::testing::PrintToString(shape));
@@ -220,7 +231,7 @@ TEST(DnnlBatchNorm, InferenceFusedRelu) {
   }
 }
 
-TEST(DnnlBatchNorm, Training) {
+TEST(BatchNorm, Training) {
   uint32_t seed = 100;
   for (const auto &shape : kShapes) {
     SCOPED_TRACE(::testing::PrintToString(shape));
@@ -229,16 +240,16 @@ TEST(DnnlBatchNorm, Training) {
   }
 }
 
-TEST(DnnlBatchNorm, TrainingOneElementPerChannel) {
+TEST(BatchNorm, TrainingOneElementPerChannel) {
   // M = 1: the running variance takes the (zero) biased variance.
   checkTraining({1, 4}, 1e-5, 0.9, 200);
 }
 
-TEST(DnnlBatchNorm, TrainingWithoutPreparation) {
+TEST(BatchNorm, TrainingWithoutPreparation) {
   checkTraining({4, 3, 3, 3}, 1e-5, 0.9, 210, /*prepare=*/false);
 }
 
-TEST(DnnlBatchNorm, TrainingEmptyBatch) {
+TEST(BatchNorm, TrainingEmptyBatch) {
   std::vector<float> x(1), scale = {1, 2}, bias = {0, 0}, rm = {1.0f, -2.0f},
                            rv = {3.0f, 4.0f}, y(1), nm(2, NAN), nv(2, NAN),
                            bm(2, NAN), bv(2, NAN);
@@ -263,7 +274,7 @@ TEST(DnnlBatchNorm, TrainingEmptyBatch) {
   EXPECT_EQ(bv, (std::vector<float>{0.0f, 0.0f}));
 }
 
-TEST(DnnlBatchNorm, Backward) {
+TEST(BatchNorm, Backward) {
   uint32_t seed = 300;
   for (const auto &shape : kShapes) {
     SCOPED_TRACE(::testing::PrintToString(shape));
@@ -272,7 +283,7 @@ TEST(DnnlBatchNorm, Backward) {
   }
 }
 
-TEST(DnnlBatchNorm, Errors) {
+TEST(BatchNorm, Errors) {
   std::vector<double> x(24), p(3);
   KernelCall f64;
   f64.tensor(TIDALRT_ELEMENT_TYPE_F64, {2, 3, 4}, x.data());
@@ -294,4 +305,161 @@ TEST(DnnlBatchNorm, Errors) {
   EXPECT_EQ(wrong.run(tidalrt_k_batch_norm_inference),
             "INVALID_ARGUMENT: batch_norm_inference (op 0): per-channel tensor "
             "3 has 4 elements, expected 3");
+}
+
+namespace {
+
+// Everything a training step and its backward write, for bitwise checks.
+struct StepResults {
+  std::vector<float> y, newMean, newVar, mean, var, dx, dScale, dBias;
+  bool operator==(const StepResults &o) const {
+    auto same = [](const std::vector<float> &a, const std::vector<float> &b) {
+      return a.size() == b.size() &&
+             std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
+    return same(y, o.y) && same(newMean, o.newMean) && same(newVar, o.newVar) &&
+           same(mean, o.mean) && same(var, o.var) && same(dx, o.dx) &&
+           same(dScale, o.dScale) && same(dBias, o.dBias);
+  }
+};
+
+// Training forward then backward on `x` and `dy` (dense, or channel-blocked
+// as given: the data is used as laid out).
+StepResults step(const std::vector<int64_t> &shape, bool blocked,
+                 std::vector<float> &x, std::vector<float> &dy) {
+  int64_t c = shape[1];
+  std::vector<float> scale = randomData(c, 7, 0.5f, 1.5f),
+                     bias = randomData(c, 8), rm(c, 0.0f), rv(c, 1.0f);
+  StepResults r;
+  r.y.assign(x.size(), NAN);
+  r.newMean.assign(c, NAN);
+  r.newVar.assign(c, NAN);
+  r.mean.assign(c, NAN);
+  r.var.assign(c, NAN);
+  auto data = [&](KernelCall &call, float *p) -> KernelCall & {
+    return blocked ? call.blocked(shape, p) : call.f32(shape, p);
+  };
+  KernelCall f;
+  data(f, x.data())
+      .f32({c}, scale.data())
+      .f32({c}, bias.data())
+      .f32({c}, rm.data())
+      .f32({c}, rv.data());
+  data(f, r.y.data())
+      .f32({c}, r.newMean.data())
+      .f32({c}, r.newVar.data())
+      .f32({c}, r.mean.data())
+      .f32({c}, r.var.data())
+      .attrFloat(1e-5)
+      .attrFloat(0.9)
+      .attrInt(0);
+  EXPECT_EQ(f.run(tidalrt_k_batch_norm_training), "");
+  r.dx.assign(x.size(), NAN);
+  r.dScale.assign(c, NAN);
+  r.dBias.assign(c, NAN);
+  KernelCall b;
+  data(b, dy.data());
+  data(b, x.data())
+      .f32({c}, scale.data())
+      .f32({c}, r.mean.data())
+      .f32({c}, r.var.data());
+  data(b, r.dx.data())
+      .f32({c}, r.dScale.data())
+      .f32({c}, r.dBias.data())
+      .attrFloat(1e-5);
+  EXPECT_EQ(b.run(tidalrt_k_batch_norm_backward), "");
+  return r;
+}
+
+// Large enough to run in parallel (over TIDALRT_DEFAULT_PARALLEL_GRAIN
+// elements): long runs with several partial sums per channel, and short
+// runs. C is a multiple of 16 so that either layout takes them.
+const std::vector<std::vector<int64_t>> kParallelShapes = {{8, 32, 40, 30},
+                                                           {64, 256, 2, 2}};
+
+} // namespace
+
+// The per-channel sums are split by the shape alone, so the thread count
+// changes no bit (SPEC section 5: same target, same thread count is the
+// contract; tidal keeps bits across thread counts too).
+TEST(BatchNorm, ThreadCountDoesNotChangeBits) {
+  int threads = omp_get_max_threads();
+  for (const auto &shape : kParallelShapes)
+    for (bool blocked : {false, true}) {
+      SCOPED_TRACE(::testing::PrintToString(shape) +
+                   (blocked ? " blocked" : " dense"));
+      std::vector<float> x = channelData(shape, 11),
+                         dy = randomData(product(shape), 12);
+      omp_set_num_threads(1);
+      StepResults one = step(shape, blocked, x, dy);
+      omp_set_num_threads(std::max(3, threads));
+      StepResults many = step(shape, blocked, x, dy);
+      omp_set_num_threads(threads);
+      EXPECT_TRUE(one == many);
+    }
+}
+
+// The AVX2 loops add in the scalar loops' order and round alike.
+TEST(BatchNorm, EveryIsaGivesTheSameBits) {
+  for (const auto &shape : kParallelShapes)
+    for (bool blocked : {false, true}) {
+      SCOPED_TRACE(::testing::PrintToString(shape) +
+                   (blocked ? " blocked" : " dense"));
+      std::vector<float> x = channelData(shape, 21),
+                         dy = randomData(product(shape), 22);
+      std::vector<StepResults> results;
+      tidalrt_test::forEachIsa(
+          [&] { results.push_back(step(shape, blocked, x, dy)); });
+      for (size_t i = 1; i < results.size(); ++i)
+        EXPECT_TRUE(results[i] == results[0]) << "ISA " << i << " vs scalar";
+    }
+}
+
+// Statistics in double: a channel far from zero with a small spread keeps
+// its variance (float sums of x and x^2 would lose it), and gradient sums
+// that cancel to nearly zero (the bias gradient of a normalized layer) come
+// out as the exact sum rounded once.
+TEST(BatchNorm, StatisticsAndGradientSumsInDouble) {
+  const std::vector<int64_t> shape = {16, 16, 32, 32};
+  int64_t c = shape[1], s = product(shape, 2), m = shape[0] * s;
+  std::vector<float> x = randomData(product(shape), 31);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = 1000.0f + 0.01f * x[i] * (float)(1 + ((int64_t)i / s) % c);
+  // dy: per channel, values of size 1 whose sum nearly cancels.
+  std::vector<float> dy = randomData(product(shape), 32);
+  std::vector<double> sum(c, 0.0), abs(c, 0.0);
+  for (size_t i = 0; i < dy.size(); ++i)
+    sum[((int64_t)i / s) % c] += dy[i];
+  for (size_t i = 0; i < dy.size(); ++i) {
+    int64_t ch = ((int64_t)i / s) % c;
+    dy[i] -= (float)(sum[ch] / m);
+  }
+  Stats st = batchStats(x, shape);
+  std::vector<double> refBias(c, 0.0);
+  for (size_t i = 0; i < dy.size(); ++i) {
+    int64_t ch = ((int64_t)i / s) % c;
+    refBias[ch] += dy[i];
+    abs[ch] += std::fabs(dy[i]);
+  }
+  for (bool blocked : {false, true}) {
+    SCOPED_TRACE(blocked ? "blocked" : "dense");
+    if (blocked && c % tidalrt_channel_block())
+      continue;
+    std::vector<float> xs = x, dys = dy;
+    if (blocked) {
+      xs = toBlocked(x, shape);
+      dys = toBlocked(dy, shape);
+    }
+    StepResults r = step(shape, blocked, xs, dys);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      EXPECT_NEAR(r.mean[ch], st.mean[ch], 1000.0 * FLT_EPSILON) << ch;
+      EXPECT_NEAR(r.var[ch], st.var[ch], 1e-6 * st.var[ch]) << ch;
+      // The exact sum is ~1e-5 of the terms' magnitudes; a float sum
+      // would be off by more than that.
+      EXPECT_LT(std::fabs(refBias[ch]), 1e-4 * abs[ch]) << ch;
+      EXPECT_NEAR(r.dBias[ch], refBias[ch],
+                  2 * FLT_EPSILON * std::fabs(refBias[ch]) + 1e-12 * abs[ch])
+          << ch;
+    }
+  }
 }
