@@ -173,8 +173,9 @@ int run_forward(const session &s) {
         memory.read(*loss_slot, 0, &value, sizeof(value));
         loss = value;
       }
+      // From the trace's own clock at both ends, as the training step's.
       trace.complete("batch " + std::to_string(b + 1), "step", trace_start,
-                     ms * 1000);
+                     trace.now_us() - trace_start);
       const device_figures &figures = runner.step_device_figures();
       log.write(b + 1, loss, ms, host_bytes, figures.peak_bytes,
                 figures.bytes_to_host, figures.bytes_to_device,

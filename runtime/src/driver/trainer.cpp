@@ -383,8 +383,12 @@ int run_training(const session &s) {
       float loss;
       memory.read(loss_slot, 0, &loss, sizeof(loss));
       double ms = ms_since(start);
+      // The span from the trace's own clock, read at both ends: it starts
+      // before the host_bytes counter and ends after the step, so every
+      // event of the step (its all-reduces) lies inside it.
       trace.complete("step " + std::to_string(step + 1), "step", trace_start,
-                     ms * 1000, "\"loss\": " + json_number(loss));
+                     trace.now_us() - trace_start,
+                     "\"loss\": " + json_number(loss));
       if (trace_comm)
         trace_collectives();
       step_ms_sum += ms;
