@@ -1,9 +1,10 @@
 //===- ActivationRules.cpp - gradients of the activation family -----------===//
 //
 // The vector-Jacobian products of the activation family (a backward op that
-// takes the forward input) and of the element-wise math ops (built from
-// forward ops: abs, reciprocal, sin, cos), as PyTorch's autograd defines
-// them. Sign, floor, ceil and round have a zero gradient: nothing flows back.
+// takes the forward input; clip's takes its output) and of the element-wise
+// math ops (built from forward ops: abs, reciprocal, sin, cos), as PyTorch's
+// autograd defines them. Sign, floor, ceil and round have a zero gradient:
+// nothing flows back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,8 +30,12 @@ Value tidal::buildActivationGradient(OpBuilder &b, Operation *op, Value g) {
     return b.create<MulOp>(loc, l, r);
   };
   return TypeSwitch<Operation *, Value>(op)
+      // The output, not the input: min < y < max exactly where min < x <
+      // max (y = x there, a bound or NaN elsewhere), so the mask is the
+      // same, and the input (a batch norm's output under ReLU6) need not
+      // live until backward. PyTorch's in-place ReLU6 saves the output too.
       .Case([&](ClipOp o) {
-        return b.create<ClipBackwardOp>(loc, g, x, o.getMinAttr(),
+        return b.create<ClipBackwardOp>(loc, g, y, o.getMinAttr(),
                                         o.getMaxAttr());
       })
       .Case([&](HardSigmoidOp o) {

@@ -9,7 +9,8 @@
 // CHECK: %[[S:.*]] = tidal.hard_sigmoid %[[H]] {alpha = 0.166666672 : f32}
 // CHECK: %[[DH:.*]] = tidal.hard_sigmoid_backward %{{.*}}, %[[H]] {alpha = 0.166666672 : f32}
 // CHECK: %[[DC:.*]] = tidal.hard_swish_backward %[[DH]], %[[C]]
-// CHECK: %[[DX:.*]] = tidal.clip_backward %[[DC]], %arg0 {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32}
+// Clip's backward reads its output (the same mask), not its input.
+// CHECK: %[[DX:.*]] = tidal.clip_backward %[[DC]], %[[C]] {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32}
 // CHECK: return %{{.*}}, %[[DX]]
 func.func @main(%x: tensor<2x8xf32> {tidal.name = "x", tidal.role = #tidal<role param>})
     -> (tensor<f32> {tidal.name = "loss"}) {

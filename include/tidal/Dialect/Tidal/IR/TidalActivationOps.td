@@ -90,7 +90,11 @@ def Tidal_RoundOp : Tidal_UnaryOp<"round"> {
 //===----------------------------------------------------------------------===//
 
 def Tidal_ClipBackwardOp : Tidal_ElementwiseGradOp<"clip_backward"> {
-  let summary = "grad where min < x < max, else 0";
+  let summary = "grad where min < saved < max, else 0";
+  let description = [{
+    `saved` is the clip's output (autodiff) or its input: `min < y < max`
+    exactly where `min < x < max`, so either gives the same mask.
+  }];
   let arguments = (ins Tidal_FloatTensor:$grad, Tidal_FloatTensor:$saved,
                        F32Attr:$min, F32Attr:$max);
 }
