@@ -292,8 +292,18 @@ TEST(DeviceSimTest, DevicesBehindOneSwitchShareIt) {
     return seconds_since(start);
   };
   const double one = (double)bytes / 1e9;
-  double alone = run_pair(false), shared = run_pair(true);
-  double duplex = run_pair(true, true);
+  // The overlap checks are upper bounds on wall time: the best of three
+  // tries, so that a loaded machine (a build beside the tests) that
+  // deschedules a copy thread once does not fail them. The switch's lower
+  // bound holds on every try.
+  auto best_of_three = [&](bool shared, bool opposite) {
+    double best = run_pair(shared, opposite);
+    for (int i = 0; i < 2 && best >= 1.8 * one; ++i)
+      best = std::min(best, run_pair(shared, opposite));
+    return best;
+  };
+  double alone = best_of_three(false, false), shared = run_pair(true);
+  double duplex = best_of_three(true, true);
   EXPECT_GE(shared, 2 * one - 1e-6);
   if (!kSanitized) {
     EXPECT_LT(alone, 1.8 * one) << "without a switch the copies overlap";
