@@ -81,6 +81,8 @@ std::pair<double, double> timeTidal(const Shape &s, bool blocked, Data &d,
       .f32(perC, d.nv.data())
       .f32(perC, d.mean.data())
       .f32(perC, d.var.data())
+      .attrAbsent()
+      .attrAbsent()
       .attrFloat(1e-5)
       .attrFloat(0.9)
       .attrInt(0);

@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -32,6 +33,18 @@ static FailureOr<ChannelLayout> channelLayout(Operation *op, const Tensor &x,
   return l;
 }
 
+/// The fused epilogue of a batch normalization's output `y`: relu, or
+/// tidal.clip's formula with clip_min/clip_max, or none.
+template <typename NormOp> static double epilogue(NormOp op, double y) {
+  if (op.getRelu())
+    return y > 0.0 ? y : 0.0;
+  if (std::optional<APFloat> lo = op.getClipMin()) {
+    double hi = op.getClipMax()->convertToDouble();
+    return std::isnan(y) ? y : std::min(std::max(y, lo->convertToDouble()), hi);
+  }
+  return y;
+}
+
 static LogicalResult evalBatchNormInference(BatchNormInferenceOp op,
                                             EvalState &st, Tensor &out) {
   const Tensor &x = st.get(op.getInput()), &scale = st.get(op.getScale()),
@@ -47,7 +60,7 @@ static LogicalResult evalBatchNormInference(BatchNormInferenceOp op,
     double y = scale.data[c] * (x.data[i] - mean.data[c]) /
                    std::sqrt(var.data[c] + eps) +
                bias.data[c];
-    out.data[i] = op.getRelu() && !(y > 0.0) ? 0.0 : y;
+    out.data[i] = epilogue(op, y);
   }
   return success();
 }
@@ -89,7 +102,7 @@ static LogicalResult evalBatchNormTraining(BatchNormTrainingOp op,
     int64_t c = l->channel(i);
     double y = scale.data[c] * (x.data[i] - mean[c]) / std::sqrt(var[c] + eps) +
                bias.data[c];
-    results[0].data[i] = op.getRelu() && !(y > 0.0) ? 0.0 : y;
+    results[0].data[i] = epilogue(op, y);
   }
   // The running variance takes the unbiased batch variance, as PyTorch.
   int64_t m = l->perChannel();

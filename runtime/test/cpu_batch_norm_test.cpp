@@ -117,6 +117,8 @@ void checkInference(const std::vector<int64_t> &shape, double eps,
       .f32({c}, mean.data())
       .f32({c}, var.data())
       .f32(shape, y.data())
+      .attrAbsent()
+      .attrAbsent()
       .attrFloat(eps)
       .attrInt(relu ? 1 : 0);
   ASSERT_EQ(call.run(tidalrt_k_batch_norm_inference), "");
@@ -156,6 +158,8 @@ void checkTraining(const std::vector<int64_t> &shape, double eps,
       .f32({c}, newVar.data())
       .f32({c}, bMean.data())
       .f32({c}, bVar.data())
+      .attrAbsent()
+      .attrAbsent()
       .attrFloat(eps)
       .attrFloat(momentum)
       .attrInt(0);
@@ -264,6 +268,8 @@ TEST(BatchNorm, TrainingEmptyBatch) {
       .f32({2}, nv.data())
       .f32({2}, bm.data())
       .f32({2}, bv.data())
+      .attrAbsent()
+      .attrAbsent()
       .attrFloat(1e-5)
       .attrFloat(0.5)
       .attrInt(0);
@@ -290,6 +296,8 @@ TEST(BatchNorm, Errors) {
   for (int i = 0; i < 4; ++i)
     f64.tensor(TIDALRT_ELEMENT_TYPE_F64, {3}, p.data());
   f64.tensor(TIDALRT_ELEMENT_TYPE_F64, {2, 3, 4}, x.data())
+      .attrAbsent()
+      .attrAbsent()
       .attrFloat(1e-5)
       .attrInt(0);
   EXPECT_EQ(f64.run(tidalrt_k_batch_norm_inference),
@@ -301,7 +309,11 @@ TEST(BatchNorm, Errors) {
   wrong.f32({2, 3, 4}, xf.data());
   for (int i = 0; i < 4; ++i)
     wrong.f32({i == 2 ? 4 : 3}, pf.data());
-  wrong.f32({2, 3, 4}, yf.data()).attrFloat(1e-5).attrInt(0);
+  wrong.f32({2, 3, 4}, yf.data())
+      .attrAbsent()
+      .attrAbsent()
+      .attrFloat(1e-5)
+      .attrInt(0);
   EXPECT_EQ(wrong.run(tidalrt_k_batch_norm_inference),
             "INVALID_ARGUMENT: batch_norm_inference (op 0): per-channel tensor "
             "3 has 4 elements, expected 3");
@@ -350,6 +362,8 @@ StepResults step(const std::vector<int64_t> &shape, bool blocked,
       .f32({c}, r.newVar.data())
       .f32({c}, r.mean.data())
       .f32({c}, r.var.data())
+      .attrAbsent()
+      .attrAbsent()
       .attrFloat(1e-5)
       .attrFloat(0.9)
       .attrInt(0);

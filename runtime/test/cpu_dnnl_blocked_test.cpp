@@ -105,8 +105,10 @@ TEST(ChannelBlocked, BatchNormTrainingAndBackward) {
   struct Out {
     std::vector<float> y, nm, nv, mean, var;
   };
+  // clip: a fused clip (ReLU6's form) to [kClipMin, kClipMax].
+  const float kClipMin = -0.5f, kClipMax = 0.25f;
   auto training = [&](bool inBlocked, bool outBlocked, Out &o,
-                      bool relu = false) {
+                      bool relu = false, bool clip = false) {
     o = Out{std::vector<float>(count(shape)), std::vector<float>(c),
             std::vector<float>(c), std::vector<float>(c),
             std::vector<float>(c)};
@@ -126,10 +128,12 @@ TEST(ChannelBlocked, BatchNormTrainingAndBackward) {
     call.f32({c}, o.nm.data())
         .f32({c}, o.nv.data())
         .f32({c}, o.mean.data())
-        .f32({c}, o.var.data())
-        .attrFloat(1e-5)
-        .attrFloat(0.9)
-        .attrInt(relu ? 1 : 0);
+        .f32({c}, o.var.data());
+    if (clip)
+      call.attrFloat(kClipMax).attrFloat(kClipMin);
+    else
+      call.attrAbsent().attrAbsent();
+    call.attrFloat(1e-5).attrFloat(0.9).attrInt(relu ? 1 : 0);
     return call.run(tidalrt_k_batch_norm_training);
   };
   Out dense, blocked, mixed;
@@ -142,9 +146,9 @@ TEST(ChannelBlocked, BatchNormTrainingAndBackward) {
   expectNear(blocked.var, dense.var, "batch_var");
   expectNear(blocked.nv, dense.nv, "new_running_var");
 
-  // A fused ReLU (tidal-fuse-epilogues, oneDNN's fuse_norm_relu): the
-  // unfused output through the relu kernel's formula, bit for bit, in both
-  // layouts, with the same statistics.
+  // A fused ReLU (tidal-fuse-epilogues): the unfused output through the
+  // relu kernel's formula, bit for bit, in both layouts, with the same
+  // statistics.
   auto relu = [](std::vector<float> v) {
     for (float &x : v)
       x = x > 0.0f ? x : 0.0f;
@@ -167,6 +171,55 @@ TEST(ChannelBlocked, BatchNormTrainingAndBackward) {
   sameBits(fusedDense.mean, dense.mean, "fused batch_mean");
   sameBits(fusedDense.nv, dense.nv, "fused new_running_var");
   sameBits(fusedBlocked.var, blocked.var, "fused batch_var (blocked)");
+
+  // A fused clip (ReLU6): the unfused output through the clip kernel
+  // itself, bit for bit, in both layouts.
+  auto clipped = [&](std::vector<float> v) {
+    std::vector<float> out(v.size());
+    KernelCall call;
+    call.f32({(int64_t)v.size()}, v.data())
+        .f32({(int64_t)v.size()}, out.data())
+        .attrFloat(kClipMax)
+        .attrFloat(kClipMin);
+    EXPECT_EQ(call.run(tidalrt_k_clip), "");
+    return out;
+  };
+  Out clipDense, clipBlocked;
+  ASSERT_EQ(training(false, false, clipDense, false, true), "");
+  ASSERT_EQ(training(true, true, clipBlocked, false, true), "");
+  sameBits(clipDense.y, clipped(dense.y), "fused clip output (dense)");
+  sameBits(toDense(clipBlocked.y, shape), clipped(toDense(blocked.y, shape)),
+           "fused clip output (blocked)");
+  sameBits(clipBlocked.var, blocked.var, "fused clip batch_var (blocked)");
+  EXPECT_NE(clipped(dense.y), dense.y) << "the bounds cut nothing";
+  // clip_min without clip_max is malformed (the verifier's rule).
+  {
+    Out half;
+    KernelCall call;
+    call.f32(shape, x.data())
+        .f32({c}, scale.data())
+        .f32({c}, bias.data())
+        .f32({c}, rm.data())
+        .f32({c}, rv.data());
+    half.y.resize(count(shape));
+    half.nm.resize(c);
+    half.nv.resize(c);
+    half.mean.resize(c);
+    half.var.resize(c);
+    call.f32(shape, half.y.data())
+        .f32({c}, half.nm.data())
+        .f32({c}, half.nv.data())
+        .f32({c}, half.mean.data())
+        .f32({c}, half.var.data())
+        .attrAbsent()
+        .attrFloat(kClipMin)
+        .attrFloat(1e-5)
+        .attrFloat(0.9)
+        .attrInt(0);
+    EXPECT_EQ(call.run(tidalrt_k_batch_norm_training),
+              "INTERNAL: batch_norm_training (op 0): clip_min and clip_max "
+              "come together");
+  }
 
   auto backward = [&](bool blockedData, std::vector<float> &dx,
                       std::vector<float> &ds, std::vector<float> &db) {

@@ -52,7 +52,7 @@ struct Tensor {
 };
 
 struct Attr {
-  enum Kind { Int, Float, Ints } kind;
+  enum Kind { Int, Float, Ints, Absent } kind;
   int64_t i = 0;
   double f = 0.0;
   Shape ints;
@@ -121,6 +121,10 @@ public:
     attrs.push_back({Attr::Ints, 0, 0.0, v});
     return *this;
   }
+  Case &attrAbsent() {
+    attrs.push_back({Attr::Absent, 0, 0.0, {}});
+    return *this;
+  }
 
   // A call over this case's buffers (valid while the case lives).
   KernelCall call() {
@@ -137,8 +141,10 @@ public:
         c.attrInt(a.i);
       else if (a.kind == Attr::Float)
         c.attrFloat(a.f);
-      else
+      else if (a.kind == Attr::Ints)
         c.attrInts(a.ints);
+      else
+        c.attrAbsent();
     }
     return c;
   }

@@ -24,6 +24,8 @@ Case batchNormInference(const Shape &x, uint32_t seed) {
       .random(c, seed + 3)
       .random(c, seed + 4, 0.5f, 2.0f)
       .out(x)
+      .attrAbsent()
+      .attrAbsent()
       .attrFloat(1e-5)
       .attrInt(0);
   return k;
@@ -42,6 +44,8 @@ Case batchNormTraining(const Shape &x, uint32_t seed, double momentum) {
       .out(c)
       .out(c)
       .out(c)
+      .attrAbsent()
+      .attrAbsent()
       .attrFloat(1e-5)
       .attrFloat(momentum)
       .attrInt(0);

@@ -68,3 +68,20 @@ func.func @batch_norm_relu() -> (tensor<2x1xf64>, tensor<1xf64>, tensor<2x1xf64>
   %1 = tidal.batch_norm_inference %x, %one, %zero, %two, %four {epsilon = 0.0 : f32, relu = true} : (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>) -> tensor<2x1xf64>
   return %0#0, %0#1, %1 : tensor<2x1xf64>, tensor<1xf64>, tensor<2x1xf64>
 }
+
+// clip_min/clip_max (tidal-fuse-epilogues on ReLU6): tidal.clip's formula
+// on y = [-1, 1] (training) and [-0.5, 0.5] (inference), bounds [-0.75, 0.25].
+// RUN: tidal-eval %s --function batch_norm_clip --print | FileCheck %s --check-prefix=CLIP
+// CLIP: result 0: tensor<2x1xf64> = [-0.75, 0.25]
+// CLIP: result 1: tensor<1xf64> = [1]
+// CLIP: result 2: tensor<2x1xf64> = [-0.5, 0.25]
+func.func @batch_norm_clip() -> (tensor<2x1xf64>, tensor<1xf64>, tensor<2x1xf64>) {
+  %x = tidal.constant dense<[[1.0], [3.0]]> : tensor<2x1xf64>
+  %one = tidal.constant dense<1.0> : tensor<1xf64>
+  %zero = tidal.constant dense<0.0> : tensor<1xf64>
+  %two = tidal.constant dense<2.0> : tensor<1xf64>
+  %four = tidal.constant dense<4.0> : tensor<1xf64>
+  %0:5 = tidal.batch_norm_training %x, %one, %zero, %zero, %one {epsilon = 0.0 : f32, momentum = 0.5 : f32, clip_min = -0.75 : f32, clip_max = 0.25 : f32} : (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>) -> (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>)
+  %1 = tidal.batch_norm_inference %x, %one, %zero, %two, %four {epsilon = 0.0 : f32, clip_min = -0.75 : f32, clip_max = 0.25 : f32} : (tensor<2x1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>, tensor<1xf64>) -> tensor<2x1xf64>
+  return %0#0, %0#1, %1 : tensor<2x1xf64>, tensor<1xf64>, tensor<2x1xf64>
+}

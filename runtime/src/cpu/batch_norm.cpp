@@ -14,7 +14,9 @@
 // conditioned even for a channel far from zero). The element-wise parts
 // run in float32 with per-channel coefficients computed in double:
 //   forward   y  = x * alpha + beta, alpha = scale / sqrt(var + eps),
-//             beta = bias - mean * alpha (max(y, 0) with the relu attribute)
+//             beta = bias - mean * alpha; then max(y, 0) with the relu
+//             attribute or min(max(y, clip_min), clip_max) with the clip
+//             ones (the relu and clip kernels' formulas, bit for bit)
 //   backward  dx = (dy - sum(dy) / m - (x - mean) * k) * w, with
 //             k = sum((x - mean) * dy) / (var + eps) / m and
 //             w = scale / sqrt(var + eps), as PyTorch writes it;
@@ -82,9 +84,10 @@ bool takeScratch(const OpCall &op, const Runs &r, int64_t c, int converts,
   return true;
 }
 
-// y = x * alpha + beta (relu) into the output in its own layout.
-void writeAffine(const OpCall &op, const Runs &r, const float *x, int yi,
-                 const float *alpha, const float *beta, bool relu,
+// y = epilogue(x * alpha + beta) into the output in its own layout; the
+// epilogue from the call's relu or clip_min/clip_max attributes.
+void writeAffine(const OpCall &op, BatchNorm kind, const Runs &r,
+                 const float *x, int yi, const float *alpha, const float *beta,
                  float *convert) {
   const TensorRef &yt = op[yi];
   bool sameLayout = yt.blocked() == (r.block > 1);
@@ -92,7 +95,18 @@ void writeAffine(const OpCall &op, const Runs &r, const float *x, int yi,
   Coefficients c;
   c.alpha = alpha;
   c.beta = beta;
-  bn::affine(r, x, y, c, relu);
+  BatchNormAttrs at = batchNormAttrs(kind);
+  Epilogue e = Epilogue::None;
+  if (op.getBool(at.relu)) {
+    e = Epilogue::Relu;
+  } else if (op.has(at.clipMin) || op.has(at.clipMax)) {
+    if (!op.has(at.clipMin) || !op.has(at.clipMax))
+      fail(TIDALRT_INTERNAL, "clip_min and clip_max come together");
+    e = Epilogue::Clip;
+    c.lo = (float)op.getFloat(at.clipMin);
+    c.hi = (float)op.getFloat(at.clipMax);
+  }
+  bn::affine(r, x, y, c, e);
   if (!sameLayout) {
     if (yt.blocked())
       denseToBlocked(yt, y, yt.f32());
@@ -153,18 +167,20 @@ void checkCall(const OpCall &op, std::initializer_list<const char *> names,
 void tidalrt::dnnlutil::checkBatchNormCall(const OpCall &op, BatchNorm kind) {
   switch (kind) {
   case BatchNorm::Inference:
-    // input, scale, bias, mean, var -> output; epsilon, relu.
-    checkCall(op, {"input", "scale", "bias", "mean", "var", "output"}, 2);
+    // input, scale, bias, mean, var -> output; clip_max, clip_min,
+    // epsilon, relu.
+    checkCall(op, {"input", "scale", "bias", "mean", "var", "output"},
+              batchNormAttrs(kind).count);
     return;
   case BatchNorm::Training:
     // input, scale, bias, running_mean, running_var -> output,
     // new_running_mean, new_running_var, batch_mean, batch_var;
-    // epsilon, momentum, relu.
+    // clip_max, clip_min, epsilon, momentum, relu.
     checkCall(op,
               {"input", "scale", "bias", "running_mean", "running_var",
                "output", "new_running_mean", "new_running_var", "batch_mean",
                "batch_var"},
-              3);
+              batchNormAttrs(kind).count);
     return;
   case BatchNorm::Backward:
     // grad, input, scale, batch_mean, batch_var -> grad_input,
@@ -172,7 +188,7 @@ void tidalrt::dnnlutil::checkBatchNormCall(const OpCall &op, BatchNorm kind) {
     checkCall(op,
               {"grad", "input", "scale", "batch_mean", "batch_var",
                "grad_input", "grad_scale", "grad_bias"},
-              1);
+              batchNormAttrs(kind).count);
     return;
   }
 }
@@ -194,7 +210,8 @@ extern "C" tidalrt_status_t
 tidalrt_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
                                void *const *buffers) {
   return runKernel(ctx, desc, buffers, "batch_norm_inference", [&](OpCall &op) {
-    // input, scale, bias, mean, var -> output; epsilon, relu.
+    // input, scale, bias, mean, var -> output; clip_max, clip_min,
+    // epsilon, relu.
     checkBatchNormCall(op, BatchNorm::Inference);
     Channels ch = batchNormChannels(op, BatchNorm::Inference);
     Runs r = runsOf(op[0], ch);
@@ -208,9 +225,10 @@ tidalrt_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
       s.sum2[c] = var[c];
     }
     float *alpha = s.coef, *beta = s.coef + ch.c;
-    fillAffine(op[1].f32(), op[2].f32(), s.sum1, s.sum2, op.getFloat(0), ch.c,
+    fillAffine(op[1].f32(), op[2].f32(), s.sum1, s.sum2,
+               op.getFloat(batchNormAttrs(BatchNorm::Inference).epsilon), ch.c,
                alpha, beta);
-    writeAffine(op, r, op[0].f32(), 5, alpha, beta, op.getBool(1),
+    writeAffine(op, BatchNorm::Inference, r, op[0].f32(), 5, alpha, beta,
                 s.convert[0]);
     return ok();
   });
@@ -222,7 +240,7 @@ tidalrt_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
   return runKernel(ctx, desc, buffers, "batch_norm_training", [&](OpCall &op) {
     // input, scale, bias, running_mean, running_var -> output,
     // new_running_mean, new_running_var, batch_mean, batch_var;
-    // epsilon, momentum, relu.
+    // clip_max, clip_min, epsilon, momentum, relu.
     checkBatchNormCall(op, BatchNorm::Training);
     Channels ch = batchNormChannels(op, BatchNorm::Training);
     Runs r = runsOf(op[0], ch);
@@ -242,11 +260,12 @@ tidalrt_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
       var[c] = m ? std::max(var[c] / (double)m - d * d, 0.0) : 0.0;
     }
     float *alpha = s.coef, *beta = s.coef + ch.c;
-    double eps = op.getFloat(0);
+    BatchNormAttrs at = batchNormAttrs(BatchNorm::Training);
+    double eps = op.getFloat(at.epsilon);
     fillAffine(op[1].f32(), op[2].f32(), mean, var, eps, ch.c, alpha, beta);
-    writeAffine(op, r, x, 5, alpha, beta, op.getBool(2), s.convert[0]);
+    writeAffine(op, BatchNorm::Training, r, x, 5, alpha, beta, s.convert[0]);
 
-    double momentum = op.getFloat(1);
+    double momentum = op.getFloat(at.momentum);
     double unbias = m > 1 ? (double)m / (double)(m - 1) : 1.0;
     const float *runMean = op[3].f32(), *runVar = op[4].f32();
     float *newMean = op[6].f32(), *newVar = op[7].f32();
@@ -285,7 +304,7 @@ tidalrt_k_batch_norm_backward(tidalrt_context_t *ctx, const int64_t *desc,
     float *dxConv = s.convert[convertDy ? 1 : 0];
     const float *bm = op[3].f32(), *bv = op[4].f32(), *scale = op[2].f32();
     int64_t m = ch.perChannel();
-    double eps = op.getFloat(0);
+    double eps = op.getFloat(batchNormAttrs(BatchNorm::Backward).epsilon);
     double *sumDy = s.sum1, *dot = s.sum2;
     float *gm = s.coef, *k = s.coef + ch.c, *w = s.coef + 2 * ch.c,
           *meanF = s.coef + 3 * ch.c;

@@ -310,24 +310,37 @@ template <typename F> void forEachSegment(const Runs &r, F &&f) {
 // The element-wise parts over one segment of a channel group, channel j % B
 // of the group at element j (B = 1: one channel). Per-channel coefficients
 // in float.
-//   forward:  y = x * alpha + beta (Relu: max(y, 0))
+//   forward:  y = x * alpha + beta, then the epilogue E: none, max(y, 0)
+//             (relu's formula: NaN -> 0), or min(max(y, lo), hi) (clip's:
+//             NaN kept)
 //   backward: dx = (dy - gm - (x - mean) * k) * w
+enum Mode : int { Affine, AffineRelu, AffineClip, Backward };
+
+template <int E>
+__attribute__((always_inline)) inline float epilogue(float v, float lo,
+                                                     float hi) {
+  if (E == AffineRelu)
+    return v > 0.0f ? v : 0.0f;
+  if (E == AffineClip) {
+    float t = lo > v ? lo : v; // max(v, lo), NaN kept
+    return hi < t ? hi : t;    // min(t, hi)
+  }
+  return v;
+}
 
 // The coefficients are copied into locals first: the compiler may then keep
 // them in registers (they cannot alias the output).
-template <int B, bool Relu>
+template <int B, int E>
 __attribute__((always_inline)) inline void
 affineLoop(const float *x, float *y, int64_t len, const Coefficients &c) {
-  float alpha[B], beta[B];
+  float alpha[B], beta[B], lo = c.lo, hi = c.hi;
   for (int l = 0; l < B; ++l) {
     alpha[l] = c.alpha[l];
     beta[l] = c.beta[l];
   }
   for (int64_t j = 0; j < len; j += B)
-    for (int l = 0; l < B; ++l) {
-      float v = x[j + l] * alpha[l] + beta[l];
-      y[j + l] = Relu ? (v > 0.0f ? v : 0.0f) : v;
-    }
+    for (int l = 0; l < B; ++l)
+      y[j + l] = epilogue<E>(x[j + l] * alpha[l] + beta[l], lo, hi);
 }
 
 template <int B>
@@ -347,14 +360,12 @@ backwardLoop(const float *dy, const float *x, float *dx, int64_t len,
 }
 
 // A dense segment: one channel, its coefficients broadcast.
-template <bool Relu>
+template <int E>
 __attribute__((always_inline)) inline void
 affineDense(const float *x, float *y, int64_t len, const Coefficients &c) {
-  float a = c.alpha[0], b = c.beta[0];
-  for (int64_t j = 0; j < len; ++j) {
-    float v = x[j] * a + b;
-    y[j] = Relu ? (v > 0.0f ? v : 0.0f) : v;
-  }
+  float a = c.alpha[0], b = c.beta[0], lo = c.lo, hi = c.hi;
+  for (int64_t j = 0; j < len; ++j)
+    y[j] = epilogue<E>(x[j] * a + b, lo, hi);
 }
 
 __attribute__((always_inline)) inline void
@@ -365,81 +376,90 @@ backwardDense(const float *dy, const float *x, float *dx, int64_t len,
     dx[j] = (dy[j] - gm - (x[j] - mean) * k) * w;
 }
 
-// One segment of the element-wise part, the block size and relu resolved
-// (`backward`: dx from dy, x; else y from x).
+template <int E>
+__attribute__((always_inline)) inline void affineAny(int block, const float *x,
+                                                     float *out, int64_t len,
+                                                     const Coefficients &c) {
+  if (block == 16)
+    affineLoop<16, E>(x, out, len, c);
+  else if (block == 8)
+    affineLoop<8, E>(x, out, len, c);
+  else
+    affineDense<E>(x, out, len, c);
+}
+
+// One segment of the element-wise part, the block size and mode resolved
+// (Backward: dx from dy, x; else y from x).
 __attribute__((always_inline)) inline void
-segment(int block, bool backward, bool relu, const float *dy, const float *x,
-        float *out, int64_t len, const Coefficients &c) {
-  if (backward) {
+segment(int block, Mode mode, const float *dy, const float *x, float *out,
+        int64_t len, const Coefficients &c) {
+  switch (mode) {
+  case Backward:
     if (block == 16)
       backwardLoop<16>(dy, x, out, len, c);
     else if (block == 8)
       backwardLoop<8>(dy, x, out, len, c);
     else
       backwardDense(dy, x, out, len, c);
-  } else if (relu) {
-    if (block == 16)
-      affineLoop<16, true>(x, out, len, c);
-    else if (block == 8)
-      affineLoop<8, true>(x, out, len, c);
-    else
-      affineDense<true>(x, out, len, c);
-  } else {
-    if (block == 16)
-      affineLoop<16, false>(x, out, len, c);
-    else if (block == 8)
-      affineLoop<8, false>(x, out, len, c);
-    else
-      affineDense<false>(x, out, len, c);
+    return;
+  case AffineRelu:
+    return affineAny<AffineRelu>(block, x, out, len, c);
+  case AffineClip:
+    return affineAny<AffineClip>(block, x, out, len, c);
+  case Affine:
+    return affineAny<Affine>(block, x, out, len, c);
   }
+}
+
+// The per-channel coefficients from channel c0 on.
+Coefficients from(const Coefficients &p, int64_t c0) {
+  Coefficients c = p;
+  for (const float **q : {&c.alpha, &c.beta, &c.gm, &c.mean, &c.k, &c.w})
+    if (*q)
+      *q += c0;
+  return c;
 }
 
 // The runs of image n, groups [g0, g1), of a tensor of short runs.
 __attribute__((always_inline)) inline void
-shortRuns(const Runs &r, int64_t n, int64_t g0, int64_t g1, bool backward,
-          bool relu, const float *dy, const float *x, float *out,
-          const Coefficients &p) {
+shortRuns(const Runs &r, int64_t n, int64_t g0, int64_t g1, Mode mode,
+          const float *dy, const float *x, float *out, const Coefficients &p) {
   for (int64_t g = g0; g < g1; ++g) {
-    int64_t c0 = g * r.block, at = (n * r.groups + g) * r.run;
-    Coefficients c{
-        p.alpha ? p.alpha + c0 : nullptr, p.beta ? p.beta + c0 : nullptr,
-        p.gm ? p.gm + c0 : nullptr,       p.mean ? p.mean + c0 : nullptr,
-        p.k ? p.k + c0 : nullptr,         p.w ? p.w + c0 : nullptr};
-    segment(r.block, backward, relu, dy ? dy + at : nullptr, x + at, out + at,
-            r.run, c);
+    int64_t at = (n * r.groups + g) * r.run;
+    segment(r.block, mode, dy ? dy + at : nullptr, x + at, out + at, r.run,
+            from(p, g * r.block));
   }
 }
 
-void segmentDefault(int block, bool backward, bool relu, const float *dy,
-                    const float *x, float *out, int64_t len,
-                    const Coefficients &c) {
-  segment(block, backward, relu, dy, x, out, len, c);
+void segmentDefault(int block, Mode mode, const float *dy, const float *x,
+                    float *out, int64_t len, const Coefficients &c) {
+  segment(block, mode, dy, x, out, len, c);
 }
 
 void shortRunsDefault(const Runs &r, int64_t n, int64_t g0, int64_t g1,
-                      bool backward, bool relu, const float *dy, const float *x,
-                      float *out, const Coefficients &p) {
-  shortRuns(r, n, g0, g1, backward, relu, dy, x, out, p);
+                      Mode mode, const float *dy, const float *x, float *out,
+                      const Coefficients &p) {
+  shortRuns(r, n, g0, g1, mode, dy, x, out, p);
 }
 
 #if TIDALRT_BN_X86
-TIDALRT_AVX2 void segmentAvx2(int block, bool backward, bool relu,
-                              const float *dy, const float *x, float *out,
-                              int64_t len, const Coefficients &c) {
-  segment(block, backward, relu, dy, x, out, len, c);
+TIDALRT_AVX2 void segmentAvx2(int block, Mode mode, const float *dy,
+                              const float *x, float *out, int64_t len,
+                              const Coefficients &c) {
+  segment(block, mode, dy, x, out, len, c);
 }
 
 TIDALRT_AVX2 void shortRunsAvx2(const Runs &r, int64_t n, int64_t g0,
-                                int64_t g1, bool backward, bool relu,
-                                const float *dy, const float *x, float *out,
+                                int64_t g1, Mode mode, const float *dy,
+                                const float *x, float *out,
                                 const Coefficients &p) {
-  shortRuns(r, n, g0, g1, backward, relu, dy, x, out, p);
+  shortRuns(r, n, g0, g1, mode, dy, x, out, p);
 }
 #endif
 
 // The element-wise part over the whole tensor; coefficients per channel.
-void elementwise(const Runs &r, bool backward, bool relu, const float *dy,
-                 const float *x, float *out, const Coefficients &perChannel) {
+void elementwise(const Runs &r, Mode mode, const float *dy, const float *x,
+                 float *out, const Coefficients &perChannel) {
   bool avx2 = haveAvx2();
   (void)avx2;
   if (r.run < kShortRun) {
@@ -453,27 +473,22 @@ void elementwise(const Runs &r, bool backward, bool relu, const float *dy,
               g1 = std::min(r.groups, g0 + kGroups);
 #if TIDALRT_BN_X86
       if (avx2) {
-        shortRunsAvx2(r, n, g0, g1, backward, relu, dy, x, out, perChannel);
+        shortRunsAvx2(r, n, g0, g1, mode, dy, x, out, perChannel);
         continue;
       }
 #endif
-      shortRunsDefault(r, n, g0, g1, backward, relu, dy, x, out, perChannel);
+      shortRunsDefault(r, n, g0, g1, mode, dy, x, out, perChannel);
     }
     return;
   }
   forEachSegment(r, [&](int64_t at, int64_t len, int64_t g) {
-    int64_t c0 = g * r.block;
-    const Coefficients &p = perChannel;
-    Coefficients c{
-        p.alpha ? p.alpha + c0 : nullptr, p.beta ? p.beta + c0 : nullptr,
-        p.gm ? p.gm + c0 : nullptr,       p.mean ? p.mean + c0 : nullptr,
-        p.k ? p.k + c0 : nullptr,         p.w ? p.w + c0 : nullptr};
+    Coefficients c = from(perChannel, g * r.block);
     const float *d = dy ? dy + at : nullptr;
 #if TIDALRT_BN_X86
     if (avx2)
-      return segmentAvx2(r.block, backward, relu, d, x + at, out + at, len, c);
+      return segmentAvx2(r.block, mode, d, x + at, out + at, len, c);
 #endif
-    segmentDefault(r.block, backward, relu, d, x + at, out + at, len, c);
+    segmentDefault(r.block, mode, d, x + at, out + at, len, c);
   });
 }
 
@@ -515,11 +530,14 @@ void bn::backwardSums(const Runs &r, const float *x, const float *dy,
 }
 
 void bn::affine(const Runs &r, const float *x, float *out,
-                const Coefficients &c, bool relu) {
-  elementwise(r, false, relu, nullptr, x, out, c);
+                const Coefficients &c, Epilogue e) {
+  Mode mode = e == Epilogue::Relu   ? AffineRelu
+              : e == Epilogue::Clip ? AffineClip
+                                    : Affine;
+  elementwise(r, mode, nullptr, x, out, c);
 }
 
 void bn::backwardData(const Runs &r, const float *dy, const float *x,
                       float *out, const Coefficients &c) {
-  elementwise(r, true, false, dy, x, out, c);
+  elementwise(r, Backward, dy, x, out, c);
 }

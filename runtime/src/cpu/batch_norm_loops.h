@@ -51,15 +51,22 @@ void momentSums(const Runs &r, const float *x, const double *m,
 void backwardSums(const Runs &r, const float *x, const float *dy,
                   const double *m, double *partials, double *a, double *b);
 
-// Per-channel float32 coefficients of the element-wise parts.
+// Per-channel float32 coefficients of the element-wise parts (pointers to
+// channel 0), and the clip epilogue's bounds.
 struct Coefficients {
   const float *alpha = nullptr, *beta = nullptr; // forward
   const float *gm = nullptr, *mean = nullptr, *k = nullptr, *w = nullptr;
+  float lo = 0.0f, hi = 0.0f; // Epilogue::Clip
 };
 
-// out = x * alpha + beta (max(., 0) with `relu`) per channel.
+// What the forward output takes after the affine map: nothing, relu's
+// max(y, 0) (NaN -> 0), or clip's min(max(y, lo), hi) (NaN kept), each
+// bit for bit the unfused kernel's formula.
+enum class Epilogue { None, Relu, Clip };
+
+// out = epilogue(x * alpha + beta) per channel.
 void affine(const Runs &r, const float *x, float *out, const Coefficients &c,
-            bool relu);
+            Epilogue e);
 // out = (dy - gm - (x - mean) * k) * w per channel.
 void backwardData(const Runs &r, const float *dy, const float *x, float *out,
                   const Coefficients &c);

@@ -75,6 +75,26 @@ Window poolWindow(const OpCall &op, Pool kind, int xi, int yi);
 // The batch-norm ops (batch_norm.cpp).
 enum class BatchNorm { Inference, Training, Backward };
 
+// The attribute positions of a batch-norm call (alphabetical ODS names):
+// inference clip_max, clip_min, epsilon, relu; training clip_max,
+// clip_min, epsilon, momentum, relu; backward epsilon. -1: none. clip_min
+// and clip_max are absent unless a clip (ReLU6) is fused.
+struct BatchNormAttrs {
+  int clipMax = -1, clipMin = -1, epsilon = 0, momentum = -1, relu = -1;
+  int count = 1;
+};
+inline BatchNormAttrs batchNormAttrs(BatchNorm kind) {
+  switch (kind) {
+  case BatchNorm::Inference:
+    return {0, 1, 2, -1, 3, 4};
+  case BatchNorm::Training:
+    return {0, 1, 2, 3, 4, 5};
+  case BatchNorm::Backward:
+    break;
+  }
+  return {};
+}
+
 // The tensor and attribute counts of a batch-norm call and its float32
 // operands, run on every call.
 void checkBatchNormCall(const OpCall &op, BatchNorm kind);

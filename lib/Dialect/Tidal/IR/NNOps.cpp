@@ -132,6 +132,19 @@ static LogicalResult verifyChannelOperands(Operation *op, ValueRange channels) {
   return success();
 }
 
+/// The fused epilogue attributes: clip_min and clip_max together or
+/// neither, and not with relu.
+static LogicalResult verifyEpilogue(Operation *op, bool relu,
+                                    std::optional<APFloat> clipMin,
+                                    std::optional<APFloat> clipMax) {
+  if (clipMin.has_value() != clipMax.has_value())
+    return op->emitOpError("expects clip_min and clip_max together");
+  if (relu && clipMin)
+    return op->emitOpError("expects at most one fused epilogue (relu or "
+                           "clip_min/clip_max)");
+  return success();
+}
+
 LogicalResult
 BatchNormInferenceOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                        BatchNormInferenceOp::Adaptor adaptor,
@@ -141,6 +154,8 @@ BatchNormInferenceOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
 }
 
 LogicalResult BatchNormInferenceOp::verify() {
+  if (failed(verifyEpilogue(*this, getRelu(), getClipMin(), getClipMax())))
+    return failure();
   return verifyChannelOperands(*this,
                                {getScale(), getBias(), getMean(), getVar()});
 }
@@ -159,6 +174,8 @@ LogicalResult BatchNormTrainingOp::verify() {
   float m = getMomentum().convertToFloat();
   if (!(m >= 0.0f && m <= 1.0f))
     return emitOpError("momentum must lie in [0, 1], got ") << m;
+  if (failed(verifyEpilogue(*this, getRelu(), getClipMin(), getClipMax())))
+    return failure();
   return verifyChannelOperands(
       *this, {getScale(), getBias(), getRunningMean(), getRunningVar()});
 }

@@ -49,7 +49,7 @@ struct AddPredict : tidal::impl::TidalAddPredictPassBase<AddPredict> {
         auto inference = b.create<BatchNormInferenceOp>(
             bn.getLoc(), bn.getInput(), bn.getScale(), bn.getBias(),
             bn.getRunningMean(), bn.getRunningVar(), bn.getEpsilonAttr(),
-            bn.getReluAttr());
+            bn.getReluAttr(), bn.getClipMinAttr(), bn.getClipMaxAttr());
         bn.getOutput().replaceAllUsesWith(inference.getOutput());
         bn.getNewRunningMean().replaceAllUsesWith(bn.getRunningMean());
         bn.getNewRunningVar().replaceAllUsesWith(bn.getRunningVar());

@@ -349,9 +349,9 @@ static LogicalResult batchNormTrainingRule(Rule &r, BatchNormTrainingOp op) {
     return failure();
   if (r.want(3) || r.want(4))
     return r.unsupported("the running statistics are not trainable");
-  if (op.getRelu())
-    return r.unsupported("a fused ReLU (tidal-fuse-epilogues runs after "
-                         "autodiff)");
+  if (op.getRelu() || op.getClipMin())
+    return r.unsupported("a fused ReLU or clip (tidal-fuse-epilogues runs "
+                         "after autodiff)");
   auto bwd = r.b.create<BatchNormBackwardOp>(
       r.loc, r.rg[0], op.getInput(), op.getScale(), op.getBatchMean(),
       op.getBatchVar(), op.getEpsilonAttr());

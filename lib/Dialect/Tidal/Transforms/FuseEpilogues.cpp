@@ -1,7 +1,8 @@
-//===- FuseEpilogues.cpp - fold a ReLU into its batch normalization -------===//
+//===- FuseEpilogues.cpp - fold a ReLU or clip into its batch norm --------===//
 //
-// relu(batch_norm_*(x)) -> batch_norm_*(x) {relu = true} where the relu is
-// the normalization output's only reader (see Passes.td).
+// relu(batch_norm_*(x)) -> batch_norm_*(x) {relu = true} and
+// clip(batch_norm_*(x)) -> batch_norm_*(x) {clip_min, clip_max} where the
+// activation is the normalization output's only reader (see Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,27 +21,36 @@ using namespace mlir::tidal;
 
 namespace {
 
-/// The relu that is `output`'s only reader, if any.
-ReluOp onlyRelu(Value output) {
+/// The relu or clip that is `output`'s only reader, if any, of the same
+/// type.
+Operation *onlyActivation(Value output) {
   if (!output.hasOneUse())
     return nullptr;
-  return dyn_cast<ReluOp>(*output.getUsers().begin());
+  Operation *user = *output.getUsers().begin();
+  if (!isa<ReluOp, ClipOp>(user) ||
+      user->getResult(0).getType() != output.getType())
+    return nullptr;
+  return user;
 }
 
 struct FuseEpilogues : tidal::impl::TidalFuseEpiloguesPassBase<FuseEpilogues> {
   using TidalFuseEpiloguesPassBase::TidalFuseEpiloguesPassBase;
 
-  /// Folds the relu that alone reads `norm`'s output into it.
+  /// Folds the relu or clip that alone reads `norm`'s output into it.
   template <typename NormOp> void fuse(NormOp norm) {
     Value output = norm.getOutput();
-    ReluOp user = onlyRelu(output);
-    if (norm.getRelu() || !user ||
-        user.getResult().getType() != output.getType())
+    Operation *user = onlyActivation(output);
+    if (norm.getRelu() || norm.getClipMin() || !user)
       return;
-    norm.setRelu(true);
-    norm->setLoc(FusedLoc::get(&getContext(), {norm.getLoc(), user.getLoc()}));
-    user.getResult().replaceAllUsesWith(output);
-    user.erase();
+    if (auto clip = dyn_cast<ClipOp>(user)) {
+      norm.setClipMinAttr(clip.getMinAttr());
+      norm.setClipMaxAttr(clip.getMaxAttr());
+    } else {
+      norm.setRelu(true);
+    }
+    norm->setLoc(FusedLoc::get(&getContext(), {norm.getLoc(), user->getLoc()}));
+    user->getResult(0).replaceAllUsesWith(output);
+    user->erase();
     ++numFused;
   }
 

@@ -146,7 +146,8 @@ struct SyncBatchNormPass
         loc, r.sub(global[1], r.mul(global[0], global[0])), r.scalar(0.0));
     Value out = b.create<BatchNormInferenceOp>(
         loc, op.getInput(), op.getScale(), op.getBias(), mean, var,
-        op.getEpsilonAttr(), op.getReluAttr());
+        op.getEpsilonAttr(), op.getReluAttr(), op.getClipMinAttr(),
+        op.getClipMaxAttr());
     // running * momentum + batch * (1 - momentum), with the unbiased
     // variance of the global batch.
     double momentum = op.getMomentum().convertToDouble();

@@ -41,12 +41,14 @@ BatchNormState *batchNormState(OpCall &op, BatchNorm kind) {
   BatchNormState *s = owned.get();
   s->ch = ch;
   s->empty = ch.perChannel() == 0 || ch.c == 0;
-  s->eps = op.getFloat(0);
-  // A fused ReLU (tidal-fuse-epilogues) is a cpu-target form: tidalc never
-  // fuses for cuda.
-  if (op.getBool(kind == BatchNorm::Training ? 2 : 1))
-    fail(TIDALRT_UNSUPPORTED, "a batch normalization with a fused ReLU "
-                              "(compile it with --fuse-epilogues off)");
+  dnnlutil::BatchNormAttrs at = dnnlutil::batchNormAttrs(kind);
+  s->eps = op.getFloat(at.epsilon);
+  // A fused ReLU or clip (tidal-fuse-epilogues) is a cpu-target form:
+  // tidalc never fuses for cuda.
+  if (kind != BatchNorm::Backward &&
+      (op.getBool(at.relu) || op.has(at.clipMin) || op.has(at.clipMax)))
+    fail(TIDALRT_UNSUPPORTED, "a batch normalization with a fused ReLU or "
+                              "clip (compile it with --fuse-epilogues off)");
   if (!s->empty) {
     if (s->eps < CUDNN_BN_MIN_EPSILON)
       fail(TIDALRT_UNSUPPORTED, "epsilon %g is below cuDNN's minimum %g",
@@ -64,7 +66,8 @@ extern "C" tidalrt_status_t
 tidalrt_cuda_k_batch_norm_inference(tidalrt_context_t *ctx, const int64_t *desc,
                                     void *const *buffers) {
   return runKernel(ctx, desc, buffers, "batch_norm_inference", [&](OpCall &op) {
-    // input, scale, bias, mean, var -> output; epsilon, relu.
+    // input, scale, bias, mean, var -> output; clip_max, clip_min,
+    // epsilon, relu.
     dnnlutil::checkBatchNormCall(op, BatchNorm::Inference);
     BatchNormState *s = batchNormState(op, BatchNorm::Inference);
     if (s->empty || preparing(ctx))
@@ -85,10 +88,11 @@ tidalrt_cuda_k_batch_norm_training(tidalrt_context_t *ctx, const int64_t *desc,
   return runKernel(ctx, desc, buffers, "batch_norm_training", [&](OpCall &op) {
     // input, scale, bias, running_mean, running_var -> output,
     // new_running_mean, new_running_var, batch_mean, batch_var;
-    // epsilon, momentum, relu.
+    // clip_max, clip_min, epsilon, momentum, relu.
     dnnlutil::checkBatchNormCall(op, BatchNorm::Training);
     BatchNormState *s = batchNormState(op, BatchNorm::Training);
-    double momentum = op.getFloat(1);
+    double momentum =
+        op.getFloat(dnnlutil::batchNormAttrs(BatchNorm::Training).momentum);
     if (preparing(ctx))
       return ok();
     float *mean = op[8].f32(), *var = op[9].f32();

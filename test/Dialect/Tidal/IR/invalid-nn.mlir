@@ -229,6 +229,24 @@ func.func @batch_norm_inference_channels(%x: tensor<8x16x4x4xf32>, %c: tensor<16
 
 // -----
 
+// The fused epilogues (tidal-fuse-epilogues): clip bounds come in pairs,
+// and one epilogue at most.
+func.func @batch_norm_inference_half_clip(%x: tensor<8x16xf32>, %c: tensor<16xf32>) {
+  // expected-error @+1 {{'tidal.batch_norm_inference' op expects clip_min and clip_max together}}
+  %0 = tidal.batch_norm_inference %x, %c, %c, %c, %c {clip_min = 0.0 : f32} : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_training_two_epilogues(%x: tensor<8x16xf32>, %c: tensor<16xf32>) {
+  // expected-error @+1 {{'tidal.batch_norm_training' op expects at most one fused epilogue (relu or clip_min/clip_max)}}
+  %0:5 = tidal.batch_norm_training %x, %c, %c, %c, %c {relu = true, clip_min = 0.0 : f32, clip_max = 6.0 : f32} : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
 func.func @batch_norm_training_rank(%x: tensor<16xf32>, %c: tensor<16xf32>) {
   // expected-error @+1 {{'tidal.batch_norm_training' op expects an input of rank 2 or more}}
   %0:5 = tidal.batch_norm_training %x, %c, %c, %c, %c : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)

@@ -74,8 +74,21 @@ func.func @main(%x: tensor<2x3xf32> {tidal.name = "x", tidal.role = #tidal<role 
                 %s: tensor<3xf32> {tidal.name = "s", tidal.role = #tidal<role param>},
                 %rm: tensor<3xf32> {tidal.name = "rm", tidal.role = #tidal<role state>},
                 %rv: tensor<3xf32> {tidal.name = "rv", tidal.role = #tidal<role state>}) -> tensor<f32> {
-  // expected-error @+1 {{cannot differentiate tidal.batch_norm_training: a fused ReLU (tidal-fuse-epilogues runs after autodiff)}}
+  // expected-error @+1 {{cannot differentiate tidal.batch_norm_training: a fused ReLU or clip (tidal-fuse-epilogues runs after autodiff)}}
   %a:5 = tidal.batch_norm_training %x, %s, %s, %rm, %rv {relu = true} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %l = tidal.reduce_sum %a#0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Nor with a fused clip (ReLU6).
+func.func @main(%x: tensor<2x3xf32> {tidal.name = "x", tidal.role = #tidal<role input>},
+                %s: tensor<3xf32> {tidal.name = "s", tidal.role = #tidal<role param>},
+                %rm: tensor<3xf32> {tidal.name = "rm", tidal.role = #tidal<role state>},
+                %rv: tensor<3xf32> {tidal.name = "rv", tidal.role = #tidal<role state>}) -> tensor<f32> {
+  // expected-error @+1 {{cannot differentiate tidal.batch_norm_training: a fused ReLU or clip (tidal-fuse-epilogues runs after autodiff)}}
+  %a:5 = tidal.batch_norm_training %x, %s, %s, %rm, %rv {clip_min = 0.0 : f32, clip_max = 6.0 : f32} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
   %l = tidal.reduce_sum %a#0 {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }

@@ -216,13 +216,17 @@ def Tidal_BatchNormInferenceOp : Tidal_InferOp<"batch_norm_inference", [Pure]> {
     ONNX BatchNormalization with one output (or `training_mode = 0`):
     `y = scale * (x - mean) / sqrt(var + epsilon) + bias` per channel
     (dimension 1). With `relu = true` (set by tidal-fuse-epilogues), the
-    result is `max(y, 0)`: a ReLU fused into the kernel's epilogue.
+    result is `max(y, 0)`: a ReLU fused into the kernel's epilogue; with
+    `clip_min` and `clip_max` it is `tidal.clip`'s `min(max(y, clip_min),
+    clip_max)` (ReLU6). At most one of the two epilogues.
   }];
   let arguments = (ins Tidal_FloatTensor:$input, Tidal_FloatTensor:$scale,
                        Tidal_FloatTensor:$bias, Tidal_FloatTensor:$mean,
                        Tidal_FloatTensor:$var,
                        DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon,
-                       DefaultValuedAttr<BoolAttr, "false">:$relu);
+                       DefaultValuedAttr<BoolAttr, "false">:$relu,
+                       OptionalAttr<F32Attr>:$clip_min,
+                       OptionalAttr<F32Attr>:$clip_max);
   let results = (outs Tidal_FloatTensor:$output);
   let hasVerifier = 1;
 }
@@ -238,7 +242,9 @@ def Tidal_BatchNormTrainingOp : Tidal_InferOp<"batch_norm_training", [Pure]> {
     does, plus the batch mean and biased variance that backward needs.
     With `relu = true` (set by tidal-fuse-epilogues after autodiff), the
     first result is `max(y, 0)`: a ReLU fused into the kernel's epilogue
-    (the statistics are the same).
+    (the statistics are the same); with `clip_min` and `clip_max` it is
+    `tidal.clip`'s `min(max(y, clip_min), clip_max)` (ReLU6). At most one
+    of the two epilogues.
   }];
   let arguments = (ins Tidal_FloatTensor:$input, Tidal_FloatTensor:$scale,
                        Tidal_FloatTensor:$bias,
@@ -246,7 +252,9 @@ def Tidal_BatchNormTrainingOp : Tidal_InferOp<"batch_norm_training", [Pure]> {
                        Tidal_FloatTensor:$running_var,
                        DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon,
                        DefaultValuedAttr<F32Attr, "0.9">:$momentum,
-                       DefaultValuedAttr<BoolAttr, "false">:$relu);
+                       DefaultValuedAttr<BoolAttr, "false">:$relu,
+                       OptionalAttr<F32Attr>:$clip_min,
+                       OptionalAttr<F32Attr>:$clip_max);
   let results = (outs Tidal_FloatTensor:$output,
                       Tidal_FloatTensor:$new_running_mean,
                       Tidal_FloatTensor:$new_running_var,

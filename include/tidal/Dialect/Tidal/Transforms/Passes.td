@@ -160,16 +160,18 @@ def TidalBlockChannelsPass : Pass<"tidal-block-channels", "mlir::ModuleOp"> {
 }
 
 def TidalFuseEpiloguesPass : Pass<"tidal-fuse-epilogues", "mlir::ModuleOp"> {
-  let summary = "fold a ReLU into the batch normalization that feeds it";
+  let summary = "fold a ReLU or clip into the batch normalization that feeds it";
   let description = [{
-    A `tidal.relu` whose operand is the output of a `batch_norm_training`
-    or `batch_norm_inference` that nothing else reads is folded into the
-    normalization: the op gets `relu = true` (its output is then
-    `max(y, 0)`), the relu's users read that output, and the relu is gone.
-    The cpu runtime runs it as oneDNN's `fuse_norm_relu`, so the ReLU costs
-    no pass over memory of its own, and the normalization's un-rectified
-    output is never stored. `relu_backward` reads the forward output, so
-    the backward pass is unchanged.
+    A `tidal.relu` or `tidal.clip` (ReLU6) whose operand is the output of a
+    `batch_norm_training` or `batch_norm_inference` that nothing else reads
+    is folded into the normalization: the op gets `relu = true` (its output
+    is then `max(y, 0)`) or the clip's bounds as `clip_min`/`clip_max`, the
+    activation's users read that output, and the activation is gone. The
+    cpu runtime applies it in the normalization's element-wise pass, so it
+    costs no kernel call and no pass over memory of its own, and the
+    normalization's raw output is never stored. `relu_backward` and
+    `clip_backward` read the activation's output, so the backward pass is
+    unchanged.
 
     Runs after autodiff (the gradient rules do not take a fused op), first
     in the memory pipeline, on the cpu target (tidalc `--fuse-epilogues`;
@@ -177,7 +179,8 @@ def TidalFuseEpiloguesPass : Pass<"tidal-fuse-epilogues", "mlir::ModuleOp"> {
     Values are those of the unfused ops bit for bit.
   }];
   let statistics = [
-    Statistic<"numFused", "fused-relus", "ReLUs folded into their producer">,
+    Statistic<"numFused", "fused-activations",
+              "ReLUs and clips folded into their producer">,
   ];
   let dependentDialects = ["::mlir::tidal::TidalDialect"];
 }
