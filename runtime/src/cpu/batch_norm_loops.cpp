@@ -156,10 +156,36 @@ void sumPiece(bool avx2, const Runs &r, const float *x, const float *dy,
 constexpr int64_t kShortRun = 256;
 
 // Short runs: channel groups [g0, g1) into a and b (per channel, zeroed).
+// One element per channel and image (spatial size 1: BatchNorm1d, a
+// classifier head): image n's channels [c0, c1) are contiguous at n * C.
+// Each channel still adds its images in order, as shortSums does.
+template <Sum K>
+__attribute__((always_inline)) inline void
+pointSums(const Runs &r, const float *x, const float *dy, const double *m,
+          double *a, double *b, int64_t c0, int64_t c1) {
+  int64_t c = r.groups * r.block;
+  for (int64_t ch = c0; ch < c1; ++ch)
+    a[ch] = b[ch] = 0.0;
+  for (int64_t n = 0; n < r.n; ++n)
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      double d = (double)x[n * c + ch] - m[ch];
+      if (K == Sum::Moments) {
+        a[ch] += d;
+        b[ch] += d * d;
+      } else {
+        double gr = dy[n * c + ch];
+        a[ch] += gr;
+        b[ch] += d * gr;
+      }
+    }
+}
+
 template <int B, Sum K>
 __attribute__((always_inline)) inline void
 shortSums(const Runs &r, const float *x, const float *dy, const double *m,
           double *a, double *b, int64_t g0, int64_t g1) {
+  if (r.run == B)
+    return pointSums<K>(r, x, dy, m, a, b, g0 * B, g1 * B);
   int64_t s = r.run / B;
   for (int64_t g = g0; g < g1; ++g) {
     double acc[B], acc2[B], mean[B];
@@ -245,13 +271,14 @@ void channelSums(const Runs &r, const float *x, const float *dy,
   bool parallel = r.groups * r.perGroup() >= parallelGrain();
   bool avx2 = haveAvx2();
   if (r.run < kShortRun) {
-    // Each channel on one thread, whole: any split of the groups.
-    constexpr int64_t kGroups = 8;
-    int64_t tasks = (r.groups + kGroups - 1) / kGroups;
+    // Each channel on one thread, whole: any split of the groups (here 64
+    // channels per task).
+    int64_t per = std::max<int64_t>(1, 64 / r.block);
+    int64_t tasks = (r.groups + per - 1) / per;
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t t = 0; t < tasks; ++t)
-      shortSumsAny<K>(avx2, r, x, dy, mean, out, out2, t * kGroups,
-                      std::min(r.groups, (t + 1) * kGroups));
+      shortSumsAny<K>(avx2, r, x, dy, mean, out, out2, t * per,
+                      std::min(r.groups, (t + 1) * per));
     return;
   }
   int64_t pieces = piecesOf(r), tasks = r.groups * pieces;
@@ -420,10 +447,46 @@ Coefficients from(const Coefficients &p, int64_t c0) {
   return c;
 }
 
+// One element per channel and image: channels [c0, c1) of one image, at
+// `at`, coefficients indexed by channel.
+template <int E>
+__attribute__((always_inline)) inline void pointAffine(const float *x, float *y,
+                                                       int64_t c0, int64_t c1,
+                                                       const Coefficients &p) {
+  float lo = p.lo, hi = p.hi;
+  for (int64_t ch = c0; ch < c1; ++ch)
+    y[ch] = epilogue<E>(x[ch] * p.alpha[ch] + p.beta[ch], lo, hi);
+}
+
+__attribute__((always_inline)) inline void
+pointBackward(const float *dy, const float *x, float *dx, int64_t c0,
+              int64_t c1, const Coefficients &p) {
+  for (int64_t ch = c0; ch < c1; ++ch)
+    dx[ch] = (dy[ch] - p.gm[ch] - (x[ch] - p.mean[ch]) * p.k[ch]) * p.w[ch];
+}
+
 // The runs of image n, groups [g0, g1), of a tensor of short runs.
 __attribute__((always_inline)) inline void
 shortRuns(const Runs &r, int64_t n, int64_t g0, int64_t g1, Mode mode,
           const float *dy, const float *x, float *out, const Coefficients &p) {
+  if (r.run == r.block) {
+    // Spatial size 1: the image's channels are one contiguous row, the
+    // same element-wise formulas over it (a loop over channels, not a
+    // call per channel group).
+    int64_t at = n * r.groups * r.run, c0 = g0 * r.block, c1 = g1 * r.block;
+    const float *xi = x + at;
+    float *o = out + at;
+    switch (mode) {
+    case Backward:
+      return pointBackward(dy + at, xi, o, c0, c1, p);
+    case AffineRelu:
+      return pointAffine<AffineRelu>(xi, o, c0, c1, p);
+    case AffineClip:
+      return pointAffine<AffineClip>(xi, o, c0, c1, p);
+    case Affine:
+      return pointAffine<Affine>(xi, o, c0, c1, p);
+    }
+  }
   for (int64_t g = g0; g < g1; ++g) {
     int64_t at = (n * r.groups + g) * r.run;
     segment(r.block, mode, dy ? dy + at : nullptr, x + at, out + at, r.run,
