@@ -217,11 +217,6 @@ shortSums(const Runs &r, const float *x, const float *dy, const double *m,
 }
 
 template <Sum K>
-void shortSumsAny(bool avx2, const Runs &r, const float *x, const float *dy,
-                  const double *m, double *a, double *b, int64_t g0,
-                  int64_t g1);
-
-template <Sum K>
 void shortSumsDefault(const Runs &r, const float *x, const float *dy,
                       const double *m, double *a, double *b, int64_t g0,
                       int64_t g1) {
