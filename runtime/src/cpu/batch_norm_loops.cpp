@@ -44,6 +44,24 @@ enum class Sum {
   Backward, // a += dy; b += d * dy
 };
 
+// Element `at`'s terms added to a and b: x[at] with mean (or shift) m,
+// and dy[at] (Backward only; dy is null otherwise). Every scalar summing
+// loop below goes through it.
+template <Sum K>
+__attribute__((always_inline)) inline void
+addTerms(const float *x, const float *dy, int64_t at, double m, double &a,
+         double &b) {
+  double d = (double)x[at] - m;
+  if (K == Sum::Moments) {
+    a += d;
+    b += d * d;
+  } else {
+    double g = dy[at];
+    a += g;
+    b += d * g;
+  }
+}
+
 // Adds element j in [0, len) into lane j % kLanes of a and b, in order of
 // j. The scalar reference of the AVX2 loop below, which adds in the same
 // order.
@@ -52,15 +70,7 @@ void accumulateScalar(const float *x, const float *dy, int64_t len,
                       const double *m, double *a, double *b) {
   for (int64_t j = 0; j < len; ++j) {
     int l = (int)(j % kLanes);
-    double d = (double)x[j] - m[l];
-    if (K == Sum::Moments) {
-      a[l] += d;
-      b[l] += d * d;
-    } else {
-      double g = dy[j];
-      a[l] += g;
-      b[l] += d * g;
-    }
+    addTerms<K>(x, dy, j, m[l], a[l], b[l]);
   }
 }
 
@@ -167,17 +177,8 @@ pointSums(const Runs &r, const float *x, const float *dy, const double *m,
   for (int64_t ch = c0; ch < c1; ++ch)
     a[ch] = b[ch] = 0.0;
   for (int64_t n = 0; n < r.n; ++n)
-    for (int64_t ch = c0; ch < c1; ++ch) {
-      double d = (double)x[n * c + ch] - m[ch];
-      if (K == Sum::Moments) {
-        a[ch] += d;
-        b[ch] += d * d;
-      } else {
-        double gr = dy[n * c + ch];
-        a[ch] += gr;
-        b[ch] += d * gr;
-      }
-    }
+    for (int64_t ch = c0; ch < c1; ++ch)
+      addTerms<K>(x, dy, n * c + ch, m[ch], a[ch], b[ch]);
 }
 
 template <int B, Sum K>
@@ -197,16 +198,7 @@ shortSums(const Runs &r, const float *x, const float *dy, const double *m,
       int64_t base = (n * r.groups + g) * r.run;
       for (int64_t i = 0; i < s; ++i)
         for (int l = 0; l < B; ++l) {
-          int64_t at = base + i * B + l;
-          double d = (double)x[at] - mean[l];
-          if (K == Sum::Moments) {
-            acc[l] += d;
-            acc2[l] += d * d;
-          } else {
-            double gr = dy[at];
-            acc[l] += gr;
-            acc2[l] += d * gr;
-          }
+          addTerms<K>(x, dy, base + i * B + l, mean[l], acc[l], acc2[l]);
         }
     }
     for (int l = 0; l < B; ++l) {
