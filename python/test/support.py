@@ -197,6 +197,18 @@ def saved_initializers(path):
     return {i.name: numpy_helper.to_array(i).tobytes() for i in onnx.load(path).graph.initializer}
 
 
+def train_saving(exe, inputs, work, tag, steps, threads=2):
+    """Runs `exe` for `steps` shuffled steps (seed 5) with --log and --save
+    into `work`; returns (log lines, saved initializers). Raises on failure."""
+    log, out = os.path.join(work, f"log_{tag}.jsonl"), os.path.join(work, f"out_{tag}.onnx")
+    argv = [exe] + inputs + ["--steps", str(steps), "--shuffle", "--seed", "5", "--log", log, "--save", out,
+                             "--quiet", "--threads", str(threads)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)}: {proc.stderr}")
+    return log_lines(log), saved_initializers(out)
+
+
 def log_lines(path):
     """The JSON objects of a --log file, one per step."""
     import json

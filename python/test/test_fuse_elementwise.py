@@ -33,14 +33,6 @@ class FuseElementwiseTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def train(self, exe, inputs, work, tag):
-        log, out = os.path.join(work, f"log_{tag}.jsonl"), os.path.join(work, f"out_{tag}.onnx")
-        argv = [exe] + inputs + ["--steps", str(STEPS), "--shuffle", "--seed", "5", "--log", log, "--save", out,
-                                 "--quiet", "--threads", "2"]
-        proc = support.subprocess.run(argv, capture_output=True, text=True, timeout=600)
-        self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {proc.stderr}")
-        return support.log_lines(log), support.saved_initializers(out)
-
     def test_fused_equals_unfused(self):
         for name in CASES:
             case = training.CASES_BY_NAME[name]
@@ -63,7 +55,7 @@ class FuseElementwiseTest(unittest.TestCase):
                     exe = os.path.join(work, f"train_{mode}")
                     proc = support.run_tidalc([model, "-o", exe, "--fuse-elementwise", mode] + flags, timeout=300)
                     self.assertEqual(proc.returncode, 0, support.describe(proc))
-                    runs[mode] = self.train(exe, inputs, work, mode)
+                    runs[mode] = support.train_saving(exe, inputs, work, mode, STEPS)
                 (on_log, on_saved), (off_log, off_saved) = runs["on"], runs["off"]
                 self.assertEqual([l["loss"] for l in on_log], [l["loss"] for l in off_log], name)
                 self.assertEqual(sorted(on_saved), sorted(off_saved), name)
