@@ -91,6 +91,7 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     place.mode = options.placement;
     place.budget = options.budget;
     place.hostLayers = options.hostLayers;
+    place.hostLayersByCost = options.hostLayersByCost;
     place.swap = options.swap;
     place.recompute = options.recompute;
     place.planner = options.planner;

@@ -42,6 +42,9 @@ struct Plan {
   int64_t devicePeak = 0, hostPeak = 0, noReuse = 0;
   double stepUs = 0, stallUs = 0;
   int64_t peakPosition = 0;
+  /// Host layers by cost: how many, and the predicted step without them.
+  int64_t costLayers = 0;
+  double costBeforeUs = 0;
   std::vector<Op> ops;         // by position - 1
   std::vector<Tensor> tensors; // by id
 };
@@ -86,6 +89,10 @@ bool parsePlan(StringRef text, Plan &plan, json::Value &storage,
   plan.hostPeak = intOr(*predicted, "peak_host_bytes");
   plan.stepUs = numberOr(*predicted, "step_time_us");
   plan.stallUs = numberOr(*predicted, "copy_stall_us");
+  if (const json::Object *byCost = root->getObject("host_layers_by_cost")) {
+    plan.costLayers = intOr(*byCost, "layers");
+    plan.costBeforeUs = numberOr(*byCost, "before_us");
+  }
   plan.noReuse = intOr(*baseline, plan.target == "cpu" ? "peak_host_bytes"
                                                        : "peak_device_bytes");
   if (const json::Array *live = root->getArray("live_bytes")) {
@@ -316,6 +323,11 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
          std::to_string(hostUpdates) + " optimizer updates, " +
              std::to_string(hostLayers) + " layers; " + us(hostUs) +
              " us on the host stream");
+    if (plan.costLayers)
+      os << "    of which " << plan.costLayers
+         << " by cost: the step without them, with the swaps or "
+            "recomputations they replace, was predicted at "
+         << us(plan.costBeforeUs) << " us\n";
     line("sent to host ops", sent,
          std::to_string(sentBytes) + " bytes offloaded for host ops; " +
              us(sentStall) + " us of stall at their waits");

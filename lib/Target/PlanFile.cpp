@@ -277,6 +277,17 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
       j.attribute("copy_stall_us", step.stallUs);
       j.attribute("all_reduce_stall_us", step.commStallUs);
     });
+    // Kernels auto moved to the host because the cost model predicted the
+    // step faster than with the swaps or recomputations they replace.
+    if (auto byCost =
+            step.func->getAttrOfType<DictionaryAttr>(kHostLayersByCostAttr))
+      j.attributeObject("host_layers_by_cost", [&] {
+        if (auto layers = byCost.getAs<IntegerAttr>("layers"))
+          j.attribute("layers", layers.getInt());
+        for (StringRef key : {"before_us", "after_us"})
+          if (auto us = byCost.getAs<FloatAttr>(key))
+            j.attribute(key, us.getValueAsDouble());
+      });
     j.attribute("lower_bound_bytes",
                 step.lowerBound + (step.onDevice ? 0 : step.constantsBytes));
     j.attributeObject("baseline", [&] {

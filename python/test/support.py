@@ -228,6 +228,13 @@ def planned_copy_bytes(plan):
     return moved["tidal.offload"], moved["tidal.prefetch"]
 
 
+def host_layers(plan):
+    """The kernels of `plan` (a plan file) on the host other than optimizer
+    updates: the layers tidal-place moved there."""
+    return [op["op"] for op in plan["schedule"] if op["kernel"] and op["device"] == "host" and
+            "update" not in op["op"] and "onnx_" not in op["op"]]
+
+
 class SimRuns:
     """For unittest.TestCase classes that compile with tidalc and train on
     the cpu and sim targets: `steps` shuffled steps (seed 5) with a --log

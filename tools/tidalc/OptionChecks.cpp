@@ -35,8 +35,9 @@ std::string tidalc::checkOptionValues() {
   if (fuseElementwise != "on" && fuseElementwise != "off")
     return "unknown --fuse-elementwise '" + fuseElementwise +
            "' (expected on or off)";
-  if (hostLayers != "on" && hostLayers != "off")
-    return "unknown --host-layers '" + hostLayers + "' (expected on or off)";
+  if (hostLayers != "on" && hostLayers != "fit" && hostLayers != "off")
+    return "unknown --host-layers '" + hostLayers +
+           "' (expected on, fit or off)";
   if (placement != "auto" && placement != "device" && placement != "host")
     return "unknown --placement '" + placement +
            "' (expected auto, device or host)";

@@ -114,7 +114,9 @@ cl::opt<std::string> placement(
 cl::opt<std::string> hostLayers(
     "host-layers",
     cl::desc("on (with --placement auto, layers run on the host CPU when "
-             "nothing else fits --device-memory; the default) or off"),
+             "nothing else fits --device-memory, and where the cost model "
+             "predicts that faster than swapping, recomputing or copying "
+             "their results; the default), fit (only the first) or off"),
     cl::init("on"), cl::cat(category));
 cl::opt<std::string> blockChannels(
     "block-channels",

@@ -129,7 +129,8 @@ void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
   options.inPlace = inPlace.getValue();
   options.budget = budgetBytes;
   options.placement = target == "cpu" ? "device" : placement.getValue();
-  options.hostLayers = hostLayers == "on";
+  options.hostLayers = hostLayers != "off";
+  options.hostLayersByCost = hostLayers == "on";
   // The cpu runtime's kernels take channel-blocked activations; the cuda
   // target's take dense ones.
   options.blockChannels = blockChannels == "on" && target != "cuda";

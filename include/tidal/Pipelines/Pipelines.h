@@ -129,6 +129,12 @@ struct MemoryPipelineOptions
       llvm::cl::desc("auto placement: move device kernels to the host CPU "
                      "when nothing else fits"),
       llvm::cl::init(true)};
+  Option<bool> hostLayersByCost{
+      *this, "host-layers-by-cost",
+      llvm::cl::desc("auto placement: move device kernels to the host CPU "
+                     "where that is predicted faster than the plan's swaps, "
+                     "recomputations or copies for host ops"),
+      llvm::cl::init(true)};
   Option<bool> swap{*this, "swap",
                     llvm::cl::desc("let tidal-schedule-swaps swap tensors"),
                     llvm::cl::init(true)};

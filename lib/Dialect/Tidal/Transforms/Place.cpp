@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FitBudget.h"
+#include "PlaceTrial.h"
 #include "Placer.h"
 
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
@@ -34,40 +35,6 @@ using namespace mlir::tidal::place;
 
 namespace {
 
-/// A copy of `func` with `mode`'s placement, fitted to the budget by
-/// tidal-schedule-swaps's engine (its diagnostics dropped); null if it does
-/// not fit. `moved`: whether the engine swapped or recomputed anything.
-/// `streamed`: the parameters that host ops update live in host memory
-/// (mode "stream", or "device" with updates among `layers`).
-OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
-                                      const FitBudgetOptions &options,
-                                      bool &moved, int64_t &smallest,
-                                      const DenseSet<int64_t> &layers = {},
-                                      int64_t *peakIndex = nullptr,
-                                      bool streamed = false) {
-  OwningOpRef<func::FuncOp> trial(func.clone());
-  PlaceStats placed;
-  Placer(*trial, options, hostOpsFor(*trial, mode, layers),
-         streamed || mode == "stream")
-      .run(placed);
-  ScopedDiagnosticHandler quiet(func.getContext(),
-                                [](Diagnostic &) { return success(); });
-  FitBudgetStats stats;
-  if (failed(fitBudget(*trial, options, stats))) {
-    smallest = stats.smallestBudget;
-    if (peakIndex) {
-      IntegerAttr index =
-          stats.peakOp
-              ? stats.peakOp->getAttrOfType<IntegerAttr>(kPlaceIndexAttr)
-              : IntegerAttr();
-      *peakIndex = index ? index.getInt() : -1;
-    }
-    return nullptr;
-  }
-  moved = stats.swapped + stats.recomputed > 0;
-  return trial;
-}
-
 /// Runs the optimizer updates with place indices in `hosted` and
 /// `streamed` on the host, the parameters of those in `streamed` in host
 /// memory too (the joint MILP's placements).
@@ -85,15 +52,6 @@ PlaceStats placeUpdates(func::FuncOp func, const FitBudgetOptions &options,
   return placed;
 }
 
-double predictedStepUs(func::FuncOp func, const FitBudgetOptions &options) {
-  SmallVector<Operation *> ops;
-  for (Operation &op : func.getBody().front().without_terminator())
-    ops.push_back(&op);
-  return predictTimeline(ops, options.device, defaultHostProfile(),
-                         options.linkGbps)
-      .stepUs;
-}
-
 /// Replaces `func`'s body and attributes with `fitted`'s.
 void adopt(func::FuncOp func, func::FuncOp fitted) {
   func.getBody().takeBody(fitted.getBody());
@@ -107,11 +65,6 @@ void adopt(func::FuncOp func, func::FuncOp fitted) {
 constexpr int kMaxHostLayers = 48;
 constexpr int kHostLayerPatience = 8;
 
-/// How much faster (predicted) the host optimizer's plan must be than an
-/// all-device plan that fits to be taken: a margin for what the timeline
-/// leaves out (thread hand-offs, the host's memory shared with the copies).
-constexpr double kHostMargin = 0.95;
-
 /// Auto: everything on the device if that fits the budget without moving
 /// anything (or at all, on a graph of more than `largeGraphOps` ops).
 /// Otherwise the fitted trials compete: the host optimizer (`optimizer`)
@@ -122,16 +75,10 @@ constexpr double kHostMargin = 0.95;
 /// reach the smallest budget (tidal-schedule-swaps then states it). The chosen
 /// fitted trial, if any, replaces `func` (`kept`). Returns the mode chosen.
 StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
-                     int64_t largeGraphOps, bool hostLayers, bool &kept,
+                     int64_t largeGraphOps, bool hostLayers,
+                     bool hostLayersByCost, bool &kept,
                      DenseSet<int64_t> &layers) {
   kept = false;
-  struct Trial {
-    StringRef mode;
-    OwningOpRef<func::FuncOp> fitted;
-    bool moved = false;
-    int64_t smallest = std::numeric_limits<int64_t>::max();
-    bool tried = false;
-  };
   // With the MILP planner: one solve chooses the swaps, recomputations and
   // which optimizer updates run on the host (with their state, and their
   // parameters streamed or not); the greedy loop then fits what the
@@ -200,8 +147,9 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     greedyOptions.milp = false;
     bool greedyKept = false;
     DenseSet<int64_t> greedyLayers = layers;
-    StringRef greedyMode = chooseAuto(*greedy, greedyOptions, largeGraphOps,
-                                      hostLayers, greedyKept, greedyLayers);
+    StringRef greedyMode =
+        chooseAuto(*greedy, greedyOptions, largeGraphOps, hostLayers,
+                   hostLayersByCost, greedyKept, greedyLayers);
     if (greedyKept && greedyLayers.empty())
       for (Operation &op : greedy->getBody().front().without_terminator())
         if (isOptimizerUpdate(&op) && isHostPlaced(&op))
@@ -241,8 +189,9 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   auto attempt = [&](Trial &t) {
     t.tried = true;
     bool streamed = t.mode == "stream";
-    t.fitted = fittedTrial(func, t.mode, options, t.moved, t.smallest,
-                           streamed ? layers : DenseSet<int64_t>(),
+    t.fitMode = t.mode;
+    t.layers = streamed ? layers : DenseSet<int64_t>();
+    t.fitted = fittedTrial(func, t.mode, options, t.moved, t.smallest, t.layers,
                            streamed ? &streamPeak : nullptr);
   };
   // With the persistent arguments alone over the budget, no all-device plan
@@ -360,6 +309,8 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
         chosenUpdates.insert(update.second);
       Trial t{streamed ? "stream" : "optimizer"};
       t.tried = true;
+      t.layers = chosenUpdates;
+      t.streamed = streamed;
       t.fitted = fittedTrial(func, "device", options, t.moved, t.smallest,
                              chosenUpdates, nullptr, streamed);
       if (t.fitted)
@@ -391,6 +342,28 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     for (Trial *t : {&host, &stream})
       if (t->tried && t->smallest < chosen->smallest)
         chosen = t;
+  }
+  // Host layers by cost: where the chosen plan swaps or recomputes.
+  if (chosen->fitted && hostLayersByCost && numOps <= largeGraphOps) {
+    double startUs = predictedStepUs(*chosen->fitted, options);
+    if (Trial better = addLayersByCost(func, options, *chosen, startUs);
+        better.fitted) {
+      Builder b(func.getContext());
+      int64_t added = 0;
+      for (int64_t index : better.layers)
+        added += !chosen->layers.contains(index);
+      better.fitted.get()->setAttr(
+          kHostLayersByCostAttr,
+          b.getDictionaryAttr(
+              {b.getNamedAttr("layers", b.getI64IntegerAttr(added)),
+               b.getNamedAttr("before_us", b.getF64FloatAttr(startUs)),
+               b.getNamedAttr("after_us", b.getF64FloatAttr(predictedStepUs(
+                                              *better.fitted, options)))}));
+      for (int64_t index : better.layers)
+        if (!chosen->layers.contains(index))
+          layers.insert(index);
+      *chosen = std::move(better);
+    }
   }
   if (chosen->fitted)
     adopt(func, *chosen->fitted), kept = true;
@@ -450,9 +423,10 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
                 kPlaceIndexAttr,
                 IntegerAttr::get(IntegerType::get(&getContext(), 64), index++));
         DenseSet<int64_t> layers;
-        chosen = budget > 0 ? chooseAuto(func, options, largeGraphOps,
-                                         hostLayers, kept, layers)
-                            : "device";
+        chosen = budget > 0
+                     ? chooseAuto(func, options, largeGraphOps, hostLayers,
+                                  hostLayersByCost, kept, layers)
+                     : "device";
         if (!kept)
           Placer(func, options,
                  hostOpsFor(func, chosen,

@@ -80,6 +80,12 @@ inline constexpr llvm::StringLiteral kPlaceIndexAttr = "tidal.place_index";
 /// milp_us, greedy_us}`, the predicted steps of the joint MILP's plan and
 /// of the greedy planner's, and which was kept.
 inline constexpr llvm::StringLiteral kPlacePlannerAttr = "tidal.place_planner";
+/// tidal-place auto, host layers by cost: `{layers, before_us, after_us}`,
+/// how many kernels moved to the host because that was predicted faster
+/// than the plan's swaps or recomputations, and the predicted steps
+/// without and with them.
+inline constexpr llvm::StringLiteral kHostLayersByCostAttr =
+    "tidal.host_layers_by_cost";
 /// Placement (tidal-place): an op that runs on the host CPU carries
 /// `tidal.device = "host"` (ops without it run on the target's device), and
 /// an argument or result that lives in the host arena carries

@@ -305,6 +305,12 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       per trial, until a plan fits (the best set kept; at most 48, stopping
       after 8 that do not lower the floor). If none fits, the one whose
       steps reach the smallest budget (tidal-schedule-swaps then states it).
+      With `host-layers-by-cost`, where the chosen plan offloads or
+      recomputes a device kernel's result, that kernel (alone, then with
+      its result's readers) is tried on the host, a fitted trial each (at
+      most 12), each step kept if predicted 1% faster; the layers stay if
+      the step is predicted at least 5% faster than without them, recorded
+      as `tidal.host_layers_by_cost = {layers, before_us, after_us}`.
       The plans
       are fitted trials of
       tidal-schedule-swaps's engine with the `swap`, `recompute` and
@@ -328,6 +334,11 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
            "auto: when no plan fits even with streamed parameters, move the "
            "device kernel at the floor's peak to the host, one after "
            "another, until one fits">,
+    Option<"hostLayersByCost", "host-layers-by-cost", "bool", "true",
+           "auto: where the chosen plan swaps or recomputes a kernel's "
+           "result, or copies it out for a host op, try that kernel (alone "
+           "and with its readers) on the host; keep what the cost model "
+           "predicts faster (at least 5% over the whole step)">,
     Option<"swap", "swap", "bool", "true",
            "auto: whether the budget may be fitted with swaps">,
     Option<"recompute", "recompute", "bool", "false",

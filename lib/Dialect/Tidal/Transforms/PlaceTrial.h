@@ -1,0 +1,71 @@
+//===- PlaceTrial.h - one of tidal-place auto's candidate plans -*- C++ -*-===//
+//
+// A trial is a copy of the step with one placement applied (Placer.h) and
+// fitted to the budget by tidal-schedule-swaps's engine; auto compares
+// trials by their predicted step (Place.cpp). Host layers by cost
+// (HostLayersByCost.cpp) extends the chosen trial.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_PLACETRIAL_H
+#define TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_PLACETRIAL_H
+
+#include "FitBudget.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <limits>
+
+namespace mlir::tidal::place {
+
+/// How much faster (predicted) the host optimizer's plan must be than an
+/// all-device plan that fits to be taken: a margin for what the timeline
+/// leaves out (thread hand-offs, the host's memory shared with the copies).
+constexpr double kHostMargin = 0.95;
+
+/// One of auto's candidate plans: a copy of the step placed and fitted.
+struct Trial {
+  StringRef mode;
+  OwningOpRef<func::FuncOp> fitted;
+  bool moved = false;
+  int64_t smallest = std::numeric_limits<int64_t>::max();
+  bool tried = false;
+  /// What was placed (so that more layers can be added): the mode given to
+  /// hostOpsFor, the ops on the host besides that mode's, and whether the
+  /// parameters host ops update live in host memory.
+  StringRef fitMode = "device";
+  DenseSet<int64_t> layers;
+  bool streamed = false;
+};
+
+/// A copy of `func` with `mode`'s placement, fitted to the budget by
+/// tidal-schedule-swaps's engine (its diagnostics dropped); null if it does
+/// not fit. `moved`: whether the engine swapped or recomputed anything.
+/// `streamed`: the parameters that host ops update live in host memory
+/// (mode "stream", or "device" with updates among `layers`).
+OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
+                                      const FitBudgetOptions &options,
+                                      bool &moved, int64_t &smallest,
+                                      const DenseSet<int64_t> &layers = {},
+                                      int64_t *peakIndex = nullptr,
+                                      bool streamed = false);
+
+/// The step time `func` is predicted to take (StepTimeline.h).
+double predictedStepUs(func::FuncOp func, const FitBudgetOptions &options);
+
+/// Host layers by cost, after auto chose `start` (fitted, predicted
+/// `startUs`): where its plan swaps or recomputes a kernel's result, or
+/// copies it out for a host op, that kernel runs on the host instead (its
+/// result then lives in host memory and device readers prefetch it), alone
+/// or with the kernels that read the result (which then never crosses the
+/// link). Returns the plan with the layers added if it is predicted at
+/// least 5% faster than `start` (kHostMargin); otherwise a trial with
+/// nothing fitted.
+Trial addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
+                      const Trial &start, double startUs);
+
+} // namespace mlir::tidal::place
+
+#endif // TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_PLACETRIAL_H
