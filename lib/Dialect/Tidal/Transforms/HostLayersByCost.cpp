@@ -20,9 +20,13 @@ using namespace mlir::tidal;
 namespace mlir::tidal::place {
 namespace {
 
-/// Host layers by cost: at most this many trials, each step taken only if
-/// predicted at least 1% faster, the whole only if at least kHostMargin.
+/// Host layers by cost: at most this many trials, and this many in a row
+/// that are not taken (the candidates come largest first: where moving the
+/// largest copies does not pay, the smaller ones rarely do); each step taken
+/// only if predicted at least 1% faster, the whole only if at least
+/// kHostMargin.
 constexpr int kMaxCostTrials = 12;
+constexpr int kCostPatience = 4;
 constexpr double kLayerStep = 0.99;
 
 /// The placeable device ops whose results `fitted` moves (swaps out, or
@@ -81,9 +85,12 @@ Trial addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
   func::FuncOp current = *start.fitted;
   DenseSet<int64_t> layers = start.layers;
   double bestUs = startUs;
-  int trials = 0;
+  int trials = 0, misses = 0;
+  auto done = [&] {
+    return trials >= kMaxCostTrials || misses >= kCostPatience;
+  };
   bool stepped = true;
-  while (stepped && trials < kMaxCostTrials) {
+  while (stepped && !done()) {
     stepped = false;
     for (int64_t index : movedProducers(current, layers)) {
       DenseSet<int64_t> withReaders = readersOf(func, index);
@@ -92,8 +99,9 @@ Trial addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
       if (withReaders.size() > 1)
         variants.push_back(std::move(withReaders));
       for (const DenseSet<int64_t> &variant : variants) {
-        if (trials++ >= kMaxCostTrials)
+        if (done())
           break;
+        ++trials, ++misses;
         Trial t{start.mode};
         t.tried = true;
         t.fitMode = start.fitMode;
@@ -108,11 +116,11 @@ Trial addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
             us < kLayerStep * bestUs) {
           best = std::move(t), bestUs = us;
           layers = best.layers, current = *best.fitted;
-          stepped = true;
+          stepped = true, misses = 0;
           break;
         }
       }
-      if (stepped || trials >= kMaxCostTrials)
+      if (stepped || done())
         break;
     }
   }

@@ -308,7 +308,8 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       With `host-layers-by-cost`, where the chosen plan offloads or
       recomputes a device kernel's result, that kernel (alone, then with
       its result's readers) is tried on the host, a fitted trial each (at
-      most 12), each step kept if predicted 1% faster; the layers stay if
+      most 12, stopping after 4 in a row not taken), each step kept if
+      predicted 1% faster; the layers stay if
       the step is predicted at least 5% faster than without them, recorded
       as `tidal.host_layers_by_cost = {layers, before_us, after_us}`.
       The plans
