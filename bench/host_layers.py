@@ -13,7 +13,7 @@ machine's drift hits both. The losses of the two runs must be bitwise
 equal (host kernels are the cpu target's).
 
     /usr/bin/python3 bench/host_layers.py [--cases lenet_momentum:0.7,...]
-        [--steps 50] [--rounds 3] [--link-gbps 16] [--threads 2] [--json OUT]
+        [--steps 50] [--rounds 3] [--link-gbps 16] [--threads 2] [--json OUT] [--plans-only]
 """
 
 import argparse
@@ -33,6 +33,9 @@ DEFAULT_CASES = ("mlp_digits_sgd:0.6,mlp_digits_nesterov:0.9,regressor_adam:0.8,
                  "lenet_momentum:0.6,resnet20_momentum:0.37,transformer13_adamw:0.6")
 
 
+TARGET = "sim"
+
+
 def run(argv, env=None):
     proc = subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     if proc.returncode != 0:
@@ -42,7 +45,7 @@ def run(argv, env=None):
 
 def plan(tidalc, model, flags, work):
     out = os.path.join(work, "plan.json")
-    run([tidalc, model, "-o", out, "--emit", "plan", "--target", "sim"] + flags)
+    run([tidalc, model, "-o", out, "--emit", "plan", "--target", TARGET] + flags)
     with open(out) as f:
         return json.load(f)
 
@@ -64,7 +67,13 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--tidalc", default=os.path.join(ROOT, "build", "bin", "tidalc"))
     ap.add_argument("--json")
+    ap.add_argument("--plans-only", action="store_true", help="predicted times only: compile plans, train nothing")
+    ap.add_argument("--target", default="sim", help="sim, or cuda with --plans-only (the H100 default profile)")
     args = ap.parse_args(argv)
+    global TARGET
+    TARGET = args.target
+    if TARGET != "sim" and not args.plans_only:
+        ap.error("--target other than sim needs --plans-only (no GPU is assumed)")
     from tidal import training
 
     env = {"TIDAL_SIM_LINK_GBPS": str(args.link_gbps)}
@@ -90,12 +99,27 @@ def main(argv=None):
             exes = {}
             for mode in ("on", "fit"):
                 mflags = ["--device-memory", str(budget), "--host-layers", mode] + flags
-                p = plan(args.tidalc, model, mflags, work)
+                try:
+                    p = plan(args.tidalc, model, mflags, work)
+                except SystemExit as e:
+                    if "too small" not in str(e):
+                        raise
+                    print(f"| {name} | {fraction} ({budget} B) | does not fit | | | | | |", flush=True)
+                    row = None
+                    break
                 row[f"{mode}_predicted_us"] = p["predicted"]["step_time_us"]
                 if mode == "on":
                     row["layers_by_cost"] = p.get("host_layers_by_cost", {}).get("layers", 0)
                 exes[mode] = os.path.join(work, f"train_{mode}")
-                run([args.tidalc, model, "-o", exes[mode], "--target", "sim"] + mflags)
+                if not args.plans_only:
+                    run([args.tidalc, model, "-o", exes[mode], "--target", "sim"] + mflags)
+            if row is None:
+                continue
+            if args.plans_only:
+                results.append(row)
+                print(f"| {name} | {fraction} ({budget} B) | {row['on_predicted_us']:.1f} | "
+                      f"{row['fit_predicted_us']:.1f} | {row['layers_by_cost']} | | | |", flush=True)
+                continue
             times = {"on": [], "fit": []}
             losses = {}
             for _ in range(args.rounds):
