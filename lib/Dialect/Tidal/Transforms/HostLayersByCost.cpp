@@ -11,6 +11,8 @@
 
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
+#include "mlir/IR/Builders.h"
+
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -77,10 +79,10 @@ DenseSet<int64_t> readersOf(func::FuncOp func, int64_t index) {
   return readers;
 }
 
-} // namespace
-
-Trial addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
-                      const Trial &start, double startUs) {
+/// The search behind addLayersByCost: the better plan, or a trial with
+/// nothing fitted.
+Trial searchLayers(func::FuncOp func, const FitBudgetOptions &options,
+                   const Trial &start, double startUs) {
   Trial best;
   func::FuncOp current = *start.fitted;
   DenseSet<int64_t> layers = start.layers;
@@ -106,10 +108,11 @@ Trial addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
         t.tried = true;
         t.fitMode = start.fitMode;
         t.streamed = start.streamed;
+        t.streamOnly = start.streamOnly;
         t.layers = layers;
         t.layers.insert(variant.begin(), variant.end());
         t.fitted = fittedTrial(func, t.fitMode, options, t.moved, t.smallest,
-                               t.layers, nullptr, t.streamed);
+                               t.layers, nullptr, t.streamed, t.streamOnly);
         if (!t.fitted)
           continue;
         if (double us = predictedStepUs(*t.fitted, options);
@@ -127,5 +130,33 @@ Trial addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
   if (best.fitted && bestUs <= kHostMargin * startUs)
     return best;
   return Trial{};
+}
+
+} // namespace
+
+bool addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
+                     Trial &chosen, DenseSet<int64_t> &added) {
+  double startUs = predictedStepUs(*chosen.fitted, options);
+  Trial better = searchLayers(func, options, chosen, startUs);
+  if (!better.fitted)
+    return false;
+  int64_t count = 0;
+  for (int64_t index : better.layers)
+    if (!chosen.layers.contains(index))
+      added.insert(index), ++count;
+  Builder b(func.getContext());
+  better.fitted.get()->setAttr(
+      kHostLayersByCostAttr,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("layers", b.getI64IntegerAttr(count)),
+           b.getNamedAttr("before_us", b.getF64FloatAttr(startUs)),
+           b.getNamedAttr("after_us", b.getF64FloatAttr(predictedStepUs(
+                                          *better.fitted, options)))}));
+  // The MILP's summary stays: its placements are kept (the trials are
+  // fitted greedily around them).
+  if (Attribute milp = chosen.fitted.get()->getAttr(kMilpAttr))
+    better.fitted.get()->setAttr(kMilpAttr, milp);
+  chosen = std::move(better);
+  return true;
 }
 } // namespace mlir::tidal::place

@@ -91,6 +91,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     OwningOpRef<func::FuncOp> joint(func.clone());
     FitBudgetOptions withPlacement = options;
     size_t hostUpdates = 0;
+    DenseSet<int64_t> jointHosted, jointStreamed;
     // Placements (updates on the host, streamed or not) applied to a copy
     // of the function as the MILP sees it (before its swaps): the
     // predicted step, and the device bytes at each of the function's
@@ -134,6 +135,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
                                      const DenseSet<int64_t> &hosted,
                                      const DenseSet<int64_t> &streamed) {
       hostUpdates = hosted.size() + streamed.size();
+      jointHosted = hosted, jointStreamed = streamed;
       placeUpdates(f, options, hosted, streamed);
     };
     ScopedDiagnosticHandler quiet(func.getContext(),
@@ -163,6 +165,20 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
                 .insert(index.getInt());
           }
     bool jointFits = succeeded(fitBudget(*joint, withPlacement, stats));
+    // Host layers by cost on the MILP's plan too (the greedy one has them
+    // already), each trial fitted greedily, before the two are compared.
+    int64_t numOps = func.getBody().front().getOperations().size();
+    if (jointFits && hostLayersByCost && numOps <= largeGraphOps) {
+      Trial start{"optimizer"};
+      start.fitted = std::move(joint);
+      start.layers = jointHosted;
+      start.layers.insert(jointStreamed.begin(), jointStreamed.end());
+      start.streamed = !jointStreamed.empty();
+      start.streamOnly = jointStreamed;
+      DenseSet<int64_t> added;
+      addLayersByCost(func, greedyOptions, start, added);
+      joint = std::move(start.fitted);
+    }
     const double inf = std::numeric_limits<double>::infinity();
     double jointUs = jointFits ? predictedStepUs(*joint, options) : inf;
     double greedyUs = greedyKept ? predictedStepUs(*greedy, options) : inf;
@@ -343,28 +359,9 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
       if (t->tried && t->smallest < chosen->smallest)
         chosen = t;
   }
-  // Host layers by cost: where the chosen plan swaps or recomputes.
-  if (chosen->fitted && hostLayersByCost && numOps <= largeGraphOps) {
-    double startUs = predictedStepUs(*chosen->fitted, options);
-    if (Trial better = addLayersByCost(func, options, *chosen, startUs);
-        better.fitted) {
-      Builder b(func.getContext());
-      int64_t added = 0;
-      for (int64_t index : better.layers)
-        added += !chosen->layers.contains(index);
-      better.fitted.get()->setAttr(
-          kHostLayersByCostAttr,
-          b.getDictionaryAttr(
-              {b.getNamedAttr("layers", b.getI64IntegerAttr(added)),
-               b.getNamedAttr("before_us", b.getF64FloatAttr(startUs)),
-               b.getNamedAttr("after_us", b.getF64FloatAttr(predictedStepUs(
-                                              *better.fitted, options)))}));
-      for (int64_t index : better.layers)
-        if (!chosen->layers.contains(index))
-          layers.insert(index);
-      *chosen = std::move(better);
-    }
-  }
+  // Host layers by cost: where the chosen plan copies or recomputes.
+  if (chosen->fitted && hostLayersByCost && numOps <= largeGraphOps)
+    addLayersByCost(func, options, *chosen, layers);
   if (chosen->fitted)
     adopt(func, *chosen->fitted), kept = true;
   return chosen->mode;

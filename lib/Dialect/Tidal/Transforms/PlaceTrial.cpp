@@ -23,11 +23,14 @@ OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
                                       const FitBudgetOptions &options,
                                       bool &moved, int64_t &smallest,
                                       const DenseSet<int64_t> &layers,
-                                      int64_t *peakIndex, bool streamed) {
+                                      int64_t *peakIndex, bool streamed,
+                                      const DenseSet<int64_t> &streamOnly) {
   OwningOpRef<func::FuncOp> trial(func.clone());
   PlaceStats placed;
   Placer(*trial, options, hostOpsFor(*trial, mode, layers),
-         streamed || mode == "stream")
+         streamed || mode == "stream",
+         streamOnly.empty() ? DenseSet<Operation *>()
+                            : hostOpsFor(*trial, "device", streamOnly))
       .run(placed);
   ScopedDiagnosticHandler quiet(func.getContext(),
                                 [](Diagnostic &) { return success(); });

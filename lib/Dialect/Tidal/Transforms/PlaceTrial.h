@@ -38,33 +38,36 @@ struct Trial {
   StringRef fitMode = "device";
   DenseSet<int64_t> layers;
   bool streamed = false;
+  /// With `streamed`: only the parameters of these updates (the joint
+  /// MILP's choice); empty: those of every host update.
+  DenseSet<int64_t> streamOnly;
 };
 
 /// A copy of `func` with `mode`'s placement, fitted to the budget by
 /// tidal-schedule-swaps's engine (its diagnostics dropped); null if it does
 /// not fit. `moved`: whether the engine swapped or recomputed anything.
 /// `streamed`: the parameters that host ops update live in host memory
-/// (mode "stream", or "device" with updates among `layers`).
-OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
-                                      const FitBudgetOptions &options,
-                                      bool &moved, int64_t &smallest,
-                                      const DenseSet<int64_t> &layers = {},
-                                      int64_t *peakIndex = nullptr,
-                                      bool streamed = false);
+/// (mode "stream", or "device" with updates among `layers`); with
+/// `streamOnly`, only those of the updates with these place indices.
+OwningOpRef<func::FuncOp>
+fittedTrial(func::FuncOp func, StringRef mode, const FitBudgetOptions &options,
+            bool &moved, int64_t &smallest,
+            const DenseSet<int64_t> &layers = {}, int64_t *peakIndex = nullptr,
+            bool streamed = false, const DenseSet<int64_t> &streamOnly = {});
 
 /// The step time `func` is predicted to take (StepTimeline.h).
 double predictedStepUs(func::FuncOp func, const FitBudgetOptions &options);
 
-/// Host layers by cost, after auto chose `start` (fitted, predicted
-/// `startUs`): where its plan swaps or recomputes a kernel's result, or
-/// copies it out for a host op, that kernel runs on the host instead (its
-/// result then lives in host memory and device readers prefetch it), alone
-/// or with the kernels that read the result (which then never crosses the
-/// link). Returns the plan with the layers added if it is predicted at
-/// least 5% faster than `start` (kHostMargin); otherwise a trial with
-/// nothing fitted.
-Trial addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
-                      const Trial &start, double startUs);
+/// Host layers by cost, after auto chose `chosen` (fitted): where its plan
+/// swaps or recomputes a kernel's result, or copies it out for a host op,
+/// that kernel runs on the host instead (its result then lives in host
+/// memory and device readers prefetch it), alone or with the kernels that
+/// read the result (which then never crosses the link). If that is
+/// predicted at least 5% faster (kHostMargin), `chosen` becomes that plan,
+/// with `tidal.host_layers_by_cost`, and the kernels added are inserted
+/// into `added`; returns whether.
+bool addLayersByCost(func::FuncOp func, const FitBudgetOptions &options,
+                     Trial &chosen, DenseSet<int64_t> &added);
 
 } // namespace mlir::tidal::place
 

@@ -4,6 +4,7 @@
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=6000000" -tidal-schedule-swaps=budget=6000000 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=COST
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=6000000 host-layers-by-cost=false" -tidal-schedule-swaps=budget=6000000 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=FIT
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=20000000" | FileCheck %s --check-prefix=FITS
+// RUN: tidal-opt %s -tidal-place="mode=auto budget=6000000 planner=milp" | FileCheck %s --check-prefix=MILP
 
 // A 4 MiB weight with its momentum does not fit 6 MB with everything on the
 // device: it is streamed from host memory and updated there. Its gradient
@@ -22,6 +23,14 @@
 // COST: %[[G:.*]] = tidal.gemm %[[EW]], %[[XW]] {{{.*}}tidal.device = "host"{{.*}}trans_a = true}
 // COST-NEXT: tidal.sgd_momentum_update %arg1, %[[G]], %arg2 {{{.*}}tidal.device = "host"
 // COST-NOT: tidal.offload
+
+// With the MILP planner: its plan (the parameter streamed) gets the same
+// layer before it is compared with the greedy plan; it keeps its summary.
+// MILP-LABEL: func.func @step
+// MILP-SAME: tidal.host_layers_by_cost = {{{.*}}layers = 1 : i64}
+// MILP-SAME: tidal.milp = {{{.*}}streamed = 1 : i64}
+// MILP-SAME: tidal.place_planner = {{{.*}}kept = "milp"
+// MILP: tidal.gemm {{.*}}tidal.device = "host"{{.*}}trans_a = true
 
 // Without host layers by cost: the gradient is computed on the device and
 // offloaded whole.
