@@ -257,6 +257,17 @@ class SimRuns:
         self.assertEqual(proc.returncode, 0, f"{' '.join(argv)}: {proc.stderr}")
         return log_lines(log), saved_initializers(out)
 
+    def assert_like_cpu(self, log, values, cpu_log, cpu_saved, budget, copies, what):
+        """A sim run against the cpu run: losses and every saved tensor
+        bitwise equal, the measured device peak within `budget`, and exactly
+        `copies` (planned_copy_bytes) crossing the link at every step."""
+        self.assertEqual([l["loss"] for l in log], [l["loss"] for l in cpu_log], what)
+        for key, value in cpu_saved.items():
+            self.assertEqual(values[key], value, f"{what}: '{key}' differs from the cpu run")
+        for line in log:
+            self.assertLessEqual(line["device_peak_bytes"], budget, what)
+            self.assertEqual((line["bytes_to_host"], line["bytes_to_device"]), copies, what)
+
     def cpu_run(self, case, work):
         """Exports a zoo case into `work` and trains it on the cpu target:
         (model path, tidalc flags, data arguments, cpu log, cpu saved)."""

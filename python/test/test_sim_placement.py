@@ -151,12 +151,7 @@ class SimPlacementTest(support.SimRuns, unittest.TestCase):
                     exe = os.path.join(work, f"train_{budget}")
                     self.tidalc([model, "-o", exe, "--target", "sim", "--device-memory", str(budget)] + flags)
                     log, values = self.train(exe, inputs, work, str(budget))
-                    self.assertEqual([l["loss"] for l in log], [l["loss"] for l in cpu_log], what)
-                    for key, value in cpu_saved.items():
-                        self.assertEqual(values[key], value, f"{what}: '{key}' differs from the cpu run")
-                    for line in log:
-                        self.assertLessEqual(line["device_peak_bytes"], budget, what)
-                        self.assertEqual((line["bytes_to_host"], line["bytes_to_device"]), copies, what)
+                    self.assert_like_cpu(log, values, cpu_log, cpu_saved, budget, copies, what)
                 # One byte under the smallest budget: the same figure
                 # without host layers; with them (the default), layers run
                 # on the host and it fits.
@@ -201,13 +196,7 @@ class SimPlacementTest(support.SimRuns, unittest.TestCase):
                 exe = os.path.join(work, "train_partial")
                 self.tidalc([model, "-o", exe, "--target", "sim", "--device-memory", str(budget)] + fit + flags)
                 log, values = self.train(exe, inputs, work, "partial")
-                self.assertEqual([l["loss"] for l in log], [l["loss"] for l in cpu_log], name)
-                for key, value in cpu_saved.items():
-                    self.assertEqual(values[key], value, f"{name}: '{key}' differs from the cpu run")
-                copies = support.planned_copy_bytes(plan)
-                for line in log:
-                    self.assertLessEqual(line["device_peak_bytes"], budget, name)
-                    self.assertEqual((line["bytes_to_host"], line["bytes_to_device"]), copies, name)
+                self.assert_like_cpu(log, values, cpu_log, cpu_saved, budget, support.planned_copy_bytes(plan), name)
 
     def test_host_layers_by_cost(self):
         """Layers on the host by cost (issue 18, item 1): LeNet at 60% of its
@@ -243,12 +232,7 @@ class SimPlacementTest(support.SimRuns, unittest.TestCase):
         exe = os.path.join(work, "train_cost")
         self.tidalc([model, "-o", exe, "--target", "sim"] + memory + flags)
         log, values = self.train(exe, inputs, work, "cost")
-        self.assertEqual([l["loss"] for l in log], [l["loss"] for l in cpu_log], name)
-        for key, value in cpu_saved.items():
-            self.assertEqual(values[key], value, f"{name}: '{key}' differs from the cpu run")
-        for line in log:
-            self.assertLessEqual(line["device_peak_bytes"], budget, name)
-            self.assertEqual((line["bytes_to_host"], line["bytes_to_device"]), copies, name)
+        self.assert_like_cpu(log, values, cpu_log, cpu_saved, budget, copies, name)
 
     def test_large_graphs_skip_the_host_trial(self):
         """At ResNet-20's all-device floor the host optimizer is predicted
