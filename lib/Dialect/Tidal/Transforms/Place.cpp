@@ -63,7 +63,7 @@ void adopt(func::FuncOp func, func::FuncOp fitted) {
 /// The most layers auto moves to the host (one per trial), and how many
 /// in a row may fail to lower the floor.
 constexpr int kMaxHostLayers = 48;
-constexpr int kHostLayerPatience = 8;
+constexpr int kHostLayerPatience = 16;
 
 /// Auto: everything on the device if that fits the budget without moving
 /// anything (or at all, on a graph of more than `largeGraphOps` ops).

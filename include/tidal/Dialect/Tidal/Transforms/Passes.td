@@ -303,7 +303,7 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       the MILP. If none fits and `host-layers` is on,
       the device kernel at the streamed plan's floor moves to the host, one
       per trial, until a plan fits (the best set kept; at most 48, stopping
-      after 8 that do not lower the floor). If none fits, the one whose
+      after 16 that do not lower the floor). If none fits, the one whose
       steps reach the smallest budget (tidal-schedule-swaps then states it).
       With `host-layers-by-cost`, where the chosen plan offloads or
       recomputes a device kernel's result, that kernel (alone, then with
