@@ -162,9 +162,7 @@ class SimPlacementTest(support.SimRuns, unittest.TestCase):
                 self.assertIn(f"the smallest budget its plan reaches is {smallest} bytes", proc.stderr)
                 plan = self.plan(model, work, ["--device-memory", str(smallest - 1)] + flags)
                 self.assertLessEqual(plan["predicted"]["peak_device_bytes"], smallest - 1)
-                layers = [op["op"] for op in plan["schedule"] if op["kernel"] and op["device"] == "host" and
-                          "update" not in op["op"] and "onnx_" not in op["op"]]
-                self.assertTrue(layers, name)
+                self.assertTrue(support.host_layers(plan), name)
 
     @unittest.skipIf(support.tool("tidal-opt") is None, "needs bin/tidal-opt")
     def test_per_parameter_optimizer_placement(self):
