@@ -382,6 +382,57 @@ TEST(DeviceSimTest, StreamsRunConcurrently) {
          two_copies * 1e3);
 }
 
+// compute_wait_seconds is the time a compute stream stands blocked at an
+// event wait: a wait for a throttled copy counts (the measured copy stall),
+// a wait for an event already reached counts nothing, and a copy stream
+// waiting for a compute stream's event is not a stall.
+TEST(DeviceSimTest, ComputeWaitSecondsIsTheComputeStreamsBlockedTime) {
+  LinkEnv env(nullptr);
+  work_list works;
+  const uint64_t bytes = 256 * 1024;
+  const double gbps = 0.004; // 66 ms per copy
+  const double copy_s = (double)bytes / (gbps * 1e9);
+  device_ptr device = make_device(TIDALRT_DEVICE_SIM, bytes, gbps);
+  stream_ptr compute = make_stream(device.get(), TIDALRT_STREAM_COMPUTE);
+  stream_ptr offload = make_stream(device.get(), TIDALRT_STREAM_COPY_TO_HOST);
+  event_ptr done = make_event(device.get());
+  event_ptr reached = make_event(device.get());
+  std::vector<uint8_t> out(bytes);
+
+  // The copy stream waits for a 40 ms kernel: not counted.
+  ASSERT_STATUS_OK(works.launch(compute.get(), [] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    return tidalrt_status_t(nullptr);
+  }));
+  ASSERT_STATUS_OK(tidalrt_event_record(reached.get(), compute.get()));
+  ASSERT_STATUS_OK(tidalrt_stream_wait_event(offload.get(), reached.get()));
+  ASSERT_STATUS_OK(tidalrt_stream_copy(offload.get(), out.data(), 0, bytes));
+  ASSERT_STATUS_OK(tidalrt_event_record(done.get(), offload.get()));
+  // The compute stream then waits for the copy: about copy_s of stall.
+  ASSERT_STATUS_OK(tidalrt_stream_wait_event(compute.get(), done.get()));
+  auto start = clock_type::now();
+  ASSERT_STATUS_OK(tidalrt_device_synchronize(device.get()));
+  double wall = seconds_since(start);
+  tidalrt_device_stats_t stats;
+  tidalrt_device_stats(device.get(), &stats);
+  EXPECT_GE(stats.compute_wait_seconds, copy_s * 0.99);
+  EXPECT_LE(stats.compute_wait_seconds, wall);
+
+  // Waiting again for the same, completed copy blocks nothing.
+  tidalrt_device_reset_stats(device.get());
+  EXPECT_EQ(
+      [&] {
+        tidalrt_device_stats_t s;
+        tidalrt_device_stats(device.get(), &s);
+        return s.compute_wait_seconds;
+      }(),
+      0.0);
+  ASSERT_STATUS_OK(tidalrt_stream_wait_event(compute.get(), done.get()));
+  ASSERT_STATUS_OK(tidalrt_device_synchronize(device.get()));
+  tidalrt_device_stats(device.get(), &stats);
+  EXPECT_EQ(stats.compute_wait_seconds, 0.0);
+}
+
 // Deliberately racy: the offload does NOT wait for the producer kernel, so
 // it may copy the old bytes. The race is real (the point of the sim: a
 // missing wait in generated code shows up). What is guaranteed, and all

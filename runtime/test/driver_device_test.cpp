@@ -503,8 +503,10 @@ protected:
 TEST_F(DriverDeviceLogTest, CopySecondsIsTheStepsCopyTime) {
   fake_program cpu, sim;
   make_linear_program(cpu);
-  for (const json &entry : run_logged(cpu))
+  for (const json &entry : run_logged(cpu)) {
     EXPECT_EQ(entry.at("copy_seconds"), 0);
+    EXPECT_EQ(entry.at("copy_stall_seconds"), 0);
+  }
   // Each step offloads and prefetches 8 bytes at 1e6 bytes/s: at least
   // 8 us each, one after the other within the step.
   setenv("TIDAL_SIM_LINK_GBPS", "0.001", 1);
@@ -518,6 +520,10 @@ TEST_F(DriverDeviceLogTest, CopySecondsIsTheStepsCopyTime) {
     // The step's own copies (the stats are reset before each step).
     EXPECT_LE(seconds * 1000, entry.at("step_ms").get<double>())
         << entry.dump();
+    // The compute stream's wait for them: part of the step.
+    double stall = entry.at("copy_stall_seconds").get<double>();
+    EXPECT_GE(stall, 0.0) << entry.dump();
+    EXPECT_LE(stall * 1000, entry.at("step_ms").get<double>()) << entry.dump();
     EXPECT_EQ(entry.at("bytes_to_host"), 8);
     EXPECT_EQ(entry.at("bytes_to_device"), 8);
   }

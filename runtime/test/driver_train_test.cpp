@@ -346,7 +346,7 @@ TEST_F(DriverTrainTest, LogHasOneObjectPerStep) {
     EXPECT_EQ(keys, (std::vector<std::string>{
                         "step", "loss", "step_ms", "device_peak_bytes",
                         "host_peak_bytes", "bytes_to_host", "bytes_to_device",
-                        "copy_seconds", "threads"}));
+                        "copy_seconds", "copy_stall_seconds", "threads"}));
     EXPECT_EQ(entry["step"], i + 1);
     // %.9g: the float32 loss survives the round trip exactly.
     EXPECT_EQ(static_cast<float>(entry["loss"].get<double>()),
@@ -357,6 +357,7 @@ TEST_F(DriverTrainTest, LogHasOneObjectPerStep) {
     EXPECT_EQ(entry["bytes_to_host"], 0);
     EXPECT_EQ(entry["bytes_to_device"], 0);
     EXPECT_EQ(entry["copy_seconds"], 0);
+    EXPECT_EQ(entry["copy_stall_seconds"], 0);
     EXPECT_GE(entry["threads"].get<int>(), 1);
   }
 }

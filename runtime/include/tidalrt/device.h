@@ -286,6 +286,12 @@ typedef struct tidalrt_device_stats_s {
   /* The total time copies took, summed over streams (SIM: including the
    * throttle's sleep). */
   double copy_seconds;
+  /* The time compute streams' work stood blocked at event waits (0.16): on
+   * SIM the measured copy stall, a generated program's compute stream
+   * waiting for its offloads and prefetches (tidalrt_dev_wait). 0 on HOST
+   * (its events are complete when waited on) and on CUDA (the GPU waits,
+   * not a thread). */
+  double compute_wait_seconds;
 } tidalrt_device_stats_t;
 
 void tidalrt_device_stats(const tidalrt_device_t *device,

@@ -309,6 +309,8 @@ extern "C" void tidalrt_device_stats(const tidalrt_device_t *device,
   out_stats->copies = device->copies.load(relaxed);
   out_stats->copy_seconds =
       (double)device->copy_nanoseconds.load(relaxed) * 1e-9;
+  out_stats->compute_wait_seconds =
+      (double)device->compute_wait_nanoseconds.load(relaxed) * 1e-9;
 }
 
 extern "C" void tidalrt_device_reset_stats(tidalrt_device_t *device) {
@@ -319,6 +321,7 @@ extern "C" void tidalrt_device_reset_stats(tidalrt_device_t *device) {
   device->launches.store(0, relaxed);
   device->copies.store(0, relaxed);
   device->copy_nanoseconds.store(0, relaxed);
+  device->compute_wait_nanoseconds.store(0, relaxed);
 }
 
 // The transfers of drivers (device.h, 0.6).

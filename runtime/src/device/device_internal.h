@@ -129,6 +129,7 @@ struct tidalrt_device_s {
   std::atomic<uint64_t> launches{0};
   std::atomic<uint64_t> copies{0};
   std::atomic<uint64_t> copy_nanoseconds{0};
+  std::atomic<uint64_t> compute_wait_nanoseconds{0};
 };
 
 namespace tidalrt_device {

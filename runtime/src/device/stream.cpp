@@ -111,8 +111,19 @@ void run_wait(tidalrt_stream_s *stream, const work_item &item) {
   tidalrt_status_t failure = nullptr;
   {
     std::unique_lock<std::mutex> lock(event.mutex);
-    event.changed.wait(
-        lock, [&] { return event.pending.count(item.generation) == 0; });
+    auto reached = [&] { return event.pending.count(item.generation) == 0; };
+    if (!reached()) {
+      // A compute stream blocked here is the measured stall (device stats'
+      // compute_wait_seconds): its kernels wait for a copy.
+      auto start = clock_type::now();
+      event.changed.wait(lock, reached);
+      if (stream->kind == TIDALRT_STREAM_COMPUTE)
+        stream->device->compute_wait_nanoseconds.fetch_add(
+            (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+                clock_type::now() - start)
+                .count(),
+            std::memory_order_relaxed);
+    }
     if (event.failed.count(item.generation))
       failure = tidalrt_status_make(
           tidalrt_status_code(event.failure),

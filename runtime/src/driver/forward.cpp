@@ -179,7 +179,7 @@ int run_forward(const session &s) {
       const device_figures &figures = runner.step_device_figures();
       log.write(b + 1, loss, ms, host_bytes, figures.peak_bytes,
                 figures.bytes_to_host, figures.bytes_to_device,
-                figures.copy_seconds,
+                figures.copy_seconds, figures.copy_stall_seconds,
                 governor ? governor->threads() : s.threads);
       if (governor && governor->after_step(runner))
         trace.threads(trace.now_us(), governor->threads());

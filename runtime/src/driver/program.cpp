@@ -303,6 +303,7 @@ void program_runner::run_step(uint64_t step) {
     figures_.bytes_to_host = stats.bytes_to_host;
     figures_.bytes_to_device = stats.bytes_to_device;
     figures_.copy_seconds = stats.copy_seconds;
+    figures_.copy_stall_seconds = stats.compute_wait_seconds;
   }
   for (const update &u : step_updates_)
     step_.copy(*u.arg, step_, *u.result);

@@ -37,6 +37,9 @@ struct device_figures {
   uint64_t bytes_to_device = 0;
   // The time the step's copies took (tidalrt_device_stats_t::copy_seconds).
   double copy_seconds = 0;
+  // The time the compute stream waited for them
+  // (tidalrt_device_stats_t::compute_wait_seconds; measured on sim only).
+  double copy_stall_seconds = 0;
 };
 
 // Copies of results into the arguments of the same name (new values of

@@ -62,7 +62,8 @@ step_log::~step_log() {
 void step_log::write(uint64_t step, double loss, double step_ms,
                      uint64_t host_peak_bytes, uint64_t device_peak_bytes,
                      uint64_t bytes_to_host, uint64_t bytes_to_device,
-                     double copy_seconds, int threads) {
+                     double copy_seconds, double copy_stall_seconds,
+                     int threads) {
   if (!file)
     return;
   int n = std::fprintf(
@@ -70,13 +71,14 @@ void step_log::write(uint64_t step, double loss, double step_ms,
       "{\"step\": %llu, \"loss\": %s, \"step_ms\": %.6f, "
       "\"device_peak_bytes\": %llu, \"host_peak_bytes\": %llu, "
       "\"bytes_to_host\": %llu, \"bytes_to_device\": %llu, "
-      "\"copy_seconds\": %s%s}\n",
+      "\"copy_seconds\": %s, \"copy_stall_seconds\": %s%s}\n",
       static_cast<unsigned long long>(step), json_number(loss).c_str(), step_ms,
       static_cast<unsigned long long>(device_peak_bytes),
       static_cast<unsigned long long>(host_peak_bytes),
       static_cast<unsigned long long>(bytes_to_host),
       static_cast<unsigned long long>(bytes_to_device),
       json_number(copy_seconds).c_str(),
+      json_number(copy_stall_seconds).c_str(),
       threads > 0 ? (", \"threads\": " + std::to_string(threads)).c_str() : "");
   if (n < 0 || std::fflush(file) != 0)
     failed = true;

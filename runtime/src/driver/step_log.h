@@ -23,14 +23,16 @@ public:
 
   // {"step": ..., "loss": ..., "step_ms": ..., "device_peak_bytes": ...,
   //  "host_peak_bytes": ..., "bytes_to_host": ..., "bytes_to_device": ...,
-  //  "copy_seconds": ..., "threads": ...} (the device figures are the
+  //  "copy_seconds": ..., "copy_stall_seconds": ..., "threads": ...} (the
+  // device figures are the
   // step's, 0 on the cpu target; "threads", the OpenMP threads the step ran
   // on, only when `threads` > 0). A non-finite loss is written as null.
   // Each line is flushed.
   void write(uint64_t step, double loss, double step_ms,
              uint64_t host_peak_bytes, uint64_t device_peak_bytes = 0,
              uint64_t bytes_to_host = 0, uint64_t bytes_to_device = 0,
-             double copy_seconds = 0, int threads = 0);
+             double copy_seconds = 0, double copy_stall_seconds = 0,
+             int threads = 0);
   // Closes the file; throws (exit 1) if any write failed.
   void close();
 

@@ -395,7 +395,7 @@ int run_training(const session &s) {
       const device_figures &figures = runner.step_device_figures();
       log.write(step + 1, loss, ms, host_bytes, figures.peak_bytes,
                 figures.bytes_to_host, figures.bytes_to_device,
-                figures.copy_seconds, threads);
+                figures.copy_seconds, figures.copy_stall_seconds, threads);
       thread_steps += threads;
       if (governor)
         adapt_threads();
