@@ -85,6 +85,11 @@ struct tidalrt_stream_s {
   std::deque<tidalrt_device::work_item> queue;
   uint64_t enqueued = 0;  // items accepted
   uint64_t completed = 0; // items run or skipped
+  // The targets (values of `completed`) that synchronising threads wait
+  // for: the worker wakes them only once the lowest is reached, not after
+  // every item (a wake-up per kernel costs a context switch on a CPU that
+  // the kernels' own threads are using).
+  std::multiset<uint64_t> sync_targets;
   uint64_t launches = 0;  // numbers launches in messages
   uint64_t copies = 0;    // numbers copies in messages
   bool stop = false;

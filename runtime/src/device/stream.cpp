@@ -178,7 +178,9 @@ void worker_main(tidalrt_stream_s *stream) {
     item.event.reset();
     lock.lock();
     ++stream->completed;
-    stream->work_done.notify_all();
+    if (!stream->sync_targets.empty() &&
+        stream->completed >= *stream->sync_targets.begin())
+      stream->work_done.notify_all();
   }
 }
 
@@ -243,7 +245,11 @@ tidalrt_status_t synchronize_stream(tidalrt_stream_s *stream) {
   }
   std::unique_lock<std::mutex> lock(stream->mutex);
   uint64_t target = stream->enqueued;
-  stream->work_done.wait(lock, [&] { return stream->completed >= target; });
+  if (stream->completed < target) {
+    auto waiting = stream->sync_targets.insert(target);
+    stream->work_done.wait(lock, [&] { return stream->completed >= target; });
+    stream->sync_targets.erase(waiting);
+  }
   return copy_status(stream->failure);
 }
 
