@@ -92,6 +92,7 @@ void tidal::buildMemoryPipeline(OpPassManager &pm,
     place.budget = options.budget;
     place.hostLayers = options.hostLayers;
     place.hostLayersByCost = options.hostLayersByCost;
+    place.sharedCpu = options.sharedCpu;
     place.swap = options.swap;
     place.recompute = options.recompute;
     place.planner = options.planner;

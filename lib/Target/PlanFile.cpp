@@ -61,10 +61,13 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
     step.hostLowerBound = step.liveness->lowerBound(info.alignment, true);
     step.hostLive = step.liveness->liveBytes(info.alignment, true);
   }
-  // Host-placed ops are priced with the host default (the sim target's
-  // compute profile stands for the device).
-  StepTimeline timeline = predictTimeline(step.liveness->getOps(), step.device,
-                                          defaultHostProfile(), info.linkGbps);
+  // Host-placed ops are priced with the host default on the cuda target;
+  // on the sim target the device is this CPU, so they are priced alike and
+  // take turns with its kernels.
+  bool sharedCpu = info.target == "sim";
+  StepTimeline timeline = predictTimeline(
+      step.liveness->getOps(), step.device,
+      sharedCpu ? step.device : defaultHostProfile(), info.linkGbps, sharedCpu);
   step.costs = std::move(timeline.costs);
   step.startUs = std::move(timeline.startUs);
   step.streams = std::move(timeline.streams);

@@ -277,16 +277,18 @@ TEST(DeviceSimTest, DevicesBehindOneSwitchShareIt) {
     stream_ptr sb =
         make_stream(b.get(), opposite ? TIDALRT_STREAM_COPY_TO_HOST
                                       : TIDALRT_STREAM_COPY_TO_DEVICE);
-    std::vector<uint8_t> host(bytes, 1);
+    // One host buffer per device: in the duplex case b's copies write
+    // theirs while a's read.
+    std::vector<uint8_t> host(bytes, 1), host_b(bytes, 1);
     // Untimed first copies: the device pages' first touch (page faults in a
     // 4 MiB memcpy) must not count, or a loaded machine serializes them.
     EXPECT_STATUS_OK(tidalrt_stream_copy(sa.get(), host.data(), 0, bytes));
-    EXPECT_STATUS_OK(tidalrt_stream_copy(sb.get(), host.data(), 0, bytes));
+    EXPECT_STATUS_OK(tidalrt_stream_copy(sb.get(), host_b.data(), 0, bytes));
     EXPECT_STATUS_OK(tidalrt_stream_synchronize(sa.get()));
     EXPECT_STATUS_OK(tidalrt_stream_synchronize(sb.get()));
     auto start = clock_type::now();
     EXPECT_STATUS_OK(tidalrt_stream_copy(sa.get(), host.data(), 0, bytes));
-    EXPECT_STATUS_OK(tidalrt_stream_copy(sb.get(), host.data(), 0, bytes));
+    EXPECT_STATUS_OK(tidalrt_stream_copy(sb.get(), host_b.data(), 0, bytes));
     EXPECT_STATUS_OK(tidalrt_stream_synchronize(sa.get()));
     EXPECT_STATUS_OK(tidalrt_stream_synchronize(sb.get()));
     return seconds_since(start);

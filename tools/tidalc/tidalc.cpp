@@ -131,6 +131,8 @@ void setMemoryPipelineOptions(mlir::tidal::MemoryPipelineOptions &options) {
   options.placement = target == "cpu" ? "device" : placement.getValue();
   options.hostLayers = hostLayers != "off";
   options.hostLayersByCost = hostLayers == "on";
+  // The sim device is this CPU: its kernels and host ops take turns.
+  options.sharedCpu = target == "sim";
   // The cpu runtime's kernels take channel-blocked activations; the cuda
   // target's take dense ones.
   options.blockChannels = blockChannels == "on" && target != "cuda";

@@ -135,6 +135,11 @@ struct MemoryPipelineOptions
                      "where that is predicted faster than the plan's swaps, "
                      "recomputations or copies for host ops"),
       llvm::cl::init(true)};
+  Option<bool> sharedCpu{
+      *this, "shared-cpu",
+      llvm::cl::desc("tidal-place: the device is the host's own CPU, one "
+                     "kernel at a time with host ops (the sim target)"),
+      llvm::cl::init(false)};
   Option<bool> swap{*this, "swap",
                     llvm::cl::desc("let tidal-schedule-swaps swap tensors"),
                     llvm::cl::init(true)};

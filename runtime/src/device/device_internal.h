@@ -90,8 +90,8 @@ struct tidalrt_stream_s {
   // every item (a wake-up per kernel costs a context switch on a CPU that
   // the kernels' own threads are using).
   std::multiset<uint64_t> sync_targets;
-  uint64_t launches = 0;  // numbers launches in messages
-  uint64_t copies = 0;    // numbers copies in messages
+  uint64_t launches = 0; // numbers launches in messages
+  uint64_t copies = 0;   // numbers copies in messages
   bool stop = false;
   // The first failure, owned here. Written only by the thread that runs
   // items (under `mutex`), so that thread may read it without the lock.

@@ -30,8 +30,8 @@ LinkProfile tidal::stepCommProfile(Operation *func) {
 
 StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
                                     const DeviceProfile &device,
-                                    const DeviceProfile &host,
-                                    double linkGbps) {
+                                    const DeviceProfile &host, double linkGbps,
+                                    bool sharedCpu) {
   StepTimeline timeline;
   LinkProfile link = simulatedLinkProfile(linkGbps);
   LinkProfile network =
@@ -42,6 +42,10 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
   double commFree = 0;
   llvm::DenseMap<Value, double> copyDone;
   llvm::DenseMap<int64_t, double> bucketDone;
+  // sharedCpu: the host ops' intervals, in order (each starts after the
+  // previous ends), and the first that the compute stream has not passed.
+  std::vector<std::pair<double, double>> hostRuns;
+  size_t nextHostRun = 0;
   for (Operation *op : ops) {
     OpCost cost;
     const char *stream = "compute";
@@ -93,10 +97,22 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
     } else if (isHostPlaced(op)) {
       cost = estimateCost(op, host);
       start = std::max(hostFree, copiesDone);
+      // On a shared CPU it cannot start inside a kernel already placed.
+      if (sharedCpu)
+        start = std::max(start, t);
       hostFree = start + cost.us;
+      if (sharedCpu)
+        hostRuns.push_back({start, hostFree});
       stream = "host";
     } else {
       cost = estimateCost(op, device);
+      // On a shared CPU a kernel that would overlap a host op runs after it.
+      while (sharedCpu && nextHostRun < hostRuns.size() &&
+             hostRuns[nextHostRun].first < t + cost.us) {
+        t = std::max(t, hostRuns[nextHostRun].second);
+        ++nextHostRun;
+      }
+      start = t;
       t += cost.us;
     }
     timeline.costs.push_back(cost);

@@ -48,6 +48,10 @@ struct FitBudgetOptions {
   double linkGbps = 16;
   int64_t alignment = 64;
   DeviceProfile device;
+  /// The device is the host's own CPU (tidal-place's shared-cpu, the sim
+  /// target): host ops are priced with `device` and never overlap its
+  /// kernels in the predicted step (predictTimeline's sharedCpu).
+  bool sharedCpu = false;
   bool swap = true;
   bool recompute = false;
   /// The most ops one recomputation may clone.

@@ -390,6 +390,7 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
                                   gflops, gbytesPerS, opOverheadUs,
                                   options.device)))
       return signalPassFailure();
+    options.sharedCpu = sharedCpu;
     options.swap = swap;
     options.recompute = recompute;
     options.passName = "tidal-place";

@@ -6,10 +6,12 @@
 // stream until its copy is done; host-placed ops (tidal-place) one after
 // another on the host's stream, each once the copies enqueued before it are
 // done, and copies enqueued after a host op start once it is done (the
-// runtime's protocol, tidalrt/device.h); gradient all-reduces one after
-// another on the communication stream at the default MPI network's
-// figures (defaultCommProfile), a wait for one stalling the compute stream
-// until it is done. The plan file and tidal-place's choice both use it.
+// runtime's protocol, tidalrt/device.h), beside the compute stream or, on
+// a CPU shared with the device (the sim target), between its kernels;
+// gradient all-reduces one after another on the communication stream at the
+// default MPI network's figures (defaultCommProfile), a wait for one stalling
+// the compute stream until it is done. The plan file and tidal-place's choice
+// both use it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,9 +45,15 @@ LinkProfile stepCommProfile(Operation *func);
 
 /// Predicts `ops` (a function's body in schedule order): kernels on
 /// `device`, host-placed ops on `host`, copies over a link of `linkGbps`.
+/// With `sharedCpu` (the sim target, whose "device" is the host's own CPU
+/// and whose runtime runs one kernel at a time, tidalrt/device.h) a
+/// host-placed op and a device kernel never overlap: the host op runs once
+/// it is ready and the compute stream has finished its current kernel, and
+/// the compute stream's later kernels wait for it.
 StepTimeline predictTimeline(llvm::ArrayRef<Operation *> ops,
                              const DeviceProfile &device,
-                             const DeviceProfile &host, double linkGbps);
+                             const DeviceProfile &host, double linkGbps,
+                             bool sharedCpu = false);
 
 } // namespace mlir::tidal
 

@@ -340,6 +340,10 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
            "result, or copies it out for a host op, try that kernel (alone "
            "and with its readers) on the host; keep what the cost model "
            "predicts faster (at least 5% over the whole step)">,
+    Option<"sharedCpu", "shared-cpu", "bool", "false",
+           "the device is the host's own CPU and runs one kernel at a time "
+           "with host ops (the sim target): the predicted step does not "
+           "overlap host ops with device kernels, and prices them alike">,
     Option<"swap", "swap", "bool", "true",
            "auto: whether the budget may be fitted with swaps">,
     Option<"recompute", "recompute", "bool", "false",
