@@ -62,6 +62,8 @@ def main(argv=None):
     ap.add_argument("--build", default=os.environ.get("TIDAL_BUILD_DIR", os.path.join(ROOT, "build")))
     ap.add_argument("--profile", help="a host profile (default: tidal-calibrate measures one)")
     ap.add_argument("--no-op-times", action="store_true", help="the profile's roofline only")
+    ap.add_argument("--no-link-latency", action="store_true",
+                    help="price copies at the default link latency (10 us), not the sim's measured one")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     from tidal import training
@@ -75,6 +77,17 @@ def main(argv=None):
         if not profile:
             profile = os.path.join(tmp, "profile.json")
             run([calibrate, "--threads", str(args.threads), "-o", profile], env=env)
+        # The sim's per-copy cost at each rate (tidal-calibrate --link-gbps
+        # measures it on a sim device), put into each model's profile.
+        links = {}
+        for gbps in args.link_gbps.split(","):
+            if args.no_link_latency:
+                break
+            out = os.path.join(tmp, f"link_{gbps}.json")
+            run([calibrate, "--quick", "--threads", str(args.threads), "--link-gbps", gbps, "-o", out], env=env)
+            links[gbps] = load(out)["link"]
+        measured = ", ".join(f"{g} GB/s: {l['latency_us']} us" for g, l in links.items())
+        print(f"# sim link latency per copy: {measured or 'the default 10 us'}")
         print(f"# {platform.node()}, {os.cpu_count()} CPUs, {args.threads} threads, "
               f"median of steps {args.warmup + 1}-{args.steps}; profile {args.profile or 'calibrated now'}"
               f"{'' if args.no_op_times else ' + op times'}")
@@ -117,7 +130,15 @@ def main(argv=None):
             run([tidalc, model, "-o", cpu_exe] + flags)
             cpu_measured = median_step_us(cpu_exe, inputs, args, env)
             for gbps in args.link_gbps.split(","):
-                mflags = ["--target", "sim", "--device-memory", str(budget), "--link-gbps", gbps] + flags
+                link_flags = flags
+                if gbps in links:
+                    linked = load(model_profile)
+                    linked["link"] = links[gbps]
+                    linked_path = os.path.join(work, f"profile_link_{gbps}.json")
+                    with open(linked_path, "w") as f:
+                        json.dump(linked, f)
+                    link_flags = flags[:-1] + [linked_path]
+                mflags = ["--target", "sim", "--device-memory", str(budget), "--link-gbps", gbps] + link_flags
                 try:
                     run([tidalc, model, "-o", plan_path, "--emit", "plan"] + mflags)
                 except SystemExit as e:

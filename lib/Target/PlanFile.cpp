@@ -65,9 +65,10 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
   // on the sim target the device is this CPU, so they are priced alike and
   // take turns with its kernels.
   bool sharedCpu = info.target == "sim";
-  StepTimeline timeline = predictTimeline(
-      step.liveness->getOps(), step.device,
-      sharedCpu ? step.device : defaultHostProfile(), info.linkGbps, sharedCpu);
+  StepTimeline timeline =
+      predictTimeline(step.liveness->getOps(), step.device,
+                      sharedCpu ? step.device : defaultHostProfile(),
+                      info.linkGbps, sharedCpu, info.linkLatencyUs);
   step.costs = std::move(timeline.costs);
   step.startUs = std::move(timeline.startUs);
   step.streams = std::move(timeline.streams);
@@ -215,6 +216,9 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
         j.attributeObject("link", [&] {
           j.attribute("gbytes_per_s", info.linkGbps);
           j.attribute("shared_by", info.linkShare);
+          j.attribute("latency_us", info.linkLatencyUs >= 0
+                                        ? info.linkLatencyUs
+                                        : defaultLinkProfile().latencyUs);
         });
       // A data-parallel step: the network its collectives are priced at.
       if (step.func->getAttrOfType<StringAttr>(kCommNetworkAttr)) {

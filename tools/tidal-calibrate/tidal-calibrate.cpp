@@ -33,6 +33,7 @@
 #include "NetworkTimes.h"
 #include "OpTimes.h"
 #include "ParallelGrain.h"
+#include "SimLinkTimes.h"
 #include "Support.h"
 
 #include "tidal/Dialect/Tidal/Analysis/DeviceProfile.h"
@@ -355,6 +356,8 @@ std::string summary(const MachineProfile &p) {
      << (h.calibrated ? "" : " (uncalibrated)") << "; device '" << p.device.name
      << "'; link '" << p.link.name << "' " << format("%g", p.link.gbytesPerS)
      << " GB/s";
+  if (p.link.calibrated)
+    os << ", " << format("%g", p.link.latencyUs) << " us a copy";
   if (!p.network.transport.empty())
     os << "; network '" << p.network.link.name << "' "
        << format("%g", p.network.link.gbytesPerS) << " GB/s, "
@@ -479,8 +482,18 @@ int main(int argc, char **argv) {
   h.opOverheadUs = roundTo(overheadUs, 3);
   h.parallelGrain = grain;
   h.calibrated = true;
-  if (opts.linkGbps > 0)
+  if (opts.linkGbps > 0) {
+    // The sim target's link: its rate as given, its per-copy cost measured
+    // on a SIM device of the runtime.
     p.link = simulatedLinkProfile(opts.linkGbps);
+    std::string simError;
+    double latencyUs = measureSimCopyLatencyUs(
+        opts.linkGbps, opts.quick ? 0.1 : 0.5, simError);
+    if (latencyUs < 0)
+      fatal("the sim link: " + simError);
+    p.link.latencyUs = roundTo(latencyUs, 2);
+    p.link.calibrated = true;
+  }
   addOpTimes(opts, plan, h);
 
   std::string problem = validateMachineProfile(p);

@@ -115,6 +115,9 @@ int64_t budgetBytes = 0;
 /// The profile of the device that runs the kernels (--device-profile): the
 /// host CPU on the cpu and sim targets. Empty name: the defaults.
 mlir::tidal::DeviceProfile computeProfile;
+/// The link's per-copy latency from --device-profile (negative: the
+/// default link's).
+double linkLatencyUs = -1;
 /// The --device-profile's measured network between ranks (transport empty:
 /// none), which a --distributed step of the same transport is priced at.
 mlir::tidal::NetworkProfile profileNetwork;
@@ -174,6 +177,7 @@ mlir::tidal::PlanFileInfo planFileInfo(bool training, double planSeconds) {
   if (budgetBytes)
     info.budgetBytes = budgetBytes;
   info.linkGbps = linkGbps / double(linkShare.getValue());
+  info.linkLatencyUs = linkLatencyUs;
   info.linkShare = linkShare;
   info.compute = computeProfile;
   info.mode = training ? "train" : "forward";
@@ -438,6 +442,9 @@ int main(int argc, char **argv) {
           (target == "cuda" ? "device (" : "host (") + deviceProfile + ")";
     if (!linkGbps.getNumOccurrences() && profile->link.gbytesPerS > 0)
       linkGbps = profile->link.gbytesPerS;
+    // Its per-copy cost too (the sim's, measured by tidal-calibrate
+    // --link-gbps), whatever the rate.
+    linkLatencyUs = profile->link.latencyUs;
     profileNetwork = profile->network;
   }
   if (target == "cuda" && deviceProfile.empty()) {

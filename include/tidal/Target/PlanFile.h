@@ -29,8 +29,9 @@ struct PlanFileInfo {
   std::string schedule; ///< tidal-schedule strategy
   std::string strategy; ///< tidal-plan-memory strategy
   bool inPlace = true;
-  double linkGbps = 16.0; ///< host<->device copies (sim, cuda), as planned
-  int64_t linkShare = 1;  ///< devices sharing the link (tidalc --link-share)
+  double linkGbps = 16.0;    ///< host<->device copies (sim, cuda), as planned
+  double linkLatencyUs = -1; ///< per copy (negative: the default link's)
+  int64_t linkShare = 1;     ///< devices sharing the link (tidalc --link-share)
   /// The kernels' device (the host CPU on the cpu and sim targets); empty
   /// name: the uncalibrated host default.
   DeviceProfile compute;

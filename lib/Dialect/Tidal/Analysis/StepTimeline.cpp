@@ -31,9 +31,11 @@ LinkProfile tidal::stepCommProfile(Operation *func) {
 StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
                                     const DeviceProfile &device,
                                     const DeviceProfile &host, double linkGbps,
-                                    bool sharedCpu) {
+                                    bool sharedCpu, double linkLatencyUs) {
   StepTimeline timeline;
   LinkProfile link = simulatedLinkProfile(linkGbps);
+  if (linkLatencyUs >= 0)
+    link.latencyUs = linkLatencyUs;
   LinkProfile network =
       ops.empty()
           ? defaultCommProfile()

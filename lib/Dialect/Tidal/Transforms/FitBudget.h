@@ -46,6 +46,10 @@ namespace mlir::tidal {
 struct FitBudgetOptions {
   int64_t budget = 0;
   double linkGbps = 16;
+  /// A copy's fixed cost in the placement's predictions (the profile's
+  /// link.latency_us, e.g. the sim's measured by tidal-calibrate
+  /// --link-gbps); negative: the default link's.
+  double linkLatencyUs = -1;
   int64_t alignment = 64;
   DeviceProfile device;
   /// The device is the host's own CPU (tidal-place's shared-cpu, the sim
@@ -141,12 +145,15 @@ DeviceProfile profileFromOptions(double gflops, double gbytesPerS,
                                  double opOverheadUs);
 
 /// The same on top of the host section of the machine profile at
-/// `profilePath` (empty: the host default), into `device`; on a bad
-/// profile, an error on `op` naming `passName`, the file and the field.
+/// `profilePath` (empty: the host default), into `device`, and its link's
+/// latency into `*linkLatencyUs` if asked for (left as it is without a
+/// profile); on a bad profile, an error on `op` naming `passName`, the file
+/// and the field.
 LogicalResult profileFromOptions(Operation *op, StringRef passName,
                                  StringRef profilePath, double gflops,
                                  double gbytesPerS, double opOverheadUs,
-                                 DeviceProfile &device);
+                                 DeviceProfile &device,
+                                 double *linkLatencyUs = nullptr);
 
 } // namespace mlir::tidal
 

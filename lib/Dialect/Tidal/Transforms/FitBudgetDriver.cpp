@@ -31,7 +31,8 @@ DeviceProfile tidal::profileFromOptions(double gflops, double gbytesPerS,
 LogicalResult tidal::profileFromOptions(Operation *op, StringRef passName,
                                         StringRef profilePath, double gflops,
                                         double gbytesPerS, double opOverheadUs,
-                                        DeviceProfile &device) {
+                                        DeviceProfile &device,
+                                        double *linkLatencyUs) {
   device = profileFromOptions(gflops, gbytesPerS, opOverheadUs);
   if (profilePath.empty())
     return success();
@@ -42,6 +43,8 @@ LogicalResult tidal::profileFromOptions(Operation *op, StringRef passName,
   // The options, where given, override the profile's figures.
   DeviceProfile given = device;
   device = machine->host;
+  if (linkLatencyUs)
+    *linkLatencyUs = machine->link.latencyUs;
   if (gflops > 0)
     device.gflops = given.gflops;
   if (gbytesPerS > 0)

@@ -388,7 +388,7 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
     options.alignment = alignment;
     if (failed(profileFromOptions(getOperation(), getArgument(), profile,
                                   gflops, gbytesPerS, opOverheadUs,
-                                  options.device)))
+                                  options.device, &options.linkLatencyUs)))
       return signalPassFailure();
     options.sharedCpu = sharedCpu;
     options.swap = swap;

@@ -39,7 +39,10 @@ public:
          DenseSet<Operation *> streamOnly = {})
       : func(func), options(options), hostOps(std::move(hostOps)),
         link(simulatedLinkProfile(options.linkGbps)), stream(stream),
-        streamOnly(std::move(streamOnly)) {}
+        streamOnly(std::move(streamOnly)) {
+    if (options.linkLatencyUs >= 0)
+      link.latencyUs = options.linkLatencyUs;
+  }
 
   void run(PlaceStats &stats);
 

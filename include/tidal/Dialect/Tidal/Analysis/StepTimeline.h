@@ -44,7 +44,8 @@ struct StepTimeline {
 LinkProfile stepCommProfile(Operation *func);
 
 /// Predicts `ops` (a function's body in schedule order): kernels on
-/// `device`, host-placed ops on `host`, copies over a link of `linkGbps`.
+/// `device`, host-placed ops on `host`, copies over a link of `linkGbps`
+/// with `linkLatencyUs` per copy (negative: the default link's).
 /// With `sharedCpu` (the sim target, whose "device" is the host's own CPU
 /// and whose runtime runs one kernel at a time, tidalrt/device.h) a
 /// host-placed op and a device kernel never overlap: the host op runs once
@@ -53,7 +54,7 @@ LinkProfile stepCommProfile(Operation *func);
 StepTimeline predictTimeline(llvm::ArrayRef<Operation *> ops,
                              const DeviceProfile &device,
                              const DeviceProfile &host, double linkGbps,
-                             bool sharedCpu = false);
+                             bool sharedCpu = false, double linkLatencyUs = -1);
 
 } // namespace mlir::tidal
 
