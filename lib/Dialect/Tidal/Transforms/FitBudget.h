@@ -46,9 +46,10 @@ namespace mlir::tidal {
 struct FitBudgetOptions {
   int64_t budget = 0;
   double linkGbps = 16;
-  /// A copy's fixed cost in the placement's predictions (the profile's
-  /// link.latency_us, e.g. the sim's measured by tidal-calibrate
-  /// --link-gbps); negative: the default link's.
+  /// A copy's fixed cost (the profile's link.latency_us, e.g. the sim's
+  /// measured by tidal-calibrate --link-gbps): the fitter adds it to each
+  /// copy, the placement's predictions price it; negative (no profile):
+  /// the fitter prices bytes alone and the predictions the default link's.
   double linkLatencyUs = -1;
   int64_t alignment = 64;
   DeviceProfile device;

@@ -114,8 +114,11 @@ private:
   double spare(DenseMap<Operation *, double> &used, Operation *op) {
     return std::max(0.0, opUs(op) - used.lookup(op));
   }
+  /// A copy's bytes over the link, plus its fixed cost where a profile
+  /// gave one (FitBudgetOptions::linkLatencyUs).
   double copyUs(int64_t bytes) const {
-    return bytes / (options.linkGbps * 1e3);
+    return bytes / (options.linkGbps * 1e3) +
+           std::max(options.linkLatencyUs, 0.0);
   }
   std::optional<Choice> pick(const BufferLiveness &liveness,
                              ArrayRef<int64_t> live, int64_t peak);

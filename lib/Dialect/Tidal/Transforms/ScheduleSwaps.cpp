@@ -58,7 +58,7 @@ struct ScheduleSwaps : tidal::impl::TidalScheduleSwapsPassBase<ScheduleSwaps> {
     options.alignment = alignment;
     if (failed(profileFromOptions(getOperation(), getArgument(), profile,
                                   gflops, gbytesPerS, opOverheadUs,
-                                  options.device)))
+                                  options.device, &options.linkLatencyUs)))
       return signalPassFailure();
     options.swap = swap;
     options.recompute = recompute;
@@ -96,7 +96,7 @@ struct Recompute : tidal::impl::TidalRecomputePassBase<Recompute> {
     options.alignment = alignment;
     if (failed(profileFromOptions(getOperation(), getArgument(), profile,
                                   gflops, gbytesPerS, opOverheadUs,
-                                  options.device)))
+                                  options.device, &options.linkLatencyUs)))
       return signalPassFailure();
     options.swap = false;
     options.recompute = true;
