@@ -86,13 +86,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="tidal-host-layers-") as tmp:
         for item in args.cases.split(","):
             name, fraction = item.split(":")
-            case = training.CASES_BY_NAME[name]
             work = os.path.join(tmp, item.replace(":", "_"))
-            os.makedirs(work)
-            model = os.path.join(work, "model.onnx")
-            training.export_case(case, model)
-            flags = training.tidalc_flags(case)
-            inputs = training.write_inputs(case, work)
+            _, model, flags, inputs = training.prepare_case(name, work)
             peak = plan(args.tidalc, model, ["--placement", "device"] + flags, work)["predicted"]["peak_device_bytes"]
             budget = int(peak * float(fraction))
             row = {"case": name, "fraction": float(fraction), "budget": budget}

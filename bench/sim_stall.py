@@ -96,13 +96,8 @@ def main(argv=None):
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for item in args.cases.split(","):
             name, fraction = item.split(":")
-            case = training.CASES_BY_NAME[name]
             work = os.path.join(tmp, item.replace(":", "_"))
-            os.makedirs(work)
-            model = os.path.join(work, "model.onnx")
-            training.export_case(case, model)
-            flags = training.tidalc_flags(case)
-            inputs = training.write_inputs(case, work)
+            _, model, flags, inputs = training.prepare_case(name, work)
             model_profile = profile
             if not args.no_op_times:
                 # The kernels of both steps: the sim target runs no fused

@@ -305,6 +305,17 @@ def write_inputs(case: Case, directory: str) -> List[str]:
     return flags
 
 
+def prepare_case(name: str, directory: str) -> Tuple[Case, str, List[str], List[str]]:
+    """Makes `directory` and writes the case `name`'s model (model.onnx) and
+    data into it; returns the case, the model's path, its tidalc flags and
+    the --input flags (the benchmarks' per-case set-up)."""
+    case = CASES_BY_NAME[name]
+    os.makedirs(directory)
+    model = os.path.join(directory, "model.onnx")
+    export_case(case, model)
+    return case, model, tidalc_flags(case), write_inputs(case, directory)
+
+
 # --- comparing trajectories -------------------------------------------------------
 
 
