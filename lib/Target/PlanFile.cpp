@@ -64,11 +64,9 @@ FailureOr<PlannedStep> analyse(ModuleOp module, const PlanFileInfo &info) {
   // Host-placed ops are priced with the host default on the cuda target;
   // on the sim target the device is this CPU, so they are priced alike and
   // take turns with its kernels.
-  bool sharedCpu = info.target == "sim";
-  StepTimeline timeline =
-      predictTimeline(step.liveness->getOps(), step.device,
-                      sharedCpu ? step.device : defaultHostProfile(),
-                      info.linkGbps, sharedCpu, info.linkLatencyUs);
+  StepTimeline timeline = predictTimeline(
+      step.liveness->getOps(), step.device, defaultHostProfile(), info.linkGbps,
+      /*sharedCpu=*/info.target == "sim", info.linkLatencyUs);
   step.costs = std::move(timeline.costs);
   step.startUs = std::move(timeline.startUs);
   step.streams = std::move(timeline.streams);
@@ -216,9 +214,9 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
         j.attributeObject("link", [&] {
           j.attribute("gbytes_per_s", info.linkGbps);
           j.attribute("shared_by", info.linkShare);
-          j.attribute("latency_us", info.linkLatencyUs >= 0
-                                        ? info.linkLatencyUs
-                                        : defaultLinkProfile().latencyUs);
+          j.attribute("latency_us",
+                      simulatedLinkProfile(info.linkGbps, info.linkLatencyUs)
+                          .latencyUs);
         });
       // A data-parallel step: the network its collectives are priced at.
       if (step.func->getAttrOfType<StringAttr>(kCommNetworkAttr)) {

@@ -1,5 +1,6 @@
 //===- SimLinkTimes.cpp - what a copy costs the simulated device ----------===//
 #include "SimLinkTimes.h"
+#include "KernelCall.h"
 #include "Support.h"
 
 #include "tidalrt/device.h"
@@ -24,13 +25,9 @@ struct EventDeleter {
   void operator()(tidalrt_event_t *e) const { tidalrt_event_free(e); }
 };
 
-/// Takes a status: its message, or "" for success.
+/// Takes a status: its message (KernelCall.h's consume), or "" for success.
 std::string message(tidalrt_status_t status) {
-  if (!status)
-    return "";
-  std::string text = tidalrt_status_message(status);
-  tidalrt_status_free(status);
-  return text;
+  return status ? consume(status) : std::string();
 }
 
 } // namespace

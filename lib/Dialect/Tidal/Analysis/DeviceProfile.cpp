@@ -50,10 +50,12 @@ LinkProfile tidal::defaultLinkProfile() {
   return p;
 }
 
-LinkProfile tidal::simulatedLinkProfile(double gbytesPerS) {
+LinkProfile tidal::simulatedLinkProfile(double gbytesPerS, double latencyUs) {
   LinkProfile p = defaultLinkProfile();
   p.name = "sim";
   p.gbytesPerS = gbytesPerS;
+  if (latencyUs >= 0)
+    p.latencyUs = latencyUs;
   return p;
 }
 

@@ -33,9 +33,7 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
                                     const DeviceProfile &host, double linkGbps,
                                     bool sharedCpu, double linkLatencyUs) {
   StepTimeline timeline;
-  LinkProfile link = simulatedLinkProfile(linkGbps);
-  if (linkLatencyUs >= 0)
-    link.latencyUs = linkLatencyUs;
+  LinkProfile link = simulatedLinkProfile(linkGbps, linkLatencyUs);
   LinkProfile network =
       ops.empty()
           ? defaultCommProfile()
@@ -97,7 +95,7 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
         t = done;
       }
     } else if (isHostPlaced(op)) {
-      cost = estimateCost(op, host);
+      cost = estimateCost(op, sharedCpu ? device : host);
       start = std::max(hostFree, copiesDone);
       // On a shared CPU it cannot start inside a kernel already placed.
       if (sharedCpu)

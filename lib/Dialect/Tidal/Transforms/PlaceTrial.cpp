@@ -54,10 +54,9 @@ double predictedStepUs(func::FuncOp func, const FitBudgetOptions &options) {
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front().without_terminator())
     ops.push_back(&op);
-  return predictTimeline(
-             ops, options.device,
-             options.sharedCpu ? options.device : defaultHostProfile(),
-             options.linkGbps, options.sharedCpu, options.linkLatencyUs)
+  return predictTimeline(ops, options.device, defaultHostProfile(),
+                         options.linkGbps, options.sharedCpu,
+                         options.linkLatencyUs)
       .stepUs;
 }
 

@@ -38,11 +38,8 @@ public:
          DenseSet<Operation *> hostOps, bool stream,
          DenseSet<Operation *> streamOnly = {})
       : func(func), options(options), hostOps(std::move(hostOps)),
-        link(simulatedLinkProfile(options.linkGbps)), stream(stream),
-        streamOnly(std::move(streamOnly)) {
-    if (options.linkLatencyUs >= 0)
-      link.latencyUs = options.linkLatencyUs;
-  }
+        link(simulatedLinkProfile(options.linkGbps, options.linkLatencyUs)),
+        stream(stream), streamOnly(std::move(streamOnly)) {}
 
   void run(PlaceStats &stats);
 

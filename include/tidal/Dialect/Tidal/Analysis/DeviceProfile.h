@@ -84,8 +84,9 @@ DeviceProfile defaultHostProfile();
 DeviceProfile defaultDeviceProfile();
 /// The documented PCIe 5.0 x16 link with pinned buffers: 50 GB/s, 10 us.
 LinkProfile defaultLinkProfile();
-/// A simulated link ("sim") of `gbytesPerS` with the default latency.
-LinkProfile simulatedLinkProfile(double gbytesPerS);
+/// A simulated link ("sim") of `gbytesPerS` with `latencyUs` per copy
+/// (negative: the default link's).
+LinkProfile simulatedLinkProfile(double gbytesPerS, double latencyUs = -1);
 /// The three defaults together.
 MachineProfile defaultMachineProfile();
 

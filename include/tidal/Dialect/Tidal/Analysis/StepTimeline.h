@@ -47,8 +47,9 @@ LinkProfile stepCommProfile(Operation *func);
 /// `device`, host-placed ops on `host`, copies over a link of `linkGbps`
 /// with `linkLatencyUs` per copy (negative: the default link's).
 /// With `sharedCpu` (the sim target, whose "device" is the host's own CPU
-/// and whose runtime runs one kernel at a time, tidalrt/device.h) a
-/// host-placed op and a device kernel never overlap: the host op runs once
+/// and whose runtime runs one kernel at a time, tidalrt/device.h) host-placed
+/// ops are priced with `device` too, and a host op and a device kernel never
+/// overlap: the host op runs once
 /// it is ready and the compute stream has finished its current kernel, and
 /// the compute stream's later kernels wait for it.
 StepTimeline predictTimeline(llvm::ArrayRef<Operation *> ops,
