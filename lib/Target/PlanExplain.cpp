@@ -45,6 +45,11 @@ struct Plan {
   /// Host layers by cost: how many, and the predicted step without them.
   int64_t costLayers = 0;
   double costBeforeUs = 0;
+  /// The optimal planner: which plan tidal-place kept ("milp" or "greedy";
+  /// empty without it), both predictions, and what the MILP's solve moved.
+  std::string kept;
+  double milpUs = -1, greedyUs = -1;
+  int64_t milpLayers = -1, milpUpdates = 0, milpStreamed = 0;
   std::vector<Op> ops;         // by position - 1
   std::vector<Tensor> tensors; // by id
 };
@@ -52,8 +57,8 @@ struct Plan {
 int64_t intOr(const json::Object &o, StringRef key, int64_t fallback = 0) {
   return o.getInteger(key).value_or(fallback);
 }
-double numberOr(const json::Object &o, StringRef key) {
-  return o.getNumber(key).value_or(0.0);
+double numberOr(const json::Object &o, StringRef key, double fallback = 0) {
+  return o.getNumber(key).value_or(fallback);
 }
 std::string stringOr(const json::Object &o, StringRef key) {
   return o.getString(key).value_or("").str();
@@ -92,6 +97,16 @@ bool parsePlan(StringRef text, Plan &plan, json::Value &storage,
   if (const json::Object *byCost = root->getObject("host_layers_by_cost")) {
     plan.costLayers = intOr(*byCost, "layers");
     plan.costBeforeUs = numberOr(*byCost, "before_us");
+  }
+  if (const json::Object *planner = root->getObject("planner")) {
+    plan.kept = stringOr(*planner, "kept");
+    plan.milpUs = numberOr(*planner, "milp_us", -1);
+    plan.greedyUs = numberOr(*planner, "greedy_us", -1);
+    if (const json::Object *milp = planner->getObject("milp")) {
+      plan.milpLayers = intOr(*milp, "host_layers", -1);
+      plan.milpUpdates = intOr(*milp, "host_updates");
+      plan.milpStreamed = intOr(*milp, "streamed");
+    }
   }
   plan.noReuse = intOr(*baseline, plan.target == "cpu" ? "peak_host_bytes"
                                                        : "peak_device_bytes");
@@ -311,6 +326,20 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
          << format("%+lld", (long long)(plan.devicePeak - all.devicePeak))
          << " bytes of device peak)";
     os << "\n";
+    if (!plan.kept.empty()) {
+      os << "  planner                kept "
+         << (plan.kept == "milp" ? "the MILP's" : "the greedy planner's")
+         << " plan";
+      if (plan.milpUs >= 0 && plan.greedyUs >= 0)
+        os << " (predicted: MILP " << us(plan.milpUs) << " us, greedy "
+           << us(plan.greedyUs) << " us)";
+      os << "\n";
+      if (plan.kept == "milp" && plan.milpLayers >= 0)
+        os << "    its one solve placed " << plan.milpLayers << " layers and "
+           << plan.milpUpdates + plan.milpStreamed
+           << " optimizer updates on the host (" << plan.milpStreamed
+           << " parameters streamed) with the swaps and recomputations\n";
+    }
     auto line = [&](const char *what, int64_t count, std::string detail) {
       os << format("  %-22s %6lld  ", what, (long long)count) << detail << "\n";
     };

@@ -293,6 +293,30 @@ FailureOr<std::string> tidal::buildPlanJson(ModuleOp module,
           if (auto us = byCost.getAs<FloatAttr>(key))
             j.attribute(key, us.getValueAsDouble());
       });
+    // The optimal planner (--planner milp or auto): its solve's summary
+    // and, from tidal-place auto, which plan was kept against the greedy
+    // planner's.
+    auto planner = step.func->getAttrOfType<DictionaryAttr>(kPlacePlannerAttr);
+    auto milp = step.func->getAttrOfType<DictionaryAttr>(kMilpAttr);
+    if (planner || milp)
+      j.attributeObject("planner", [&] {
+        auto entries = [&](DictionaryAttr dict) {
+          for (NamedAttribute entry : dict) {
+            if (auto s = dyn_cast<StringAttr>(entry.getValue()))
+              j.attribute(entry.getName().strref(), s.getValue());
+            else if (auto b = dyn_cast<BoolAttr>(entry.getValue()))
+              j.attribute(entry.getName().strref(), b.getValue());
+            else if (auto i = dyn_cast<IntegerAttr>(entry.getValue()))
+              j.attribute(entry.getName().strref(), i.getInt());
+            else if (auto f = dyn_cast<FloatAttr>(entry.getValue()))
+              j.attribute(entry.getName().strref(), f.getValueAsDouble());
+          }
+        };
+        if (planner)
+          entries(planner);
+        if (milp)
+          j.attributeObject("milp", [&] { entries(milp); });
+      });
     j.attribute("lower_bound_bytes",
                 step.lowerBound + (step.onDevice ? 0 : step.constantsBytes));
     j.attributeObject("baseline", [&] {

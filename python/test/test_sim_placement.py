@@ -235,6 +235,41 @@ class SimPlacementTest(support.SimRuns, unittest.TestCase):
         log, values = self.train(exe, inputs, work, "cost")
         self.assert_like_cpu(log, values, cpu_log, cpu_saved, budget, copies, name)
 
+    def test_milp_places_layers(self):
+        """One MILP for swaps, recomputations, host updates and host layers
+        (issue 18, item 2): the digits MLP with plain SGD at 40% of its
+        no-swap peak, planned for a 1 GB/s link. `--planner milp` puts
+        kernels on the host in its solve (the plan file's
+        planner.milp.host_layers, every one of them in the schedule on the
+        host), and its plan is kept, predicted faster than the greedy
+        planner's and than the same MILP without layer candidates
+        (`--host-layers fit`). It trains bitwise equal to the cpu target
+        within the budget, with exactly the planned copies."""
+        name = "mlp_digits_sgd"
+        case = training.CASES_BY_NAME[name]
+        work = os.path.join(self.tmp, "milp_" + name)
+        model, flags, inputs, cpu_log, cpu_saved = self.cpu_run(case, work)
+        peak = self.plan(model, work, ["--placement", "device"] + flags)["predicted"]["peak_device_bytes"]
+        budget = peak * 4 // 10
+        memory = ["--device-memory", str(budget), "--link-gbps", "1", "--planner", "milp"]
+        plan = self.plan(model, work, memory + flags)
+        without = self.plan(model, work, memory + ["--host-layers", "fit"] + flags)
+        planner = plan["planner"]
+        self.assertEqual(planner["kept"], "milp", planner)
+        milp = planner["milp"]
+        self.assertGreater(milp["layers"], 0, milp)
+        self.assertGreater(milp["host_layers"], 0, milp)
+        self.assertNotIn("host_layers", without["planner"].get("milp", {}))
+        self.assertLessEqual(milp["host_layers"], len(support.host_layers(plan)))
+        us = plan["predicted"]["step_time_us"]
+        self.assertAlmostEqual(planner["milp_us"], us, places=3)
+        self.assertLess(us, planner["greedy_us"])
+        self.assertLess(us, without["predicted"]["step_time_us"])
+        exe = os.path.join(work, "train_milp")
+        self.tidalc([model, "-o", exe, "--target", "sim"] + memory + flags)
+        log, values = self.train(exe, inputs, work, "milp")
+        self.assert_like_cpu(log, values, cpu_log, cpu_saved, budget, support.planned_copy_bytes(plan), name)
+
     def test_large_graphs_skip_the_host_trial(self):
         """At ResNet-20's all-device floor the host optimizer is predicted
         faster and taken; with the large-graph rule forced (large-graph-ops=1)

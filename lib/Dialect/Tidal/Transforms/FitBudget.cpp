@@ -149,6 +149,9 @@ LogicalResult Fitter::run() {
         ++stats.copiesMoved;
         step = batch; // the copy ops are not in this analysis
         break;
+      case Choice::PlaceUpdate:
+      case Choice::PlaceLayer:
+        break; // the MILP's alone (solveExact); the greedy loop has none
       }
     }
   }

@@ -100,6 +100,14 @@ struct FitBudgetOptions {
   std::function<void(func::FuncOp, const llvm::DenseSet<int64_t> &hosted,
                      const llvm::DenseSet<int64_t> &streamed)>
       placeUpdates;
+  /// Layers too: each other kernel that carries `tidal.place_index` is a
+  /// candidate of the same MILP, with one option, to run on the host (its
+  /// results in host memory, its device operands copied out, device
+  /// readers prefetching its results), measured and re-priced as the
+  /// updates are; the chosen ones are among the `hosted` indices given to
+  /// `placeUpdates`. At most kMaxLayerCandidates, the largest results
+  /// first, while measuring stays within half the time limit.
+  bool placeLayers = false;
   /// A warm start: placements (hosted, streamed) the options are priced
   /// against before the first solve (the greedy planner's choice).
   std::pair<llvm::DenseSet<int64_t>, llvm::DenseSet<int64_t>> placementStart;

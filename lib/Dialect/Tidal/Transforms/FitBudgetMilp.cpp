@@ -281,6 +281,39 @@ LogicalResult Fitter::solveExact() {
     choices.push_back(std::move(options2));
     placements.push_back({k, update});
   };
+  // A kernel on the host (layer placement): one option, measured as an
+  // update's are. Not with any swap or recomputation of its results (they
+  // live in host memory then) or of its device operands (the host reads
+  // them where the kernel stands), nor with a recomputation that reads
+  // its results or clones it.
+  SmallVector<std::pair<int, Operation *>, 0> layerCandidates;
+  auto considerLayer = [&](Operation *op) {
+    auto index = op->getAttrOfType<IntegerAttr>(kPlaceIndexAttr);
+    if (!index || isHostPlaced(op) || isOptimizerUpdate(op))
+      return;
+    FitBudgetOptions::PlacementEffect effect;
+    Sets one;
+    one.first.insert(index.getInt());
+    if (!options.placementEffect(func, one.first, one.second,
+                                 /*wantLive=*/true, effect) ||
+        (int64_t)effect.live.size() != n)
+      return;
+    MilpOption option;
+    intervalsOf(effect.live, option);
+    option.costUs = effect.stepUs - baseUs + kSwapOverheadUs;
+    Choice c;
+    c.kind = Choice::PlaceLayer;
+    c.move = op;
+    c.target = index.getInt();
+    c.costUs = option.costUs;
+    MilpCandidate candidate;
+    candidate.options.push_back(std::move(option));
+    int k = problem.candidates.size();
+    problem.candidates.push_back(std::move(candidate));
+    choices.push_back({std::move(c)});
+    placements.push_back({k, op});
+    layerCandidates.push_back({k, op});
+  };
   // The placements a choice of the MILP makes.
   auto placedBy = [&](ArrayRef<int> choice) {
     Sets sets;
@@ -340,6 +373,29 @@ LogicalResult Fitter::solveExact() {
           break;
         considerPlacement(op);
       }
+    // Then the kernels, the largest results first.
+    if (options.placeLayers) {
+      SmallVector<std::pair<int64_t, Operation *>> kernels;
+      for (Operation *op : ops)
+        if (op->hasAttr(kPlaceIndexAttr) && !isOptimizerUpdate(op) &&
+            !isHostPlaced(op)) {
+          int64_t bytes = 0;
+          for (Value result : op->getResults())
+            if (auto type = dyn_cast<ShapedType>(result.getType());
+                type && type.hasStaticShape())
+              bytes += tensorByteSize(type);
+          kernels.push_back({bytes, op});
+        }
+      llvm::stable_sort(kernels, [](const auto &a, const auto &b) {
+        return a.first > b.first;
+      });
+      for (auto [bytes, op] :
+           ArrayRef(kernels).take_front(kMaxLayerCandidates)) {
+        if (secondsLeft() < 0.5 * options.milpTimeLimitS)
+          break;
+        considerLayer(op);
+      }
+    }
     priceS =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -350,6 +406,24 @@ LogicalResult Fitter::solveExact() {
     if (Value grad = choices[k].front().value)
       for (int other : candidatesOf.lookup(grad))
         problem.exclusive.push_back({k, other});
+  for (auto [k, op] : layerCandidates) {
+    DenseSet<int> excluded;
+    SmallVector<Value> values(op->getResults());
+    llvm::append_range(values, op->getOperands());
+    for (Value v : values)
+      for (int other : candidatesOf.lookup(v))
+        excluded.insert(other);
+    for (const Roots &r : roots) {
+      bool reads = llvm::any_of(r.operands, [&](Value operand) {
+        return operand.getDefiningOp() == op;
+      });
+      if (reads ||
+          llvm::is_contained(choices[r.candidate].front().clone.chain, op))
+        excluded.insert(r.candidate);
+    }
+    for (int other : excluded)
+      problem.exclusive.push_back({k, other});
+  }
   // A recomputation reads its operands at its position: not while they
   // are off the device.
   for (const Roots &r : roots)
@@ -458,6 +532,7 @@ LogicalResult Fitter::solveExact() {
         continue;
       const Choice &c = choices[k][option];
       if (c.kind == Choice::Refetch || c.kind == Choice::PlaceUpdate ||
+          c.kind == Choice::PlaceLayer ||
           (c.kind == Choice::Recompute) != clones)
         continue;
       if (clones)
@@ -468,6 +543,9 @@ LogicalResult Fitter::solveExact() {
   // Then the updates the MILP moved to the host (their ops survive the
   // swaps and clones above).
   auto [hostUpdates, streamed] = placedBy(choice);
+  int64_t hostLayers = 0;
+  for (auto [k, op] : layerCandidates)
+    hostLayers += choice.size() > size_t(k) && choice[k] >= 0;
   Builder b(func.getContext());
   SmallVector<NamedAttribute> summary = {
       b.getNamedAttr("candidates",
@@ -476,10 +554,17 @@ LogicalResult Fitter::solveExact() {
       b.getNamedAttr("feasible", b.getBoolAttr(solution->feasible)),
       b.getNamedAttr("optimal", b.getBoolAttr(solution->optimal))};
   if (options.placeUpdates && options.placementEffect) {
-    summary.push_back(
-        b.getNamedAttr("placements", b.getI64IntegerAttr(placements.size())));
-    summary.push_back(b.getNamedAttr("host_updates",
-                                     b.getI64IntegerAttr(hostUpdates.size())));
+    summary.push_back(b.getNamedAttr(
+        "placements",
+        b.getI64IntegerAttr(placements.size() - layerCandidates.size())));
+    summary.push_back(b.getNamedAttr(
+        "host_updates", b.getI64IntegerAttr(hostUpdates.size() - hostLayers)));
+    if (options.placeLayers) {
+      summary.push_back(b.getNamedAttr(
+          "layers", b.getI64IntegerAttr(layerCandidates.size())));
+      summary.push_back(
+          b.getNamedAttr("host_layers", b.getI64IntegerAttr(hostLayers)));
+    }
     summary.push_back(
         b.getNamedAttr("streamed", b.getI64IntegerAttr(streamed.size())));
   }

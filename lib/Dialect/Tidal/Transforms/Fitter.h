@@ -28,6 +28,9 @@ inline constexpr double kSwapOverheadUs = 1.0;
 /// The optimal mode with placement: re-solves after re-pricing the
 /// placements against the last choice (FitBudgetOptions::placementEffect).
 inline constexpr int kPlacementRounds = 8;
+/// The optimal mode with layer placement: at most this many kernels are
+/// candidates (FitBudgetOptions::placeLayers).
+inline constexpr int kMaxLayerCandidates = 64;
 /// A refetch's two ops.
 inline constexpr double kRefetchOverheadUs = 0.5;
 /// pick() prices no candidate whose lower bound on the score is this far
@@ -68,6 +71,10 @@ struct Choice {
     /// `streamed` its parameter in host memory too
     /// (FitBudgetOptions::placeUpdates).
     PlaceUpdate,
+    /// The optimal mode with layer placement: run the kernel `move`
+    /// (place index `target`) on the host, its results in host memory
+    /// (FitBudgetOptions::placeLayers).
+    PlaceLayer,
   } kind = Swap;
   bool streamed = false;
   Value value;

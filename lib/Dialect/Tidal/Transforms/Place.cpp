@@ -138,6 +138,10 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
       jointHosted = hosted, jointStreamed = streamed;
       placeUpdates(f, options, hosted, streamed);
     };
+    // Layers are candidates of the same MILP by cost (on graphs small
+    // enough for the greedy planner's layer search too).
+    int64_t numOps = func.getBody().front().getOperations().size();
+    withPlacement.placeLayers = hostLayersByCost && numOps <= largeGraphOps;
     ScopedDiagnosticHandler quiet(func.getContext(),
                                   [](Diagnostic &) { return success(); });
     FitBudgetStats stats;
@@ -152,22 +156,52 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     StringRef greedyMode =
         chooseAuto(*greedy, greedyOptions, largeGraphOps, hostLayers,
                    hostLayersByCost, greedyKept, greedyLayers);
-    if (greedyKept && greedyLayers.empty())
+    if (greedyKept && (greedyLayers.empty() || withPlacement.placeLayers))
       for (Operation &op : greedy->getBody().front().without_terminator())
-        if (isOptimizerUpdate(&op) && isHostPlaced(&op))
+        if (isHostPlaced(&op) &&
+            (isOptimizerUpdate(&op) || withPlacement.placeLayers))
           if (auto index = op.getAttrOfType<IntegerAttr>(kPlaceIndexAttr)) {
             // Streamed: the parameter it updates lives in host memory.
             auto param = dyn_cast<BlockArgument>(op.getOperand(0));
-            bool streamed = param && greedy->getArgAttrOfType<StringAttr>(
-                                         param.getArgNumber(), kSpaceAttr);
+            bool streamed = param && isOptimizerUpdate(&op) &&
+                            greedy->getArgAttrOfType<StringAttr>(
+                                param.getArgNumber(), kSpaceAttr);
             (streamed ? withPlacement.placementStart.second
                       : withPlacement.placementStart.first)
                 .insert(index.getInt());
           }
     bool jointFits = succeeded(fitBudget(*joint, withPlacement, stats));
+    // Where the MILP's swaps leave the greedy loop short, fitBudget falls
+    // back to the greedy loop alone on the unplaced step, which may not fit
+    // or be slow: the MILP's placements are then also kept with the greedy
+    // loop fitting around them alone, and the faster of the two taken.
+    auto milpOf = [&](func::FuncOp f) {
+      return f->getAttrOfType<DictionaryAttr>(kMilpAttr);
+    };
+    bool fellBack =
+        jointFits && milpOf(*joint) && milpOf(*joint).get("greedy_fallback");
+    if ((!jointFits || fellBack) &&
+        (!jointHosted.empty() || !jointStreamed.empty())) {
+      OwningOpRef<func::FuncOp> placed(func.clone());
+      placeUpdates(*placed, options, jointHosted, jointStreamed);
+      FitBudgetStats placedStats;
+      if (succeeded(fitBudget(*placed, greedyOptions, placedStats)) &&
+          (!jointFits || predictedStepUs(*placed, options) <
+                             predictedStepUs(*joint, options))) {
+        if (auto milp = (*joint)->getAttrOfType<DictionaryAttr>(kMilpAttr)) {
+          NamedAttrList attrs(milp);
+          attrs.set("greedy_fallback", BoolAttr::get(func.getContext(), true));
+          attrs.set("placements_kept", BoolAttr::get(func.getContext(), true));
+          (*placed)->setAttr(kMilpAttr, attrs.getDictionary(func.getContext()));
+        }
+        joint = std::move(placed), jointFits = true;
+      }
+    }
     // Host layers by cost on the MILP's plan too (the greedy one has them
-    // already), each trial fitted greedily, before the two are compared.
-    int64_t numOps = func.getBody().front().getOperations().size();
+    // already), each trial fitted greedily, before the two are compared:
+    // the MILP prices each layer against its own model of the step, and
+    // where the greedy loop still had to fit the rest after it, moving one
+    // more of the kernels whose results that fit swaps can still pay.
     if (jointFits && hostLayersByCost && numOps <= largeGraphOps) {
       Trial start{"optimizer"};
       start.fitted = std::move(joint);

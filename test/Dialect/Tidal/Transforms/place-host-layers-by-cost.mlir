@@ -5,6 +5,7 @@
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=6000000 host-layers-by-cost=false" -tidal-schedule-swaps=budget=6000000 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=FIT
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=20000000" | FileCheck %s --check-prefix=FITS
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=6000000 planner=milp" | FileCheck %s --check-prefix=MILP
+// RUN: tidal-opt %s -tidal-place="mode=auto budget=6000000 planner=milp host-layers-by-cost=false" | FileCheck %s --check-prefix=MILP-NOLAYERS
 
 // A 4 MiB weight with its momentum does not fit 6 MB with everything on the
 // device: it is streamed from host memory and updated there. Its gradient
@@ -24,13 +25,32 @@
 // COST-NEXT: tidal.sgd_momentum_update %arg1, %[[G]], %arg2 {{{.*}}tidal.device = "host"
 // COST-NOT: tidal.offload
 
-// With the MILP planner: its plan (the parameter streamed) gets the same
-// layer before it is compared with the greedy plan; it keeps its summary.
+// With the MILP planner the kernels are candidates of its one solve, next
+// to the swaps, recomputations and the update's placement, each measured
+// on a copy of the step with it alone on the host, then re-priced against
+// the solve's choice. With the parameter streamed from host memory, every
+// kernel that reads it is cheaper on the host (the 4 MiB weight never
+// crosses the link): the whole step runs there, nothing is copied, and
+// that is predicted faster than the greedy planner's plan.
 // MILP-LABEL: func.func @step
-// MILP-SAME: tidal.host_layers_by_cost = {{{.*}}layers = 1 : i64}
-// MILP-SAME: tidal.milp = {{{.*}}streamed = 1 : i64}
-// MILP-SAME: tidal.place_planner = {{{.*}}kept = "milp"
-// MILP: tidal.gemm {{.*}}tidal.device = "host"{{.*}}trans_a = true
+// MILP-NOT: tidal.host_layers_by_cost
+// MILP-SAME: tidal.milp = {{{.*}}host_layers = 4 : i64, host_updates = 0 : i64, layers = 4 : i64, {{.*}}streamed = 1 : i64}
+// MILP-SAME: tidal.place_planner = {greedy_us = {{.*}}, kept = "milp", milp_us = {{.*}}}
+// MILP: tidal.gemm {{.*}}tidal.device = "host"{{.*}}trans_b = true
+// MILP-NEXT: tidal.reduce_sum {{.*}}tidal.device = "host"
+// MILP-NEXT: tidal.exp {{.*}}tidal.device = "host"
+// MILP-NEXT: tidal.gemm {{.*}}tidal.device = "host"{{.*}}trans_a = true
+// MILP-NEXT: tidal.sgd_momentum_update {{.*}}tidal.device = "host"
+// MILP-NOT: tidal.offload
+// MILP-NOT: tidal.prefetch
+
+// Without host layers by cost the MILP has no layer candidates (its summary
+// no `layers`): the parameter is streamed, the kernels stay on the device.
+// MILP-NOLAYERS-LABEL: func.func @step
+// MILP-NOLAYERS-NOT: host_layers
+// MILP-NOLAYERS-SAME: tidal.milp = {{{.*}}streamed = 1 : i64}
+// MILP-NOLAYERS-NOT: tidal.device = "host"
+// MILP-NOLAYERS: tidal.sgd_momentum_update {{.*}}tidal.device = "host"
 
 // Without host layers by cost: the gradient is computed on the device and
 // offloaded whole.

@@ -292,8 +292,9 @@ def TidalPlacePass : Pass<"tidal-place", "mlir::ModuleOp"> {
       moved tensors). A host plan is taken if only it fits, or if
       predicted at least 5% faster; between host plans the faster wins.
       With `planner=milp`, one MILP first chooses the swaps,
-      recomputations and, per optimizer update, host update or streamed
-      parameter together (each placement option measured on a copy of the
+      recomputations, per optimizer update host update or streamed
+      parameter, and with `host-layers-by-cost` per kernel host or device,
+      together (each placement option measured on a copy of the
       step with it applied, then re-priced against the MILP's last choice,
       at most 8 rounds within `milp-time-limit`, starting from the greedy
       plan's placements); the greedy planner's plan (the trials above,
