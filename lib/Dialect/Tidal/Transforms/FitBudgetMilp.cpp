@@ -443,6 +443,27 @@ LogicalResult Fitter::solveExact() {
        !options.placementStart.second.empty()) &&
       secondsLeft() > 2 * priceS)
     repricePlacements(options.placementStart);
+  // With layers: first a solve in which layers are taken only where
+  // nothing else reaches the budget (their options priced prohibitively),
+  // a start the rounds below must beat, since priced one at a time layers
+  // can crowd out a better choice of updates.
+  std::optional<MilpSolution> layersLast;
+  if (!layerCandidates.empty()) {
+    const double limitS = problem.timeLimitS;
+    problem.timeLimitS = 0.5 * limitS;
+    SmallVector<double> saved;
+    for (auto [k, op] : layerCandidates) {
+      saved.push_back(problem.candidates[k].options.front().costUs);
+      problem.candidates[k].options.front().costUs = kLayersLastUs;
+    }
+    FailureOr<MilpSolution> first = solveBudgetMilp(problem, &error);
+    if (failed(first))
+      return func.emitError(options.passName) << ": " << error;
+    for (auto [i, entry] : llvm::enumerate(layerCandidates))
+      problem.candidates[entry.first].options.front().costUs = saved[i];
+    layersLast = std::move(*first);
+    problem.timeLimitS = 0.5 * limitS;
+  }
   FailureOr<MilpSolution> solution = solveBudgetMilp(problem, &error);
   if (failed(solution))
     return func.emitError(options.passName) << ": " << error;
@@ -469,6 +490,12 @@ LogicalResult Fitter::solveExact() {
     };
     MilpSolution best = *solution;
     double bestUs = score(best);
+    if (layersLast) {
+      double us = score(*layersLast);
+      if ((layersLast->feasible && !best.feasible) ||
+          (layersLast->feasible == best.feasible && us < bestUs))
+        best = *layersLast, bestUs = us;
+    }
     MilpSolution last = *solution;
     for (int round = 0; round < kPlacementRounds; ++round) {
       // Each re-solve gets an equal share of what is left.

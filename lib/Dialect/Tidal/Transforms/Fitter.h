@@ -31,6 +31,9 @@ inline constexpr int kPlacementRounds = 8;
 /// The optimal mode with layer placement: at most this many kernels are
 /// candidates (FitBudgetOptions::placeLayers).
 inline constexpr int kMaxLayerCandidates = 64;
+/// The price of a layer option in the MILP's first solve, which takes
+/// layers only where nothing else reaches the budget.
+inline constexpr double kLayersLastUs = 1e6;
 /// A refetch's two ops.
 inline constexpr double kRefetchOverheadUs = 0.5;
 /// pick() prices no candidate whose lower bound on the score is this far
