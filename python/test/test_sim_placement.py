@@ -20,6 +20,7 @@ budget.
 Needs TIDAL_BUILD_DIR with bin/tidalc; skips otherwise.
 """
 
+import json
 import os
 import re
 import shutil
@@ -269,6 +270,37 @@ class SimPlacementTest(support.SimRuns, unittest.TestCase):
         self.tidalc([model, "-o", exe, "--target", "sim"] + memory + flags)
         log, values = self.train(exe, inputs, work, "milp")
         self.assert_like_cpu(log, values, cpu_log, cpu_saved, budget, support.planned_copy_bytes(plan), name)
+
+    def test_milp_choice_fits_as_modeled(self):
+        """The MILP's choice of swaps fits as its model counts it: the
+        transformer block on the cuda target (the H100 default profile),
+        everything on the device, at 70% of its no-swap peak. Two of the
+        chosen swaps meet between the same two ops (one tensor's offload
+        waited for just before an op, another's prefetch before it); with
+        the prefetch first the two were live together there, 51 KiB over
+        the budget the MILP had met, and the greedy loop fell back to its
+        own plan (`greedy_fallback`). The waits for offloads now come first
+        among the copies between two ops."""
+        case = training.CASES_BY_NAME["transformer13_adamw"]
+        work = os.path.join(self.tmp, "milp_fits")
+        os.makedirs(work, exist_ok=True)
+        model = os.path.join(work, "model.onnx")
+        training.export_case(case, model)
+        flags = training.tidalc_flags(case) + ["--target", "cuda", "--placement", "device"]
+        out = os.path.join(work, "plan.json")
+        self.tidalc([model, "-o", out, "--emit", "plan"] + flags)
+        with open(out) as f:
+            peak = json.load(f)["predicted"]["peak_device_bytes"]
+        budget = peak * 7 // 10
+        self.tidalc([model, "-o", out, "--emit", "plan", "--planner", "milp", "--recompute", "auto",
+                     "--device-memory", str(budget)] + flags)
+        with open(out) as f:
+            plan = json.load(f)
+        milp = plan["planner"]["milp"]
+        self.assertTrue(milp["feasible"], milp)
+        self.assertNotIn("greedy_fallback", milp)
+        self.assertLessEqual(plan["predicted"]["peak_device_bytes"], budget)
+        self.assertGreater(sum(len(t["swaps"]) for t in plan["tensors"]), 1)
 
     def test_large_graphs_skip_the_host_trial(self):
         """At ResNet-20's all-device floor the host optimizer is predicted

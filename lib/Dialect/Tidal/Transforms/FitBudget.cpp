@@ -216,7 +216,15 @@ void Fitter::applySwap(const BufferLiveness &liveness, const Choice &c) {
   else
     b.setInsertionPointAfter(ops[c.before - 1]);
   Value offload = b.create<OffloadOp>(loc, c.value);
-  b.setInsertionPoint(ops[c.swap.waitAt - 1]);
+  // The wait goes first among the copies between op waitAt - 1 and op
+  // waitAt: choices applied together (the optimal mode, or several steps
+  // per liveness analysis) insert other tensors' prefetches and clones
+  // there too, and the tensor must be gone before they arrive, as the
+  // MILP counts it (gone at waitAt, the others live only from their op).
+  if (c.swap.waitAt - 1 == c.before)
+    b.setInsertionPointAfter(offload.getDefiningOp());
+  else
+    b.setInsertionPointAfter(ops[c.swap.waitAt - 2]);
   Value hostCopy = b.create<WaitOp>(loc, offload);
   b.setInsertionPoint(ops[c.swap.prefetchAt - 1]);
   Value prefetch = b.create<PrefetchOp>(loc, hostCopy);
