@@ -58,12 +58,14 @@ def train(exe, inputs, steps, threads, env):
     return lines
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", default=DEFAULT_CASES, help="name:fraction of the no-swap peak, comma separated")
-    ap.add_argument("--steps", type=int, default=50)
+def parse_args(doc, argv, cases, steps, link_gbps):
+    """The options this benchmark and bench/milp_placement.py share; sets
+    TARGET."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--cases", default=cases, help="name:fraction of the no-swap peak, comma separated")
+    ap.add_argument("--steps", type=int, default=steps)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--link-gbps", type=float, default=16.0)
+    ap.add_argument("--link-gbps", type=float, default=link_gbps)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--tidalc", default=os.path.join(ROOT, "build", "bin", "tidalc"))
     ap.add_argument("--json")
@@ -74,6 +76,11 @@ def main(argv=None):
     TARGET = args.target
     if TARGET != "sim" and not args.plans_only:
         ap.error("--target other than sim needs --plans-only (no GPU is assumed)")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(__doc__, argv, DEFAULT_CASES, 50, 16.0)
     from tidal import training
 
     env = {"TIDAL_SIM_LINK_GBPS": str(args.link_gbps)}

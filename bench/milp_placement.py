@@ -17,7 +17,6 @@ equal (host kernels are the cpu target's).
         [--steps 60] [--rounds 3] [--link-gbps 1] [--threads 2] [--json OUT] [--plans-only [--target cuda]]
 """
 
-import argparse
 import json
 import os
 import platform
@@ -43,20 +42,7 @@ PLANNERS = {
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", default=DEFAULT_CASES, help="name:fraction of the no-swap peak, comma separated")
-    ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--link-gbps", type=float, default=1.0)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--tidalc", default=os.path.join(ROOT, "build", "bin", "tidalc"))
-    ap.add_argument("--json")
-    ap.add_argument("--plans-only", action="store_true", help="predicted times only: compile plans, train nothing")
-    ap.add_argument("--target", default="sim", help="sim, or cuda with --plans-only (the H100 default profile)")
-    args = ap.parse_args(argv)
-    if args.target != "sim" and not args.plans_only:
-        ap.error("--target other than sim needs --plans-only (no GPU is assumed)")
-    host_layers.TARGET = args.target
+    args = host_layers.parse_args(__doc__, argv, DEFAULT_CASES, 60, 1.0)
     from tidal import training
 
     env = {"TIDAL_SIM_LINK_GBPS": str(args.link_gbps)}

@@ -243,6 +243,18 @@ LogicalResult Fitter::solveExact() {
     return effect.stepUs;
   };
   double baseUs = 0;
+  // One placement option measured on a copy of the step with `one` alone
+  // applied: its removed and added bytes, and the step time it adds.
+  auto measure = [&](const Sets &one, MilpOption &option) {
+    FitBudgetOptions::PlacementEffect effect;
+    if (!options.placementEffect(func, one.first, one.second,
+                                 /*wantLive=*/true, effect) ||
+        (int64_t)effect.live.size() != n)
+      return false;
+    intervalsOf(effect.live, option);
+    option.costUs = effect.stepUs - baseUs + kSwapOverheadUs;
+    return true;
+  };
   auto considerPlacement = [&](Operation *update) {
     auto index = update->getAttrOfType<IntegerAttr>(kPlaceIndexAttr);
     if (!index || isHostPlaced(update))
@@ -252,16 +264,11 @@ LogicalResult Fitter::solveExact() {
     for (bool stream : {false, true}) {
       if (!stream && isa<SgdUpdateOp>(update))
         continue;
-      FitBudgetOptions::PlacementEffect effect;
       Sets one;
       (stream ? one.second : one.first).insert(index.getInt());
-      if (!options.placementEffect(func, one.first, one.second,
-                                   /*wantLive=*/true, effect) ||
-          (int64_t)effect.live.size() != n)
-        continue;
       MilpOption option;
-      intervalsOf(effect.live, option);
-      option.costUs = effect.stepUs - baseUs + kSwapOverheadUs;
+      if (!measure(one, option))
+        continue;
       Choice c;
       c.kind = Choice::PlaceUpdate;
       c.move = update;
@@ -291,16 +298,11 @@ LogicalResult Fitter::solveExact() {
     auto index = op->getAttrOfType<IntegerAttr>(kPlaceIndexAttr);
     if (!index || isHostPlaced(op) || isOptimizerUpdate(op))
       return;
-    FitBudgetOptions::PlacementEffect effect;
     Sets one;
     one.first.insert(index.getInt());
-    if (!options.placementEffect(func, one.first, one.second,
-                                 /*wantLive=*/true, effect) ||
-        (int64_t)effect.live.size() != n)
-      return;
     MilpOption option;
-    intervalsOf(effect.live, option);
-    option.costUs = effect.stepUs - baseUs + kSwapOverheadUs;
+    if (!measure(one, option))
+      return;
     Choice c;
     c.kind = Choice::PlaceLayer;
     c.move = op;
