@@ -219,12 +219,16 @@ inline std::vector<std::string> lines(const std::string &text) {
   return result;
 }
 
-// The stdout summary without its timings.
+// The stdout summary without its timings, nor --threads auto's team sizes
+// (the cpu target's governor follows the machine's load; the sim target
+// has none).
 inline std::string untimed(const std::string &out) {
   std::string kept;
   for (const std::string &line : lines(out))
     if (line.rfind("mean_step_ms ", 0) != 0 &&
-        line.rfind("samples_per_s ", 0) != 0)
+        line.rfind("samples_per_s ", 0) != 0 &&
+        line.rfind("threads_mean ", 0) != 0 &&
+        line.rfind("thread_changes ", 0) != 0)
       kept += line + "\n";
   return kept;
 }

@@ -363,7 +363,9 @@ TEST_F(DriverTrainTest, LogHasOneObjectPerStep) {
 }
 
 TEST_F(DriverTrainTest, SummaryOnStdout) {
-  run_result result = run({"--steps", "12"});
+  // A fixed team: with --threads auto (TIDAL_THREADS unset) the summary
+  // also has the team sizes (driver_options_test.cpp).
+  run_result result = run({"--steps", "12", "--threads", "2"});
   ASSERT_EQ(result.status, 0);
   EXPECT_EQ(result.err, ""); // not a terminal: no progress bar
   std::vector<std::string> out = lines(result.out);
@@ -382,7 +384,7 @@ TEST_F(DriverTrainTest, SummaryOnStdout) {
 }
 
 TEST_F(DriverTrainTest, EpochLines) {
-  run_result result = run({"--epochs", "3"});
+  run_result result = run({"--epochs", "3", "--threads", "2"});
   ASSERT_EQ(result.status, 0);
   std::vector<std::string> out = lines(result.out);
   ASSERT_EQ(out.size(), 8u) << result.out;
