@@ -86,6 +86,8 @@ set_target_properties(tidalrt_driver tidalrt_main tidalrt_lib PROPERTIES
 list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_options_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_train_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_eval_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_sim_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_checkpoint_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/driver_nonfinite_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/trainer_lib_test.cpp
