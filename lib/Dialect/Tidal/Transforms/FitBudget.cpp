@@ -203,6 +203,44 @@ void Fitter::applyRefetch(const BufferLiveness &liveness, const Choice &c) {
   }
 }
 
+void Fitter::applyChosen(const BufferLiveness &liveness,
+                         ArrayRef<SmallVector<Choice, 2>> choices,
+                         ArrayRef<int> choice) {
+  DenseMap<Value, Choice> refetched;
+  SmallVector<Value> refetchOrder;
+  for (auto [k, option] : llvm::enumerate(choice)) {
+    if (option < 0 || choices[k][option].kind != Choice::Refetch)
+      continue;
+    const Choice &c = choices[k][option];
+    auto [it, inserted] = refetched.try_emplace(c.value, c);
+    if (inserted)
+      refetchOrder.push_back(c.value);
+    else
+      it->second.gaps.append(c.gaps.begin(), c.gaps.end());
+  }
+  for (Value v : refetchOrder) {
+    Choice &c = refetched[v];
+    llvm::sort(c.gaps, [](const Choice::Gap &x, const Choice::Gap &y) {
+      return x.before < y.before;
+    });
+    applyRefetch(liveness, c);
+  }
+  for (bool clones : {false, true})
+    for (auto [k, option] : llvm::enumerate(choice)) {
+      if (option < 0)
+        continue;
+      const Choice &c = choices[k][option];
+      if (c.kind == Choice::Refetch || c.kind == Choice::PlaceUpdate ||
+          c.kind == Choice::PlaceLayer ||
+          (c.kind == Choice::Recompute) != clones)
+        continue;
+      if (clones)
+        applyRecompute(liveness, c);
+      else
+        applySwap(liveness, c);
+    }
+}
+
 void Fitter::applySwap(const BufferLiveness &liveness, const Choice &c) {
   ArrayRef<Operation *> ops = liveness.getOps();
   // The link time the copies take under the kernels that hide them.

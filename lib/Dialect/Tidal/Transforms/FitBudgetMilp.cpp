@@ -534,41 +534,7 @@ LogicalResult Fitter::solveExact() {
   // the smallest budget.
   ArrayRef<int> choice = solution->feasible ? ArrayRef<int>(solution->choice)
                                             : solution->smallestPeakChoice;
-  // Refetches first, each copy's gaps together and in order; then swaps;
-  // then clones, which may read the swapped or refetched copies.
-  DenseMap<Value, Choice> refetched;
-  SmallVector<Value> refetchOrder;
-  for (auto [k, option] : llvm::enumerate(choice)) {
-    if (option < 0 || choices[k][option].kind != Choice::Refetch)
-      continue;
-    const Choice &c = choices[k][option];
-    auto [it, inserted] = refetched.try_emplace(c.value, c);
-    if (inserted)
-      refetchOrder.push_back(c.value);
-    else
-      it->second.gaps.append(c.gaps.begin(), c.gaps.end());
-  }
-  for (Value v : refetchOrder) {
-    Choice &c = refetched[v];
-    llvm::sort(c.gaps, [](const Choice::Gap &x, const Choice::Gap &y) {
-      return x.before < y.before;
-    });
-    applyRefetch(liveness, c);
-  }
-  for (bool clones : {false, true})
-    for (auto [k, option] : llvm::enumerate(choice)) {
-      if (option < 0)
-        continue;
-      const Choice &c = choices[k][option];
-      if (c.kind == Choice::Refetch || c.kind == Choice::PlaceUpdate ||
-          c.kind == Choice::PlaceLayer ||
-          (c.kind == Choice::Recompute) != clones)
-        continue;
-      if (clones)
-        applyRecompute(liveness, c);
-      else
-        applySwap(liveness, c);
-    }
+  applyChosen(liveness, choices, choice);
   // Then the updates the MILP moved to the host (their ops survive the
   // swaps and clones above).
   auto [hostUpdates, streamed] = placedBy(choice);

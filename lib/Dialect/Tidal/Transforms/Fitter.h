@@ -198,6 +198,13 @@ private:
   void applySwap(const BufferLiveness &liveness, const Choice &c);
   void applyRecompute(const BufferLiveness &liveness, const Choice &c);
   void applyRefetch(const BufferLiveness &liveness, const Choice &c);
+  /// The optimal mode's choice (option `choice[k]` of candidate k, -1:
+  /// none) applied: refetches first, each copy's gaps together and in
+  /// order; then swaps; then clones, which may read the swapped or
+  /// refetched copies. Placements are left to the caller.
+  void applyChosen(const BufferLiveness &liveness,
+                   ArrayRef<SmallVector<Choice, 2>> choices,
+                   ArrayRef<int> choice);
   /// The link time a copy of `bytes` takes under the kernels at positions
   /// [from, to), claimed in `used`.
   void claimLink(const BufferLiveness &liveness,
