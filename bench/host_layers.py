@@ -79,9 +79,21 @@ def parse_args(doc, argv, cases, steps, link_gbps):
     return args
 
 
+def budget_cases(args, tmp):
+    """Per item name:fraction of --cases, its model and data written under
+    `tmp` and its budget (the fraction of the no-swap device peak): (item,
+    name, fraction, budget, model, flags, inputs, work)."""
+    from tidal import training
+    for item in args.cases.split(","):
+        name, fraction = item.split(":")
+        work = os.path.join(tmp, item.replace(":", "_"))
+        _, model, flags, inputs = training.prepare_case(name, work)
+        peak = plan(args.tidalc, model, ["--placement", "device"] + flags, work)["predicted"]["peak_device_bytes"]
+        yield item, name, fraction, int(peak * float(fraction)), model, flags, inputs, work
+
+
 def main(argv=None):
     args = parse_args(__doc__, argv, DEFAULT_CASES, 50, 16.0)
-    from tidal import training
 
     env = {"TIDAL_SIM_LINK_GBPS": str(args.link_gbps)}
     print(f"# {platform.node()}, {os.cpu_count()} CPUs, {args.threads} threads, link {args.link_gbps} GB/s, "
@@ -91,12 +103,7 @@ def main(argv=None):
     print("|---|---|---|---|---|---|---|---|")
     results = []
     with tempfile.TemporaryDirectory(prefix="tidal-host-layers-") as tmp:
-        for item in args.cases.split(","):
-            name, fraction = item.split(":")
-            work = os.path.join(tmp, item.replace(":", "_"))
-            _, model, flags, inputs = training.prepare_case(name, work)
-            peak = plan(args.tidalc, model, ["--placement", "device"] + flags, work)["predicted"]["peak_device_bytes"]
-            budget = int(peak * float(fraction))
+        for item, name, fraction, budget, model, flags, inputs, work in budget_cases(args, tmp):
             row = {"case": name, "fraction": float(fraction), "budget": budget}
             exes = {}
             for mode in ("on", "fit"):

@@ -43,7 +43,6 @@ PLANNERS = {
 
 def main(argv=None):
     args = host_layers.parse_args(__doc__, argv, DEFAULT_CASES, 60, 1.0)
-    from tidal import training
 
     env = {"TIDAL_SIM_LINK_GBPS": str(args.link_gbps)}
     print(f"# {platform.node()}, {os.cpu_count()} CPUs, target {args.target}, {args.threads} threads, "
@@ -54,13 +53,7 @@ def main(argv=None):
     print("|---|---|---|---|---|---|---|---|")
     results = []
     with tempfile.TemporaryDirectory(prefix="tidal-milp-placement-") as tmp:
-        for item in args.cases.split(","):
-            name, fraction = item.split(":")
-            work = os.path.join(tmp, item.replace(":", "_"))
-            _, model, flags, inputs = training.prepare_case(name, work)
-            peak = host_layers.plan(args.tidalc, model, ["--placement", "device"] + flags,
-                                    work)["predicted"]["peak_device_bytes"]
-            budget = int(peak * float(fraction))
+        for item, name, fraction, budget, model, flags, inputs, work in host_layers.budget_cases(args, tmp):
             row = {"case": name, "fraction": float(fraction), "budget": budget}
             exes = {}
             memory = ["--device-memory", str(budget), "--link-gbps", str(args.link_gbps)]
