@@ -143,10 +143,11 @@ cl::opt<std::string> recomputeMode(
 cl::opt<std::string>
     planner("planner",
             cl::desc("greedy (vDNN/Capuchin-style, fast), milp: choose "
-                     "every swap, recomputation and optimizer placement at "
-                     "once with an MILP (GLPK), the greedy plan as "
-                     "fallback, or auto: milp on steps of at most 200 ops, "
-                     "greedy on larger ones"),
+                     "every swap, recomputation, optimizer placement and "
+                     "(with --host-layers on) layer placement at once with "
+                     "an MILP (GLPK), the greedy plan as fallback, or auto: "
+                     "milp on steps of at most 200 ops, greedy on larger "
+                     "ones"),
             cl::init("greedy"), cl::cat(category));
 cl::opt<double> linkGbps("link-gbps",
                          cl::desc("Host<->device bandwidth in GB/s that the "
