@@ -188,7 +188,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
       if (succeeded(fitBudget(*placed, greedyOptions, placedStats)) &&
           (!jointFits || predictedStepUs(*placed, options) <
                              predictedStepUs(*joint, options))) {
-        if (auto milp = (*joint)->getAttrOfType<DictionaryAttr>(kMilpAttr)) {
+        if (DictionaryAttr milp = milpOf(*joint)) {
           NamedAttrList attrs(milp);
           attrs.set("greedy_fallback", BoolAttr::get(func.getContext(), true));
           attrs.set("placements_kept", BoolAttr::get(func.getContext(), true));
