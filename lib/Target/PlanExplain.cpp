@@ -49,7 +49,7 @@ struct Plan {
   /// empty without it), both predictions, and what the MILP's solve moved.
   std::string kept;
   double milpUs = -1, greedyUs = -1;
-  int64_t milpLayers = -1, milpUpdates = 0, milpStreamed = 0;
+  int64_t milpLayers = -1, milpUpdates = 0, milpStreamed = 0, milpSolves = 0;
   std::vector<Op> ops;         // by position - 1
   std::vector<Tensor> tensors; // by id
 };
@@ -106,6 +106,7 @@ bool parsePlan(StringRef text, Plan &plan, json::Value &storage,
       plan.milpLayers = intOr(*milp, "host_layers", -1);
       plan.milpUpdates = intOr(*milp, "host_updates");
       plan.milpStreamed = intOr(*milp, "streamed");
+      plan.milpSolves = intOr(*milp, "solves");
     }
   }
   plan.noReuse = intOr(*baseline, plan.target == "cpu" ? "peak_host_bytes"
@@ -334,11 +335,16 @@ bool mlir::tidal::explainPlan(StringRef planJson, StringRef allDeviceJson,
         os << " (predicted: MILP " << us(plan.milpUs) << " us, greedy "
            << us(plan.greedyUs) << " us)";
       os << "\n";
-      if (plan.kept == "milp" && plan.milpLayers >= 0)
-        os << "    its one solve placed " << plan.milpLayers << " layers and "
+      if (plan.kept == "milp" && plan.milpLayers >= 0) {
+        os << "    its solve placed " << plan.milpLayers << " layers and "
            << plan.milpUpdates + plan.milpStreamed
            << " optimizer updates on the host (" << plan.milpStreamed
-           << " parameters streamed) with the swaps and recomputations\n";
+           << " parameters streamed) with the swaps and recomputations";
+        if (plan.milpSolves > 1)
+          os << ", the best of " << plan.milpSolves
+             << " choices applied and predicted";
+        os << "\n";
+      }
     }
     auto line = [&](const char *what, int64_t count, std::string detail) {
       os << format("  %-22s %6lld  ", what, (long long)count) << detail << "\n";

@@ -118,6 +118,9 @@ StepTimeline tidal::predictTimeline(ArrayRef<Operation *> ops,
     timeline.costs.push_back(cost);
     timeline.startUs.push_back(start);
     timeline.streams.push_back(stream);
+    timeline.computeDoneUs.push_back(t);
+    timeline.toHostReadyUs.push_back(std::max(toHostFree, hostFree));
+    timeline.toDeviceReadyUs.push_back(std::max(toDeviceFree, hostFree));
   }
   timeline.stepUs = std::max({t, hostFree, toHostFree, toDeviceFree, commFree});
   return timeline;

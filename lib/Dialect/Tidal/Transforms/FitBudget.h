@@ -90,8 +90,19 @@ struct FitBudgetOptions {
   /// updates, streamed); it rewrites the function (tidal-place's Placer),
   /// and the greedy loop then fits the result.
   struct PlacementEffect {
+    /// Asked for by the caller: the times below, and with `fit` the
+    /// placed copy fitted to the budget by the greedy loop
+    /// (fitBudgetGreedy) before it is predicted; `fits` says whether it
+    /// did.
+    bool wantTimes = false;
+    bool fit = false;
+    bool fits = true;
     double stepUs = 0;
     SmallVector<int64_t> live;
+    /// With `wantTimes`, by op of the function given (its body in order,
+    /// without the terminator): StepTimeline's computeDoneUs,
+    /// toHostReadyUs and toDeviceReadyUs of the op in the placed copy.
+    std::vector<double> computeDoneUs, toHostReadyUs, toDeviceReadyUs;
   };
   std::function<bool(func::FuncOp, const llvm::DenseSet<int64_t> &hosted,
                      const llvm::DenseSet<int64_t> &streamed, bool wantLive,
@@ -141,6 +152,12 @@ struct FitBudgetStats {
   int64_t smallestBudget = 0;
   Operation *peakOp = nullptr;
 };
+
+/// The greedy loop alone (`options.milp` aside), without the smallest
+/// budget's bookkeeping: on failure `func` is left part-fitted and nothing
+/// is reported. The optimal mode scores its choices with it.
+LogicalResult fitBudgetGreedy(func::FuncOp func,
+                              const FitBudgetOptions &options);
 
 /// Fits `func` (one block, scheduled) to `options.budget`, adding
 /// `tidal.device_budget`. On failure the error states the smallest budget

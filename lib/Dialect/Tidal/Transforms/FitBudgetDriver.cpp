@@ -62,6 +62,16 @@ bool tidal::plannerUsesMilp(StringRef planner, func::FuncOp func) {
              kAutoMilpMaxOps;
 }
 
+LogicalResult tidal::fitBudgetGreedy(func::FuncOp func,
+                                     const FitBudgetOptions &options) {
+  FitBudgetOptions greedy = options;
+  greedy.milp = greedy.milpAuto = false;
+  FitBudgetStats stats;
+  Fitter fitter(func, greedy, stats);
+  fitter.trackSmallest = false;
+  return fitter.run();
+}
+
 LogicalResult tidal::fitBudget(func::FuncOp func,
                                const FitBudgetOptions &options,
                                FitBudgetStats &stats) {

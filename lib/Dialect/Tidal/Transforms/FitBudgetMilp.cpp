@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <chrono>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::tidal;
@@ -234,7 +235,7 @@ LogicalResult Fitter::solveExact() {
     }
   };
   // The predicted step with a set of placements (hosted, streamed).
-  using Sets = std::pair<DenseSet<int64_t>, DenseSet<int64_t>>;
+  using Sets = PlacementSets;
   auto stepWith = [&](const Sets &sets) {
     FitBudgetOptions::PlacementEffect effect;
     if (!options.placementEffect(func, sets.first, sets.second,
@@ -469,64 +470,13 @@ LogicalResult Fitter::solveExact() {
   FailureOr<MilpSolution> solution = solveBudgetMilp(problem, &error);
   if (failed(solution))
     return func.emitError(options.passName) << ": " << error;
-  // Placements that share the host stream and the link do not add up:
-  // re-price them against the last choice and solve again, while the
-  // placements chosen change, and keep the choice whose step (with its
-  // placements applied, plus its swaps' and recomputations' costs) is
-  // predicted fastest. A choice that fits beats one that does not.
-  if (!placements.empty()) {
-    DenseSet<int> isPlacement;
-    for (auto [k, update] : placements)
-      isPlacement.insert(k);
-    auto choiceOf = [](const MilpSolution &sol) {
-      return sol.feasible ? ArrayRef<int>(sol.choice)
-                          : ArrayRef<int>(sol.smallestPeakChoice);
-    };
-    auto score = [&](const MilpSolution &sol) {
-      ArrayRef<int> c = choiceOf(sol);
-      double us = stepWith(c.empty() ? Sets() : placedBy(c));
-      for (auto [k, o] : llvm::enumerate(c))
-        if (o >= 0 && !isPlacement.contains(k))
-          us += problem.candidates[k].options[o].costUs;
-      return us;
-    };
-    MilpSolution best = *solution;
-    double bestUs = score(best);
-    if (layersLast) {
-      double us = score(*layersLast);
-      if ((layersLast->feasible && !best.feasible) ||
-          (layersLast->feasible == best.feasible && us < bestUs))
-        best = *layersLast, bestUs = us;
-    }
-    MilpSolution last = *solution;
-    for (int round = 0; round < kPlacementRounds; ++round) {
-      // Each re-solve gets an equal share of what is left.
-      problem.timeLimitS =
-          (secondsLeft() - priceS) / double(kPlacementRounds - round);
-      if (problem.timeLimitS < 0.05)
-        break;
-      ArrayRef<int> c = choiceOf(last);
-      if (c.empty())
-        break;
-      Sets chosen = placedBy(c);
-      if (chosen.first.empty() && chosen.second.empty())
-        break;
-      repricePlacements(chosen);
-      FailureOr<MilpSolution> again = solveBudgetMilp(problem, &error);
-      if (failed(again))
-        return func.emitError(options.passName) << ": " << error;
-      ArrayRef<int> next = choiceOf(*again);
-      Sets now = next.empty() ? Sets() : placedBy(next);
-      double us = score(*again);
-      if ((again->feasible && !best.feasible) ||
-          (again->feasible == best.feasible && us < bestUs))
-        best = *again, bestUs = us;
-      last = std::move(*again);
-      if (now.first == chosen.first && now.second == chosen.second)
-        break;
-    }
-    *solution = std::move(best);
-  }
+  // Then the search around that solve (FitBudgetMilpSearch.cpp).
+  MilpSearch search{liveness,          problem,     choices,
+                    placements,        placedBy,    stepWith,
+                    repricePlacements, secondsLeft, priceS};
+  if (options.placementEffect &&
+      failed(searchAround(search, &*solution, layersLast)))
+    return failure();
   stats.milpCandidates += problem.candidates.size();
   stats.milpOptimal = solution->optimal;
   stats.milpCostUs += solution->costUs;
@@ -548,6 +498,14 @@ LogicalResult Fitter::solveExact() {
       b.getNamedAttr("cost_us", b.getF64FloatAttr(solution->costUs)),
       b.getNamedAttr("feasible", b.getBoolAttr(solution->feasible)),
       b.getNamedAttr("optimal", b.getBoolAttr(solution->optimal))};
+  if (search.scoreUs >= 0) {
+    // The solves scored (the first, then the re-priced rounds), and the
+    // kept choice's predicted step before the greedy loop fits the rest.
+    summary.push_back(
+        b.getNamedAttr("solves", b.getI64IntegerAttr(search.solves)));
+    summary.push_back(
+        b.getNamedAttr("choice_us", b.getF64FloatAttr(search.scoreUs)));
+  }
   if (options.placeUpdates && options.placementEffect) {
     summary.push_back(b.getNamedAttr(
         "placements",

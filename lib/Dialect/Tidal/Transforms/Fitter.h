@@ -11,12 +11,15 @@
 
 #include "FitBudget.h"
 
+#include "tidal/Dialect/Tidal/Analysis/BudgetMilp.h"
+
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <functional>
 #include <optional>
 
 namespace mlir::tidal::fit {
@@ -27,7 +30,15 @@ namespace mlir::tidal::fit {
 inline constexpr double kSwapOverheadUs = 1.0;
 /// The optimal mode with placement: re-solves after re-pricing the
 /// placements against the last choice (FitBudgetOptions::placementEffect).
-inline constexpr int kPlacementRounds = 8;
+inline constexpr int kPlacementRounds = 12;
+/// The optimal mode's score of a choice the greedy loop cannot complete is
+/// its step plus this.
+inline constexpr double kUnfittedUs = 1e9;
+/// The optimal mode with placement: after the rounds, at most this many
+/// solves search around the best choice's placements, and at most this
+/// many placements not in it are tried in.
+inline constexpr int kLocalSearchSolves = 64;
+inline constexpr int kLocalSearchAdds = 8;
 /// The optimal mode with layer placement: at most this many kernels are
 /// candidates (FitBudgetOptions::placeLayers).
 inline constexpr int kMaxLayerCandidates = 64;
@@ -98,6 +109,29 @@ struct Choice {
   Operation *move = nullptr; ///< the prefetch or wait to move
   int64_t target = 0;        ///< before the op at this position
   double costUs = 0;
+};
+
+/// The optimal mode's placements: place indices run on the host, and
+/// those whose parameter is also streamed.
+using PlacementSets = std::pair<DenseSet<int64_t>, DenseSet<int64_t>>;
+
+/// What the optimal mode's search after its first solve works on
+/// (Fitter::searchAround): the problem and its options (choices[k][o] is
+/// option o of candidate k), the placement candidates, and solveExact's
+/// measures of placements; what it did (solves scored, the kept choice's
+/// predicted step) comes back in it.
+struct MilpSearch {
+  const BufferLiveness &liveness;
+  MilpProblem &problem;
+  SmallVectorImpl<SmallVector<Choice, 2>> &choices;
+  ArrayRef<std::pair<int, Operation *>> placements; ///< candidate, op
+  std::function<PlacementSets(ArrayRef<int>)> placedBy;
+  std::function<double(const PlacementSets &)> stepWith;
+  std::function<void(const PlacementSets &)> repricePlacements;
+  std::function<double()> secondsLeft;
+  double priceS = 0; ///< what pricing every placement once took
+  int solves = 0;
+  double scoreUs = -1;
 };
 
 class Fitter {
@@ -205,6 +239,35 @@ private:
   void applyChosen(const BufferLiveness &liveness,
                    ArrayRef<SmallVector<Choice, 2>> choices,
                    ArrayRef<int> choice);
+  /// The optimal mode: a choice applied to a copy of the function (its
+  /// swaps, recomputations and refetches, then the placements `hosted`
+  /// and `streamed`), the rest fitted by the greedy loop as after the
+  /// solve, and predicted. By position p of the analysis (0:
+  /// before the first op), just after the op there: the compute stream's
+  /// clock and when a copy issued there could start on each direction of
+  /// the link (StepTimeline's computeDoneUs, toHostReadyUs,
+  /// toDeviceReadyUs).
+  struct ChoiceTimes {
+    double stepUs = 0;
+    /// Whether the greedy loop fitted the rest of the budget.
+    bool fits = true;
+    std::vector<double> computeDone, toHostReady, toDeviceReady;
+  };
+  /// False if the placements do not apply.
+  bool predictChoice(const BufferLiveness &liveness,
+                     ArrayRef<SmallVector<Choice, 2>> choices,
+                     ArrayRef<int> choice, const DenseSet<int64_t> &hosted,
+                     const DenseSet<int64_t> &streamed, ChoiceTimes &out);
+  /// After the first solve (and, with layers, the layers-last one): the
+  /// rounds and the search around the best choice's placements; the best
+  /// choice scored replaces `solution`.
+  LogicalResult searchAround(MilpSearch &search, MilpSolution *solution,
+                             const std::optional<MilpSolution> &layersLast);
+  /// A swap's or refetch's cost against a predicted choice: each copy
+  /// starts after its op once the link's direction is free of the copies
+  /// and host ops before it, and stalls the compute stream where it is
+  /// waited for; plus the ops' overhead. Other kinds: their own cost.
+  double copyCostUs(const ChoiceTimes &times, const Choice &c) const;
   /// The link time a copy of `bytes` takes under the kernels at positions
   /// [from, to), claimed in `used`.
   void claimLink(const BufferLiveness &liveness,

@@ -106,7 +106,24 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
           PlaceStats placed = placeUpdates(*one, options, hosted, streamed);
           if (placed.hostOps == 0 && hosted.size() + streamed.size() > 0)
             return false;
-          out.stepUs = predictedStepUs(*one, options);
+          if (out.fit)
+            out.fits = succeeded(fitBudgetGreedy(*one, options));
+          if (!out.wantTimes) {
+            out.stepUs = predictedStepUs(*one, options);
+          } else {
+            StepTimeline timeline = predictedTimeline(*one, options);
+            out.stepUs = timeline.stepUs;
+            DenseMap<Operation *, size_t> at;
+            for (auto [i, op] :
+                 llvm::enumerate(one->getBody().front().without_terminator()))
+              at[&op] = i;
+            for (Operation &op : f.getBody().front().without_terminator()) {
+              size_t i = at.lookup(map.lookup(&op));
+              out.computeDoneUs.push_back(timeline.computeDoneUs[i]);
+              out.toHostReadyUs.push_back(timeline.toHostReadyUs[i]);
+              out.toDeviceReadyUs.push_back(timeline.toDeviceReadyUs[i]);
+            }
+          }
           if (!wantLive)
             return true;
           BufferLiveness base(f), trial(*one);

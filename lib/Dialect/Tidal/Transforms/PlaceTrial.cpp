@@ -50,14 +50,18 @@ OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
   return trial;
 }
 
-double predictedStepUs(func::FuncOp func, const FitBudgetOptions &options) {
+StepTimeline predictedTimeline(func::FuncOp func,
+                               const FitBudgetOptions &options) {
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front().without_terminator())
     ops.push_back(&op);
   return predictTimeline(ops, options.device, defaultHostProfile(),
                          options.linkGbps, options.sharedCpu,
-                         options.linkLatencyUs)
-      .stepUs;
+                         options.linkLatencyUs);
+}
+
+double predictedStepUs(func::FuncOp func, const FitBudgetOptions &options) {
+  return predictedTimeline(func, options).stepUs;
 }
 
 } // namespace mlir::tidal::place

@@ -12,6 +12,8 @@
 
 #include "FitBudget.h"
 
+#include "tidal/Dialect/Tidal/Analysis/StepTimeline.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/DenseSet.h"
@@ -55,7 +57,10 @@ fittedTrial(func::FuncOp func, StringRef mode, const FitBudgetOptions &options,
             const DenseSet<int64_t> &layers = {}, int64_t *peakIndex = nullptr,
             bool streamed = false, const DenseSet<int64_t> &streamOnly = {});
 
-/// The step time `func` is predicted to take (StepTimeline.h).
+/// The predicted timeline of `func`'s step (StepTimeline.h), and its step
+/// time.
+StepTimeline predictedTimeline(func::FuncOp func,
+                               const FitBudgetOptions &options);
 double predictedStepUs(func::FuncOp func, const FitBudgetOptions &options);
 
 /// Host layers by cost, after auto chose `chosen` (fitted): where its plan

@@ -76,4 +76,48 @@ TEST_F(StepTimelineTest, OnASharedCpuKernelsTakeTurns) {
   EXPECT_DOUBLE_EQ(t.stallUs, 0);
 }
 
+// What the optimal budget fitter prices a copy it would add against: by
+// op, the compute stream's clock after it, and when a copy issued after it
+// could start on each direction of the link. On the cuda target a copy
+// waits for the host ops before it (the host op runs 0-8.192 us), and for
+// the copies before it in its direction.
+TEST_F(StepTimelineTest, CopiesQueueBehindHostOpsAndCopies) {
+  StepTimeline t = predictTimeline(ops, cpu, cpu, 16);
+  ASSERT_EQ(t.computeDoneUs.size(), 3u);
+  EXPECT_DOUBLE_EQ(t.computeDoneUs[0], 8.192);
+  EXPECT_DOUBLE_EQ(t.computeDoneUs[1], 8.192);
+  EXPECT_DOUBLE_EQ(t.computeDoneUs[2], 2 * 8.192);
+  EXPECT_DOUBLE_EQ(t.toHostReadyUs[0], 0);
+  EXPECT_DOUBLE_EQ(t.toHostReadyUs[1], 8.192);
+  EXPECT_DOUBLE_EQ(t.toDeviceReadyUs[1], 8.192);
+
+  // An offload of the first kernel's result after it: 8,192 bytes at 16
+  // GB/s plus the default link's latency, queued from the kernel's end.
+  constexpr const char *kCopies = R"mlir(
+func.func @copies(%a: tensor<1024xf32>) -> tensor<1024xf32> {
+  %0 = "tidal.relu"(%a) : (tensor<1024xf32>) -> tensor<1024xf32>
+  %1 = tidal.offload %0 : tensor<1024xf32>
+  %2 = "tidal.relu"(%0) : (tensor<1024xf32>) -> tensor<1024xf32>
+  return %2 : tensor<1024xf32>
+}
+)mlir";
+  OwningOpRef<ModuleOp> copies = parseSourceString<ModuleOp>(kCopies, &context);
+  ASSERT_TRUE(copies);
+  std::vector<Operation *> copyOps;
+  for (Operation &op : copies->lookupSymbol<func::FuncOp>("copies")
+                           .getBody()
+                           .front()
+                           .without_terminator())
+    copyOps.push_back(&op);
+  StepTimeline c = predictTimeline(copyOps, cpu, cpu, 16);
+  ASSERT_EQ(c.toHostReadyUs.size(), 3u);
+  const double copyUs = c.costs[1].us;
+  EXPECT_GT(copyUs, 8192 / 16e3);
+  EXPECT_DOUBLE_EQ(c.toHostReadyUs[0], 0);
+  EXPECT_DOUBLE_EQ(c.toHostReadyUs[1], 8.192 + copyUs);
+  EXPECT_DOUBLE_EQ(c.toHostReadyUs[2], 8.192 + copyUs);
+  EXPECT_DOUBLE_EQ(c.toDeviceReadyUs[2], 0);
+  EXPECT_DOUBLE_EQ(c.computeDoneUs[2], 2 * 8.192);
+}
+
 } // namespace

@@ -25,7 +25,7 @@
 // COST-NEXT: tidal.sgd_momentum_update %arg1, %[[G]], %arg2 {{{.*}}tidal.device = "host"
 // COST-NOT: tidal.offload
 
-// With the MILP planner the kernels are candidates of its one solve, next
+// With the MILP planner the kernels are candidates of its solve, next
 // to the swaps, recomputations and the update's placement, each measured
 // on a copy of the step with it alone on the host, then re-priced against
 // the solve's choice. With the parameter streamed from host memory, every

@@ -32,8 +32,14 @@ struct StepTimeline {
   std::vector<double> startUs;       ///< by op
   std::vector<const char *> streams; ///< by op: compute, copy_to_host,
                                      ///< copy_to_device, host or comm
-  double stepUs = 0;                 ///< when the last stream is done
-  double stallUs = 0;                ///< compute time lost waiting for copies
+  /// By op, just after it: the compute stream's clock (where a wait put
+  /// after the op would stand), and when a copy issued after the op could
+  /// start on each direction of the link (behind the copies before it
+  /// and the host ops before it; the compute stream's clock aside). What
+  /// the optimal budget fitter prices a copy it adds against.
+  std::vector<double> computeDoneUs, toHostReadyUs, toDeviceReadyUs;
+  double stepUs = 0;      ///< when the last stream is done
+  double stallUs = 0;     ///< compute time lost waiting for copies
   double commStallUs = 0; ///< compute time lost waiting for all-reduces
 };
 
