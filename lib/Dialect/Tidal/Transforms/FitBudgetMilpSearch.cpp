@@ -238,6 +238,13 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
         }
       if (averaged)
         ++averaged;
+      // Nothing re-priced: the solve would return the same choice.
+      bool repriced = false;
+      for (auto [k, cand] : llvm::enumerate(problem.candidates))
+        for (auto [o, opt] : llvm::enumerate(cand.options))
+          repriced |= opt.costUs != before[k][o];
+      if (!repriced)
+        break;
       FailureOr<MilpSolution> again = solveBudgetMilp(problem, &error);
       if (failed(again))
         return func.emitError(options.passName) << ": " << error;
@@ -323,8 +330,12 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
   // A local search over the placements of the best choice, the swaps
   // and recomputations solved again around each: one placement taken
   // out, or one more put in (the cheapest priced first), the first that
-  // predicts faster taken, while it helps, within kLocalSearchSolves.
-  for (int moves = 0; moves < kLocalSearchSolves && secondsLeft() > 0.1;) {
+  // predicts faster taken, while it helps, within kLocalSearchSolves and
+  // the time everything before it took (at least half a second).
+  const double searchUntilS =
+      secondsLeft() - std::max(0.5, options.milpTimeLimitS - secondsLeft());
+  auto searchLeft = [&] { return secondsLeft() > std::max(0.1, searchUntilS); };
+  for (int moves = 0; moves < kLocalSearchSolves && searchLeft();) {
     ArrayRef<int> c = choiceOf(best);
     if (c.empty())
       break;
@@ -349,7 +360,7 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
         tries.push_back({k, -1, false});
     bool improved = false;
     for (auto [k, o, keep] : tries) {
-      if (moves++ >= kLocalSearchSolves || secondsLeft() <= 0.1)
+      if (moves++ >= kLocalSearchSolves || !searchLeft())
         break;
       DenseMap<int, int> trial;
       if (keep)
