@@ -169,18 +169,22 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
         us += problem.candidates[k].options[o].costUs;
     return us;
   };
-  auto better = [](const MilpSolution &a, double aUs, const MilpSolution &b,
-                   double bUs) {
-    return (a.feasible && !b.feasible) ||
-           (a.feasible == b.feasible && aUs < bUs);
-  };
+  // By score alone: a choice over the budget in the MILP's model that the
+  // greedy loop completes is a plan like any other, and one it cannot
+  // complete scores kUnfittedUs more.
+  auto better = [](const MilpSolution &, double aUs, const MilpSolution &,
+                   double bUs) { return aUs < bUs; };
   ChoiceTimes firstTimes;
   MilpSolution best = *solution;
   double bestUs = score(best, firstTimes);
+  // Every choice the first solve and the rounds scored: the local search
+  // below starts from the best few.
+  std::vector<std::pair<double, MilpSolution>> scored = {{bestUs, best}};
   ++solves;
   if (layersLast) {
     ChoiceTimes times;
     double us = score(*layersLast, times);
+    scored.push_back({us, *layersLast});
     if (better(*layersLast, us, best, bestUs))
       best = *layersLast, bestUs = us;
   }
@@ -251,6 +255,7 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
       ChoiceTimes times;
       double us = score(*again, times);
       ++solves;
+      scored.push_back({us, *again});
       if (better(*again, us, best, bestUs))
         best = *again, bestUs = us;
       ArrayRef<int> next = choiceOf(*again);
@@ -273,7 +278,9 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
   // none), the others free, solved at the last prices and scored. A
   // forced option's bytes go into the problem's live bytes, and it and
   // the candidates it excludes leave the problem.
-  auto solveFixed = [&](const DenseMap<int, int> &fixed) -> LogicalResult {
+  auto solveFixed = [&](const DenseMap<int, int> &fixed,
+                        std::optional<std::pair<double, MilpSolution>> *out =
+                            nullptr) -> LogicalResult {
     MilpProblem rest = problem;
     rest.timeLimitS = std::min(1.0, 0.25 * secondsLeft());
     if (rest.timeLimitS < 0.05 || secondsLeft() < 2 * scoreS)
@@ -308,6 +315,10 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
     ChoiceTimes times;
     double us = score(*trial, times);
     ++solves;
+    if (out)
+      *out = {us, *trial};
+    else
+      scored.push_back({us, *trial});
     if (better(*trial, us, best, bestUs))
       best = std::move(*trial), bestUs = us;
     return success();
@@ -327,55 +338,75 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
     if (failed(solveFixed(fixed)))
       return func.emitError(options.passName) << ": " << error;
   }
-  // A local search over the placements of the best choice, the swaps
-  // and recomputations solved again around each: one placement taken
-  // out, or one more put in (the cheapest priced first), the first that
-  // predicts faster taken, while it helps, within kLocalSearchSolves and
-  // the time everything before it took (at least half a second).
+  // A local search over the placements, from each of the best few
+  // choices scored (kLocalSearchStarts, distinct), the swaps and
+  // recomputations solved again around each move: one placement taken out
+  // (the others kept, or the others free), or one of the cheapest priced
+  // not in it put in; the first move that predicts faster is taken, while
+  // one helps; the best start first. At most kLocalSearchSolves solves in
+  // all, and the time everything before it took (at least half a second).
   const double searchUntilS =
       secondsLeft() - std::max(0.5, options.milpTimeLimitS - secondsLeft());
   auto searchLeft = [&] { return secondsLeft() > std::max(0.1, searchUntilS); };
-  for (int moves = 0; moves < kLocalSearchSolves && searchLeft();) {
-    ArrayRef<int> c = choiceOf(best);
-    if (c.empty())
+  llvm::stable_sort(scored, [&](const auto &a, const auto &b) {
+    return better(a.second, a.first, b.second, b.first);
+  });
+  SmallVector<std::pair<double, MilpSolution>> starts;
+  std::set<std::vector<int>> started;
+  for (auto &[us, sol] : scored) {
+    ArrayRef<int> c = choiceOf(sol);
+    if (c.empty() ||
+        !started.insert(std::vector<int>(c.begin(), c.end())).second)
+      continue;
+    starts.push_back({us, sol});
+    if (starts.size() == size_t(kLocalSearchStarts))
       break;
-    DenseMap<int, int> at;
-    SmallVector<std::pair<double, std::pair<int, int>>> adds;
-    for (auto [k, op] : placements) {
-      at[k] = c[k];
-      if (c[k] < 0)
-        for (auto [o, opt] : llvm::enumerate(problem.candidates[k].options))
-          adds.push_back({opt.costUs, {k, int(o)}});
-    }
-    llvm::stable_sort(adds, [](auto &a, auto &b) { return a.first < b.first; });
-    // (candidate, option, the other placements kept as they are)
-    SmallVector<std::tuple<int, int, bool>> tries;
-    for (auto [k, op] : placements)
-      if (c[k] >= 0)
-        tries.push_back({k, -1, true});
-    for (auto &[price, move] : ArrayRef(adds).take_front(kLocalSearchAdds))
-      tries.push_back({move.first, move.second, true});
-    for (auto [k, op] : placements)
-      if (c[k] >= 0)
-        tries.push_back({k, -1, false});
-    bool improved = false;
-    for (auto [k, o, keep] : tries) {
-      if (moves++ >= kLocalSearchSolves || !searchLeft())
-        break;
-      DenseMap<int, int> trial;
-      if (keep)
-        trial = at;
-      trial[k] = o;
-      double was = bestUs;
-      if (failed(solveFixed(trial)))
-        return func.emitError(options.passName) << ": " << error;
-      if (bestUs < was) {
-        improved = true;
-        break;
+  }
+  int moves = kLocalSearchSolves;
+  for (auto [curUs, cur] : starts) {
+    while (moves > 0 && searchLeft()) {
+      ArrayRef<int> c = choiceOf(cur);
+      DenseMap<int, int> at;
+      SmallVector<std::pair<double, std::pair<int, int>>> adds;
+      for (auto [k, op] : placements) {
+        at[k] = c[k];
+        if (c[k] < 0)
+          for (auto [o, opt] : llvm::enumerate(problem.candidates[k].options))
+            adds.push_back({opt.costUs, {k, int(o)}});
       }
+      llvm::stable_sort(adds,
+                        [](auto &a, auto &b) { return a.first < b.first; });
+      // (candidate, option, the other placements kept as they are)
+      SmallVector<std::tuple<int, int, bool>> tries;
+      for (auto [k, op] : placements)
+        if (c[k] >= 0)
+          tries.push_back({k, -1, true});
+      for (auto &[price, move] : ArrayRef(adds).take_front(kLocalSearchAdds))
+        tries.push_back({move.first, move.second, true});
+      for (auto [k, op] : placements)
+        if (c[k] >= 0)
+          tries.push_back({k, -1, false});
+      bool improved = false;
+      for (auto [k, o, keep] : tries) {
+        if (moves <= 0 || !searchLeft())
+          break;
+        --moves;
+        DenseMap<int, int> trial;
+        if (keep)
+          trial = at;
+        trial[k] = o;
+        std::optional<std::pair<double, MilpSolution>> next;
+        if (failed(solveFixed(trial, &next)))
+          return func.emitError(options.passName) << ": " << error;
+        if (next && next->first < curUs) {
+          std::tie(curUs, cur) = std::move(*next);
+          improved = true;
+          break;
+        }
+      }
+      if (!improved)
+        break;
     }
-    if (!improved)
-      break;
   }
   scoreUs = bestUs;
   *solution = std::move(best);

@@ -35,9 +35,11 @@ inline constexpr int kPlacementRounds = 12;
 /// its step plus this.
 inline constexpr double kUnfittedUs = 1e9;
 /// The optimal mode with placement: after the rounds, at most this many
-/// solves search around the best choice's placements, and at most this
-/// many placements not in it are tried in.
+/// solves search around the placements of at most this many of the best
+/// choices, and at most this many placements not in a choice are tried
+/// in.
 inline constexpr int kLocalSearchSolves = 64;
+inline constexpr int kLocalSearchStarts = 3;
 inline constexpr int kLocalSearchAdds = 8;
 /// The optimal mode with layer placement: at most this many kernels are
 /// candidates (FitBudgetOptions::placeLayers).
