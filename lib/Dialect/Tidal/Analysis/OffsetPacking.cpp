@@ -15,7 +15,8 @@ namespace {
 /// Best-fit placement of `items` in the order `order`, above `base`: each
 /// item goes into the smallest gap, between the placed items that overlap
 /// it in time, that holds it (the lowest of equal gaps), else above them
-/// all. Returns the arena size.
+/// all. Returns the arena size, or as soon as it passes `limit` a size
+/// above it.
 ///
 /// The placed items are kept by offset in one contiguous array of their
 /// lifetimes and extents, so that the scan for the ones overlapping an item
@@ -24,7 +25,7 @@ namespace {
 /// packed once per fitting step it was most of a fit's time when it went
 /// through the items by index.
 int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
-                    int64_t base) {
+                    int64_t base, int64_t limit) {
   struct Placed {
     int64_t start, end, offset, size;
   };
@@ -47,6 +48,8 @@ int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
     }
     item.offset = best >= 0 ? best : cursor;
     top = std::max(top, item.offset + size);
+    if (top > limit)
+      return top; // the arena only grows from here
     auto at = std::upper_bound(
         placed.begin(), placed.end(), item.offset,
         [](int64_t offset, const Placed &o) { return offset < o.offset; });
@@ -60,7 +63,7 @@ int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
 /// Offsets for `items`; returns the arena size. The second ordering is
 /// tried only when the first misses `lowerBound`.
 int64_t tidal::pack(std::vector<Item> &items, int64_t endPosition,
-                    int64_t lowerBound) {
+                    int64_t lowerBound, int64_t limit) {
   std::vector<unsigned> whole, rest;
   for (unsigned i = 0; i < items.size(); ++i)
     (items[i].start == 0 && items[i].end == endPosition ? whole : rest)
@@ -84,10 +87,10 @@ int64_t tidal::pack(std::vector<Item> &items, int64_t endPosition,
                      return items[a].size > items[b].size;
                    });
   std::vector<Item> second = items;
-  int64_t first = placeGreedy(items, bySize, base);
+  int64_t first = placeGreedy(items, bySize, base, limit);
   if (first <= lowerBound)
     return first;
-  int64_t other = placeGreedy(second, byLength, base);
+  int64_t other = placeGreedy(second, byLength, base, limit);
   if (other < first) {
     items = std::move(second);
     return other;
@@ -96,7 +99,7 @@ int64_t tidal::pack(std::vector<Item> &items, int64_t endPosition,
 }
 
 int64_t tidal::packedArenaSize(const BufferLiveness &liveness,
-                               int64_t alignment, bool host) {
+                               int64_t alignment, bool host, int64_t limit) {
   std::vector<Item> items;
   for (const Buffer &buffer : liveness.getBuffers())
     if (buffer.host == host)
@@ -108,5 +111,5 @@ int64_t tidal::packedArenaSize(const BufferLiveness &liveness,
       items.push_back(
           {alignBytes(tensorByteSize(cast<ShapedType>(v.getType())), alignment),
            end, end});
-  return pack(items, end, liveness.lowerBound(alignment, host));
+  return pack(items, end, liveness.lowerBound(alignment, host), limit);
 }

@@ -79,8 +79,19 @@ LogicalResult Fitter::run() {
     // once it fits but the packed arena does not (the packing is not always
     // at the bound) they go on at the peak, which lowers the bound and with
     // it, in practice, the packing.
+    // What is asked of a packing is whether it fits the budget and, with
+    // the smallest budget's bookkeeping, whether it is below the smallest
+    // so far and by how much: it stops once past both (`limit`), and is
+    // exact at or under them.
+    auto packed = [&](int64_t limit) {
+      return packedArenaSize(liveness, options.alignment, /*host=*/false,
+                             limit);
+    };
+    const int64_t belowSmallest = trackSmallest
+                                      ? smallestReached - 1
+                                      : std::numeric_limits<int64_t>::min();
     int64_t arena =
-        peak <= budget ? packedArenaSize(liveness, options.alignment) : peak;
+        peak <= budget ? packed(std::max(budget, belowSmallest)) : peak;
     if (arena <= budget)
       return success();
     // The packed arena is not monotone along the steps (packing is not
@@ -88,9 +99,7 @@ LogicalResult Fitter::run() {
     // stops at the first state that packs into it, at the latest there.
     if (trackSmallest && peak < smallestReached)
       smallestReached = std::min(
-          smallestReached, peak <= budget
-                               ? arena
-                               : packedArenaSize(liveness, options.alignment));
+          smallestReached, peak <= budget ? arena : packed(belowSmallest));
     // Large graphs take several steps per liveness analysis: a batch size
     // that depends on the graph only (never on the budget), so that a
     // smaller budget still takes the same steps first. Within a batch the
@@ -108,8 +117,10 @@ LogicalResult Fitter::run() {
         // Nothing left: the smallest budget these steps reach is the
         // packed arena now. (A run with that budget takes the same steps
         // in the same order and stops here at the latest.)
-        int64_t smallest = std::min(
-            smallestReached, packedArenaSize(liveness, options.alignment));
+        int64_t smallest =
+            std::min(smallestReached,
+                     packedArenaSize(liveness, options.alignment,
+                                     /*host=*/false, smallestReached - 1));
         stats.smallestBudget = smallest;
         stats.peakOp = kernelNear(liveness.getOps(), position);
         return func.emitError("device memory budget ")

@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -28,12 +29,17 @@ struct Item {
 /// step (0..endPosition) go to the bottom; the rest are placed best-fit,
 /// largest first, and also longest-lived first when that misses
 /// `lowerBound`.
-int64_t pack(std::vector<Item> &items, int64_t endPosition, int64_t lowerBound);
+/// With `limit`, an ordering stops once its arena passes the limit: a
+/// result above `limit` then says only that no ordering fits under it (and
+/// the offsets are partial); at or below it, it is exact.
+int64_t pack(std::vector<Item> &items, int64_t endPosition, int64_t lowerBound,
+             int64_t limit = INT64_MAX);
 
 /// The packed size of `liveness`'s (device, or with `host` host) arena,
-/// returned constants included, every size rounded up to `alignment`.
+/// returned constants included, every size rounded up to `alignment`;
+/// above `limit`, only a bound (pack's `limit`).
 int64_t packedArenaSize(const BufferLiveness &liveness, int64_t alignment,
-                        bool host = false);
+                        bool host = false, int64_t limit = INT64_MAX);
 
 } // namespace mlir::tidal
 
