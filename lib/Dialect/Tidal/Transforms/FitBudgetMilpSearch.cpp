@@ -7,7 +7,8 @@
 // scores each choice the MILP returns by applying it to a copy of the
 // function, fitting the rest greedily and predicting that step, re-prices
 // every placement and copy option against the last choice and solves
-// again (rounds), then searches around the best choice's placements.
+// again (rounds), then searches around the placements of the best
+// choices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,8 +137,8 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
   // them: each choice is applied to a copy of the step and predicted (its
   // score; ChoiceTimes), every placement and copy option is re-priced
   // against the last choice, and the MILP solved again while its choice
-  // changes. The choice predicted fastest is kept; one that fits beats one
-  // that does not.
+  // changes. The choice with the best score is kept (one the greedy loop
+  // cannot complete scores kUnfittedUs more).
   DenseSet<int> isPlacement;
   for (auto [k, update] : placements)
     isPlacement.insert(k);
