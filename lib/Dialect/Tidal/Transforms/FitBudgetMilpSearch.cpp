@@ -170,11 +170,9 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
         us += problem.candidates[k].options[o].costUs;
     return us;
   };
-  // By score alone: a choice over the budget in the MILP's model that the
-  // greedy loop completes is a plan like any other, and one it cannot
-  // complete scores kUnfittedUs more.
-  auto better = [](const MilpSolution &, double aUs, const MilpSolution &,
-                   double bUs) { return aUs < bUs; };
+  // Choices compare by score alone: one over the budget in the MILP's model
+  // that the greedy loop completes is a plan like any other, and one it
+  // cannot complete scores kUnfittedUs more.
   ChoiceTimes firstTimes;
   MilpSolution best = *solution;
   double bestUs = score(best, firstTimes);
@@ -186,7 +184,7 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
     ChoiceTimes times;
     double us = score(*layersLast, times);
     scored.push_back({us, *layersLast});
-    if (better(*layersLast, us, best, bestUs))
+    if (us < bestUs)
       best = *layersLast, bestUs = us;
   }
   std::vector<std::vector<double>> firstPrices;
@@ -257,7 +255,7 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
       double us = score(*again, times);
       ++solves;
       scored.push_back({us, *again});
-      if (better(*again, us, best, bestUs))
+      if (us < bestUs)
         best = *again, bestUs = us;
       ArrayRef<int> next = choiceOf(*again);
       bool same = next == c;
@@ -320,7 +318,7 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
       *out = {us, *trial};
     else
       scored.push_back({us, *trial});
-    if (better(*trial, us, best, bestUs))
+    if (us < bestUs)
       best = std::move(*trial), bestUs = us;
     return success();
   };
@@ -349,9 +347,8 @@ Fitter::searchAround(MilpSearch &s, MilpSolution *solution,
   const double searchUntilS =
       secondsLeft() - std::max(0.5, options.milpTimeLimitS - secondsLeft());
   auto searchLeft = [&] { return secondsLeft() > std::max(0.1, searchUntilS); };
-  llvm::stable_sort(scored, [&](const auto &a, const auto &b) {
-    return better(a.second, a.first, b.second, b.first);
-  });
+  llvm::stable_sort(
+      scored, [&](const auto &a, const auto &b) { return a.first < b.first; });
   SmallVector<std::pair<double, MilpSolution>> starts;
   std::set<std::vector<int>> started;
   for (auto &[us, sol] : scored) {
