@@ -9,6 +9,9 @@
 
 #include "Fitter.h"
 
+#include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -62,6 +65,49 @@ bool tidal::plannerUsesMilp(StringRef planner, func::FuncOp func) {
              kAutoMilpMaxOps;
 }
 
+/// A bound under every state the fitter can reach from `func`: the device
+/// bytes of its persistent arguments (never swapped, recomputed or
+/// dropped) and, at the device kernel that touches the most, the other
+/// device buffers it reads or writes (each swapped or recomputed value is
+/// on the device again at its uses, in bytes of its own). The packed arena
+/// holds at least what is live at any position.
+static int64_t reachableFloor(func::FuncOp func, int64_t alignment) {
+  BufferLiveness liveness(func);
+  int64_t persistent = 0, workingSet = 0;
+  for (const Buffer &buffer : liveness.getBuffers())
+    if (buffer.persistent && !buffer.host)
+      persistent += alignBytes(buffer.bytes, alignment);
+  SmallVector<std::pair<unsigned, int64_t>, 8> touched;
+  for (Operation *op : liveness.getOps()) {
+    if (isViewOp(op) || isCopyOp(op) || isa<ConstantOp>(op) || isHostPlaced(op))
+      continue;
+    touched.clear();
+    auto touch = [&](Value v) {
+      const Buffer *buffer = liveness.getBuffer(v);
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!buffer || buffer->host || buffer->persistent || !type ||
+          !type.hasStaticShape())
+        return;
+      int64_t bytes = alignBytes(tensorByteSize(type), alignment);
+      for (auto &[id, most] : touched)
+        if (id == buffer->id) {
+          most = std::max(most, bytes);
+          return;
+        }
+      touched.push_back({buffer->id, bytes});
+    };
+    for (Value v : op->getOperands())
+      touch(v);
+    for (Value v : op->getResults())
+      touch(v);
+    int64_t sum = 0;
+    for (auto &[id, bytes] : touched)
+      sum += bytes;
+    workingSet = std::max(workingSet, sum);
+  }
+  return persistent + workingSet;
+}
+
 LogicalResult tidal::fitBudgetGreedy(func::FuncOp func,
                                      const FitBudgetOptions &options) {
   FitBudgetOptions greedy = options;
@@ -86,9 +132,14 @@ LogicalResult tidal::fitBudget(func::FuncOp func,
   func->setAttr(kDeviceBudgetAttr,
                 Builder(func.getContext()).getI64IntegerAttr(options.budget));
   if (!options.milp) {
+    // Asked only whether it fits: not if no state can.
+    if (!options.exactSmallest &&
+        reachableFloor(func, options.alignment) > options.budget)
+      return failure();
     // First without packing every state (most of the time on a large
     // graph); only a run that fails is redone from the start with it, for
-    // the error's exact smallest budget. The steps are the same either way.
+    // the error's exact smallest budget (if asked for). The steps are the
+    // same either way.
     OwningOpRef<func::FuncOp> original(func.clone());
     FitBudgetStats fastStats;
     Fitter fast(func, options, fastStats);
@@ -96,6 +147,11 @@ LogicalResult tidal::fitBudget(func::FuncOp func,
     if (succeeded(fast.run())) {
       stats = fastStats;
       return success();
+    }
+    if (!options.exactSmallest) {
+      func.getBody().takeBody(original->getBody());
+      func->setAttrs((*original)->getAttrDictionary());
+      return failure();
     }
     func.getBody().takeBody(original->getBody());
     func->setAttrs((*original)->getAttrDictionary());

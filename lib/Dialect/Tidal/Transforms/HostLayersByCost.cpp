@@ -84,6 +84,9 @@ DenseSet<int64_t> readersOf(func::FuncOp func, int64_t index) {
 Trial searchLayers(func::FuncOp func, const FitBudgetOptions &options,
                    const Trial &start, double startUs) {
   Trial best;
+  // A trial that does not fit is skipped: no smallest budget is asked of it.
+  FitBudgetOptions quick = options;
+  quick.exactSmallest = false;
   func::FuncOp current = *start.fitted;
   DenseSet<int64_t> layers = start.layers;
   double bestUs = startUs;
@@ -111,7 +114,7 @@ Trial searchLayers(func::FuncOp func, const FitBudgetOptions &options,
         t.streamOnly = start.streamOnly;
         t.layers = layers;
         t.layers.insert(variant.begin(), variant.end());
-        t.fitted = fittedTrial(func, t.fitMode, options, t.moved, t.smallest,
+        t.fitted = fittedTrial(func, t.fitMode, quick, t.moved, t.smallest,
                                t.layers, nullptr, t.streamed, t.streamOnly);
         if (!t.fitted)
           continue;

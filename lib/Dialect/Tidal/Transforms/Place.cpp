@@ -253,13 +253,28 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   }
   Trial device{"device"}, host{"optimizer"}, stream{"stream"};
   int64_t streamPeak = -1;
-  auto attempt = [&](Trial &t) {
+  // Trials first ask only whether they fit (`quick`). Where nothing fits,
+  // the floors decide (the host layers' steps below, the smallest budget
+  // the error states), and a failed trial is fitted again for its floor
+  // (knowFloor): the same steps, with a packing at every state, which on a
+  // graph whose trials mostly fail was most of the plan time.
+  FitBudgetOptions quick = options;
+  quick.exactSmallest = false;
+  auto fit = [&](Trial &t, bool floor) {
+    t.floorKnown = floor;
+    t.fitted =
+        fittedTrial(func, t.mode, floor ? options : quick, t.moved, t.smallest,
+                    t.layers, t.mode == "stream" ? &streamPeak : nullptr);
+  };
+  auto attempt = [&](Trial &t, bool floor) {
     t.tried = true;
-    bool streamed = t.mode == "stream";
     t.fitMode = t.mode;
-    t.layers = streamed ? layers : DenseSet<int64_t>();
-    t.fitted = fittedTrial(func, t.mode, options, t.moved, t.smallest, t.layers,
-                           streamed ? &streamPeak : nullptr);
+    t.layers = t.mode == "stream" ? layers : DenseSet<int64_t>();
+    fit(t, floor);
+  };
+  auto knowFloor = [&](Trial &t) {
+    if (t.tried && !t.fitted && !t.floorKnown)
+      fit(t, /*floor=*/true);
   };
   // With the persistent arguments alone over the budget, no all-device plan
   // fits; its trial runs only if no other fits either, for the smallest
@@ -267,7 +282,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   bool deviceHopeless =
       persistentBytes(func, options.alignment) > options.budget;
   if (!deviceHopeless)
-    attempt(device);
+    attempt(device, /*floor=*/false);
   // On a large graph a fitted all-device plan is taken as is: a second
   // trial would double the compile time and memory for a small expected
   // gain (ResNet-3563 in 12 GiB already takes 30 min and 20 GiB).
@@ -289,11 +304,11 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
         paramBytes += alignBytes(tensorByteSize(type), options.alignment);
   bool hostHopeless = paramBytes > options.budget && numOps > largeGraphOps;
   if (!hostHopeless)
-    attempt(host);
+    attempt(host, /*floor=*/false);
   // Streaming copies each parameter in once where the host optimizer
   // copies it out and back, so it can win even where that one fits.
   if (!host.fitted || numOps <= largeGraphOps)
-    attempt(stream);
+    attempt(stream, /*floor=*/false);
   // Layers on the host: while nothing fits, the device kernel at the
   // streamed plan's floor (its working set is what stops it) runs on the
   // host instead, reading host copies of its device operands and writing
@@ -305,6 +320,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   // after kMaxHostLayers.
   if (hostLayers && !device.fitted && !host.fitted && !stream.fitted &&
       numOps <= largeGraphOps) {
+    knowFloor(stream);
     int64_t bestFloor = stream.smallest, stalled = 0;
     DenseSet<int64_t> best;
     for (int k = 0;
@@ -313,7 +329,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
          ++k) {
       layers.insert(streamPeak);
       Trial t{"stream"};
-      attempt(t);
+      attempt(t, /*floor=*/true);
       if (t.fitted) {
         stream = std::move(t);
         best = layers;
@@ -329,9 +345,9 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
     layers = std::move(best);
   }
   if (!host.fitted && !stream.fitted && !host.tried)
-    attempt(host);
+    attempt(host, /*floor=*/true);
   if (!host.fitted && !stream.fitted && !device.tried)
-    attempt(device);
+    attempt(device, /*floor=*/true);
 
   // Per parameter: only the k largest parameters leave the device, k = 1,
   // 2, 4, ... below all of them: their updates and state on the host
@@ -378,7 +394,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
       t.tried = true;
       t.layers = chosenUpdates;
       t.streamed = streamed;
-      t.fitted = fittedTrial(func, "device", options, t.moved, t.smallest,
+      t.fitted = fittedTrial(func, "device", quick, t.moved, t.smallest,
                              chosenUpdates, nullptr, streamed);
       if (t.fitted)
         partial.push_back(std::move(t));
@@ -405,6 +421,8 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
        chosenUs >= kHostMargin * predictedStepUs(*device.fitted, options)))
     chosen = &device;
   if (!chosen) {
+    for (Trial *t : {&device, &host, &stream})
+      knowFloor(*t);
     chosen = &device;
     for (Trial *t : {&host, &stream})
       if (t->tried && t->smallest < chosen->smallest)

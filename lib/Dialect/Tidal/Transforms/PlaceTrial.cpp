@@ -36,6 +36,11 @@ OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
                                 [](Diagnostic &) { return success(); });
   FitBudgetStats stats;
   if (failed(fitBudget(*trial, options, stats))) {
+    if (!options.exactSmallest) {
+      if (peakIndex)
+        *peakIndex = -1;
+      return nullptr;
+    }
     smallest = stats.smallestBudget;
     if (peakIndex) {
       IntegerAttr index =

@@ -34,6 +34,10 @@ struct Trial {
   bool moved = false;
   int64_t smallest = std::numeric_limits<int64_t>::max();
   bool tried = false;
+  /// Whether `smallest` is known: a trial fitted with `exactSmallest` off
+  /// (Place.cpp's quick trials) reports it only once it is asked for
+  /// (Place.cpp's knowFloor), by fitting again with it on.
+  bool floorKnown = false;
   /// What was placed (so that more layers can be added): the mode given to
   /// hostOpsFor, the ops on the host besides that mode's, and whether the
   /// parameters host ops update live in host memory.
@@ -47,7 +51,9 @@ struct Trial {
 
 /// A copy of `func` with `mode`'s placement, fitted to the budget by
 /// tidal-schedule-swaps's engine (its diagnostics dropped); null if it does
-/// not fit. `moved`: whether the engine swapped or recomputed anything.
+/// not fit, and then, with `options.exactSmallest`, `smallest` (and
+/// `*peakIndex`) say where its steps stopped. `moved`: whether the engine
+/// swapped or recomputed anything.
 /// `streamed`: the parameters that host ops update live in host memory
 /// (mode "stream", or "device" with updates among `layers`); with
 /// `streamOnly`, only those of the updates with these place indices.
