@@ -18,16 +18,17 @@ namespace {
 /// all. Returns the arena size, or as soon as it passes `limit` a size
 /// above it.
 ///
-/// The placed items are kept by offset in one contiguous array of their
-/// lifetimes and extents, so that the scan for the ones overlapping an item
-/// in time (every placed item, once per item) streams through memory: the
+/// The placed items are kept by offset in two contiguous arrays, their
+/// lifetimes and their extents, so that the scan for the ones overlapping
+/// an item in time (every placed item, once per item) streams through
+/// memory: the
 /// scan is quadratic in the items, and on a step of thousands of buffers
 /// packed once per fitting step it was most of a fit's time when it went
 /// through the items by index.
 int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
                     int64_t base, int64_t limit) {
   struct Placed {
-    int64_t start, end, offset, size;
+    int64_t offset, size;
   };
   std::vector<Placed> placed;
   placed.reserve(order.size());
@@ -67,7 +68,7 @@ int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
         placed.begin(), placed.end(), item.offset,
         [](int64_t offset, const Placed &o) { return offset < o.offset; });
     spans.insert(spans.begin() + (at - placed.begin()), Span{start, end});
-    placed.insert(at, Placed{start, end, item.offset, size});
+    placed.insert(at, Placed{item.offset, size});
   }
   return top;
 }

@@ -130,6 +130,11 @@ struct FitBudgetOptions {
   /// and on a graph whose trials mostly fail the redo was most of the plan
   /// time (Inception-v3 at 10% of its peak: 15 of 19 s).
   bool exactSmallest = true;
+  /// With `exactSmallest`: a run without the bookkeeping first, which is
+  /// faster where it fits (the second run only follows a failure). Trials
+  /// that are expected to fail (tidal-place's host-layer steps, taken while
+  /// nothing fits) turn it off and run once, with the bookkeeping.
+  bool fastFirst = true;
   /// The pass name for diagnostics.
   std::string passName;
 };

@@ -140,6 +140,8 @@ LogicalResult tidal::fitBudget(func::FuncOp func,
     // graph); only a run that fails is redone from the start with it, for
     // the error's exact smallest budget (if asked for). The steps are the
     // same either way.
+    if (options.exactSmallest && !options.fastFirst)
+      return Fitter(func, options, stats).run();
     OwningOpRef<func::FuncOp> original(func.clone());
     FitBudgetStats fastStats;
     Fitter fast(func, options, fastStats);

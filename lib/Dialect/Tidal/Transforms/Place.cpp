@@ -258,23 +258,27 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
   // the error states), and a failed trial is fitted again for its floor
   // (knowFloor): the same steps, with a packing at every state, which on a
   // graph whose trials mostly fail was most of the plan time.
-  FitBudgetOptions quick = options;
+  FitBudgetOptions quick = options, floorFirst = options;
   quick.exactSmallest = false;
-  auto fit = [&](Trial &t, bool floor) {
+  floorFirst.fastFirst = false;
+  auto fit = [&](Trial &t, bool floor, bool expectFailure = false) {
     t.floorKnown = floor;
-    t.fitted =
-        fittedTrial(func, t.mode, floor ? options : quick, t.moved, t.smallest,
-                    t.layers, t.mode == "stream" ? &streamPeak : nullptr);
+    t.fitted = fittedTrial(func, t.mode,
+                           !floor          ? quick
+                           : expectFailure ? floorFirst
+                                           : options,
+                           t.moved, t.smallest, t.layers,
+                           t.mode == "stream" ? &streamPeak : nullptr);
   };
-  auto attempt = [&](Trial &t, bool floor) {
+  auto attempt = [&](Trial &t, bool floor, bool expectFailure = false) {
     t.tried = true;
     t.fitMode = t.mode;
     t.layers = t.mode == "stream" ? layers : DenseSet<int64_t>();
-    fit(t, floor);
+    fit(t, floor, expectFailure);
   };
   auto knowFloor = [&](Trial &t) {
     if (t.tried && !t.fitted && !t.floorKnown)
-      fit(t, /*floor=*/true);
+      fit(t, /*floor=*/true, /*expectFailure=*/true);
   };
   // With the persistent arguments alone over the budget, no all-device plan
   // fits; its trial runs only if no other fits either, for the smallest
@@ -329,7 +333,7 @@ StringRef chooseAuto(func::FuncOp func, const FitBudgetOptions &options,
          ++k) {
       layers.insert(streamPeak);
       Trial t{"stream"};
-      attempt(t, /*floor=*/true);
+      attempt(t, /*floor=*/true, /*expectFailure=*/true);
       if (t.fitted) {
         stream = std::move(t);
         best = layers;
