@@ -95,23 +95,25 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
   // Last uses of every value.
   for (BlockArgument arg : func.getArguments())
     lastUse[arg] = 0;
-  for (Operation *op : ops) {
-    int64_t p = positions[op];
+  // (Position p is ops[p - 1].)
+  for (auto [i, op] : llvm::enumerate(ops))
     for (Value result : op->getResults())
-      lastUse[result] = p;
-  }
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands())
-      lastUse[operand] = std::max(lastUse[operand], positions[op]);
+      lastUse[result] = i + 1;
+  for (auto [i, op] : llvm::enumerate(ops))
+    for (Value operand : op->getOperands()) {
+      int64_t &last = lastUse[operand];
+      last = std::max<int64_t>(last, i + 1);
+    }
   for (Value operand : terminator->getOperands())
     lastUse[operand] = endPosition;
   // A copy reads its source until the wait for it.
-  for (Operation *op : ops)
+  for (auto [i, op] : llvm::enumerate(ops))
     if (auto wait = dyn_cast<WaitOp>(op))
       if (Operation *copy = wait.getInput().getDefiningOp())
-        if (isa<OffloadOp, PrefetchOp>(copy))
-          lastUse[copy->getOperand(0)] =
-              std::max(lastUse[copy->getOperand(0)], positions[op]);
+        if (isa<OffloadOp, PrefetchOp>(copy)) {
+          int64_t &last = lastUse[copy->getOperand(0)];
+          last = std::max<int64_t>(last, i + 1);
+        }
 
   auto newBuffer = [&](Value value, int64_t start) {
     Buffer buffer;
@@ -144,8 +146,8 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
     if (auto arg = replaced[use.getOperandNumber()])
       replaces[use.get()] = *arg;
 
-  for (Operation *op : ops) {
-    int64_t p = positions[op];
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    const int64_t p = i + 1;
     if (isa<ConstantOp>(op))
       continue;
     if (isViewOp(op) || isa<WaitOp>(op)) {
