@@ -69,8 +69,11 @@ bool tidal::plannerUsesMilp(StringRef planner, func::FuncOp func) {
 /// bytes of its persistent arguments (never swapped, recomputed or
 /// dropped) and, at the device kernel that touches the most, the other
 /// device buffers it reads or writes (each swapped or recomputed value is
-/// on the device again at its uses, in bytes of its own). The packed arena
-/// holds at least what is live at any position.
+/// on the device again at its uses, in bytes of its own). A result that
+/// may be written over one of its operands is left out: a later state can
+/// end that operand's life at the kernel (its later uses recomputed or
+/// refetched), and the result then takes its bytes. The packed arena holds
+/// at least what is live at any position.
 static int64_t reachableFloor(func::FuncOp func, int64_t alignment) {
   BufferLiveness liveness(func);
   int64_t persistent = 0, workingSet = 0;
@@ -98,8 +101,9 @@ static int64_t reachableFloor(func::FuncOp func, int64_t alignment) {
     };
     for (Value v : op->getOperands())
       touch(v);
-    for (Value v : op->getResults())
-      touch(v);
+    for (OpResult v : op->getResults())
+      if (inPlaceOperands(op, v.getResultNumber()).empty())
+        touch(v);
     int64_t sum = 0;
     for (auto &[id, bytes] : touched)
       sum += bytes;
