@@ -135,6 +135,12 @@ struct FitBudgetOptions {
   /// that are expected to fail (tidal-place's host-layer steps, taken while
   /// nothing fits) turn it off and run once, with the bookkeeping.
   bool fastFirst = true;
+  /// tidal-place's trial counts (its statistics), if given: each
+  /// fittedTrial adds to them.
+  struct TrialCounts {
+    int64_t trials = 0, fitted = 0, unreachable = 0;
+  };
+  TrialCounts *trialCounts = nullptr;
   /// The pass name for diagnostics.
   std::string passName;
 };
@@ -164,6 +170,10 @@ struct FitBudgetStats {
   /// where they stopped, whose working set bounds it.
   int64_t smallestBudget = 0;
   Operation *peakOp = nullptr;
+  /// Failed before any step (without `exactSmallest`): no state the steps
+  /// can reach fits (the persistent device bytes and the largest kernel's
+  /// working set exceed the budget).
+  bool unreachable = false;
 };
 
 /// The greedy loop alone (`options.milp` aside), without the smallest

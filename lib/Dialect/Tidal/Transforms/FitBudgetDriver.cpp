@@ -138,8 +138,10 @@ LogicalResult tidal::fitBudget(func::FuncOp func,
   if (!options.milp) {
     // Asked only whether it fits: not if no state can.
     if (!options.exactSmallest &&
-        reachableFloor(func, options.alignment) > options.budget)
+        reachableFloor(func, options.alignment) > options.budget) {
+      stats.unreachable = true;
       return failure();
+    }
     // First without packing every state (most of the time on a large
     // graph); only a run that fails is redone from the start with it, for
     // the error's exact smallest budget (if asked for). The steps are the

@@ -475,7 +475,10 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
       return signalPassFailure();
     }
     PlaceStats stats;
+    FitBudgetOptions::TrialCounts trials;
+    options.trialCounts = &trials;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
+      trials = {};
       if (func.isExternal() ||
           (!function.empty() && func.getSymName() != function))
         continue;
@@ -498,6 +501,16 @@ struct Place : tidal::impl::TidalPlacePassBase<Place> {
                      ? chooseAuto(func, options, largeGraphOps, hostLayers,
                                   hostLayersByCost, kept, layers)
                      : "device";
+        if (budget > 0) {
+          Builder b(&getContext());
+          func->setAttr(
+              kPlaceTrialsAttr,
+              b.getDictionaryAttr(
+                  {b.getNamedAttr("trials", b.getI64IntegerAttr(trials.trials)),
+                   b.getNamedAttr("fitted", b.getI64IntegerAttr(trials.fitted)),
+                   b.getNamedAttr("unreachable",
+                                  b.getI64IntegerAttr(trials.unreachable))}));
+        }
         if (!kept)
           Placer(func, options,
                  hostOpsFor(func, chosen,

@@ -35,7 +35,13 @@ OwningOpRef<func::FuncOp> fittedTrial(func::FuncOp func, StringRef mode,
   ScopedDiagnosticHandler quiet(func.getContext(),
                                 [](Diagnostic &) { return success(); });
   FitBudgetStats stats;
-  if (failed(fitBudget(*trial, options, stats))) {
+  bool fits = succeeded(fitBudget(*trial, options, stats));
+  if (FitBudgetOptions::TrialCounts *counts = options.trialCounts) {
+    ++counts->trials;
+    counts->fitted += fits;
+    counts->unreachable += stats.unreachable;
+  }
+  if (!fits) {
     if (!options.exactSmallest) {
       if (peakIndex)
         *peakIndex = -1;

@@ -8,6 +8,7 @@
 // RUN: tidal-opt %s -tidal-place=mode=stream -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=STREAM
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=960" -tidal-schedule-swaps=budget=960 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=STREAM
 // RUN: not tidal-opt %s -tidal-place="mode=auto budget=959 host-layers=false" -tidal-schedule-swaps=budget=959 2>&1 | FileCheck %s --check-prefix=FLOOR
+// RUN: tidal-opt %s -tidal-place="mode=auto budget=960" | FileCheck %s --check-prefix=TRIALS
 // RUN: tidal-opt %s -tidal-place="mode=auto budget=600" -tidal-schedule-swaps=budget=600 -tidal-plan-memory -tidal-verify-memory-plan | FileCheck %s --check-prefix=LAYERS
 // RUN: not tidal-opt %s -tidal-place="mode=auto budget=1500 profile=%t.missing.json" 2>&1 | FileCheck %s --check-prefix=PROFILE
 // RUN: not tidal-opt %s -tidal-place=mode=gpu 2>&1 | FileCheck %s --check-prefix=MODE
@@ -86,6 +87,13 @@
 // LAYERS-LABEL: func.func @step
 // LAYERS-SAME: tidal.arena_size = {{[0-9]+}} : i64
 // LAYERS: tidal.gemm %{{.*}}, %arg1 {{{.*}}tidal.device = "host"
+
+// At 960 bytes the momentum alone puts the all-device plan over the budget
+// (no trial); the host optimizer keeps w (512 bytes) on the device, and the
+// weight gradient's gemm needs e, x and its result (896 bytes) beside it:
+// no state its steps reach can fit, so that trial fails before a step. The
+// streamed plan fits, and so does a host-layers-by-cost trial.
+// TRIALS: tidal.place_trials = {fitted = 2 : i64, trials = 3 : i64, unreachable = 1 : i64}
 
 // FLOOR: error: device memory budget 959 bytes is too small for @step: the smallest budget its plan reaches is 960 bytes
 

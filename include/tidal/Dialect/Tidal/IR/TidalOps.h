@@ -86,6 +86,10 @@ inline constexpr llvm::StringLiteral kPlacePlannerAttr = "tidal.place_planner";
 /// without and with them.
 inline constexpr llvm::StringLiteral kHostLayersByCostAttr =
     "tidal.host_layers_by_cost";
+/// tidal-place auto under a budget: `{trials, fitted, unreachable}`, how
+/// many trial plans it placed and fitted, how many fit, and how many failed
+/// before a step because no state their steps reach could fit.
+inline constexpr llvm::StringLiteral kPlaceTrialsAttr = "tidal.place_trials";
 /// Placement (tidal-place): an op that runs on the host CPU carries
 /// `tidal.device = "host"` (ops without it run on the target's device), and
 /// an argument or result that lives in the host arena carries
