@@ -21,10 +21,9 @@ namespace {
 /// The placed items are kept by offset in two contiguous arrays, their
 /// lifetimes and their extents, so that the scan for the ones overlapping
 /// an item in time (every placed item, once per item) streams through
-/// memory: the
-/// scan is quadratic in the items, and on a step of thousands of buffers
-/// packed once per fitting step it was most of a fit's time when it went
-/// through the items by index.
+/// memory: the scan is quadratic in the items, and on a step of thousands
+/// of buffers packed once per fitting step it was most of a fit's time when
+/// it went through the items by index.
 int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
                     int64_t base, int64_t limit) {
   struct Placed {

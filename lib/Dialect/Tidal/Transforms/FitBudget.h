@@ -135,7 +135,7 @@ struct FitBudgetOptions {
   /// that are expected to fail (tidal-place's host-layer steps, taken while
   /// nothing fits) turn it off and run once, with the bookkeeping.
   bool fastFirst = true;
-  /// tidal-place's trial counts (its statistics), if given: each
+  /// tidal-place's trial counts (`tidal.place_trials`), if given: each
   /// fittedTrial adds to them.
   struct TrialCounts {
     int64_t trials = 0, fitted = 0, unreachable = 0;

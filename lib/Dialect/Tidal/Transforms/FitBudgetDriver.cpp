@@ -156,13 +156,10 @@ LogicalResult tidal::fitBudget(func::FuncOp func,
       stats = fastStats;
       return success();
     }
-    if (!options.exactSmallest) {
-      func.getBody().takeBody(original->getBody());
-      func->setAttrs((*original)->getAttrDictionary());
-      return failure();
-    }
     func.getBody().takeBody(original->getBody());
     func->setAttrs((*original)->getAttrDictionary());
+    if (!options.exactSmallest)
+      return failure();
     return Fitter(func, options, stats).run();
   }
   // The optimal mode falls back to the greedy loop alone where the MILP's
