@@ -71,73 +71,88 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace)
 
 BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
                                ArrayRef<std::optional<unsigned>> replaced)
-    : func(func) {
-  Block &body = func.getBody().front();
+    : func(func), body(&func.getBody().front()) {
   // Sized once: the planner builds this analysis thousands of times on deep
   // graphs, and growing the maps step by step was a third of its time.
   size_t numOps = 0, numValues = func.getNumArguments();
-  for (Operation &op : body.without_terminator()) {
+  for (Operation &op : body->without_terminator()) {
     ++numOps;
     numValues += op.getNumResults();
   }
   ops.reserve(numOps);
   positions.reserve(numOps);
-  lastUse.reserve(numValues);
-  bufferOf.reserve(numValues);
+  resultBase.reserve(numOps);
   buffers.reserve(numValues);
-  for (Operation &op : body.without_terminator()) {
+  unsigned nextIndex = func.getNumArguments();
+  for (Operation &op : body->without_terminator()) {
     ops.push_back(&op);
     positions[&op] = ops.size();
+    resultBase.push_back(nextIndex);
+    nextIndex += op.getNumResults();
   }
   const int64_t endPosition = getEndPosition();
-  Operation *terminator = body.getTerminator();
-
-  // Last uses of every value.
+  Operation *terminator = body->getTerminator();
+  // Each value's static byte size (-1: none), by index.
+  SmallVector<int64_t> bytesOf(numValues, -1);
   for (BlockArgument arg : func.getArguments())
-    lastUse[arg] = 0;
-  // (Position p is ops[p - 1].)
+    bytesOf[arg.getArgNumber()] = staticBytes(arg);
   for (auto [i, op] : llvm::enumerate(ops))
-    for (Value result : op->getResults())
-      lastUse[result] = i + 1;
+    for (OpResult result : op->getResults())
+      bytesOf[resultBase[i] + result.getResultNumber()] = staticBytes(result);
+
+  // Last uses of every value: arguments are defined at 0, results at their
+  // op. (Position p is ops[p - 1].)
+  lastUse.assign(numValues, 0);
   for (auto [i, op] : llvm::enumerate(ops))
-    for (Value operand : op->getOperands()) {
-      int64_t &last = lastUse[operand];
-      last = std::max<int64_t>(last, i + 1);
-    }
+    for (unsigned r = 0, e = op->getNumResults(); r != e; ++r)
+      lastUse[resultBase[i] + r] = i + 1;
+  auto useAt = [&](Value value, int64_t p) {
+    int64_t index = valueIndex(value);
+    if (index >= 0)
+      lastUse[index] = std::max(lastUse[index], p);
+  };
+  for (auto [i, op] : llvm::enumerate(ops))
+    for (Value operand : op->getOperands())
+      useAt(operand, i + 1);
   for (Value operand : terminator->getOperands())
-    lastUse[operand] = endPosition;
+    if (int64_t index = valueIndex(operand); index >= 0)
+      lastUse[index] = endPosition;
   // A copy reads its source until the wait for it.
   for (auto [i, op] : llvm::enumerate(ops))
     if (auto wait = dyn_cast<WaitOp>(op))
       if (Operation *copy = wait.getInput().getDefiningOp())
-        if (isa<OffloadOp, PrefetchOp>(copy)) {
-          int64_t &last = lastUse[copy->getOperand(0)];
-          last = std::max<int64_t>(last, i + 1);
-        }
+        if (isa<OffloadOp, PrefetchOp>(copy))
+          useAt(copy->getOperand(0), i + 1);
 
-  auto newBuffer = [&](Value value, int64_t start) {
+  bufferOf.assign(numValues, -1);
+  auto newBuffer = [&](int64_t index, Value value, int64_t start) {
     Buffer buffer;
     buffer.id = buffers.size();
-    buffer.bytes = staticBytes(value);
+    buffer.bytes = bytesOf[index];
     buffer.start = start;
-    buffer.end = lastUse[value];
+    buffer.end = lastUse[index];
     buffer.values.push_back(value);
-    bufferOf[value] = buffer.id;
+    bufferOf[index] = buffer.id;
     buffers.push_back(std::move(buffer));
   };
-  auto join = [&](Value value, unsigned id) {
+  auto join = [&](int64_t index, Value value, unsigned id) {
     Buffer &buffer = buffers[id];
     buffer.values.push_back(value);
-    buffer.end = std::max(buffer.end, lastUse[value]);
-    bufferOf[value] = id;
+    buffer.end = std::max(buffer.end, lastUse[index]);
+    bufferOf[index] = id;
+  };
+  auto bufferIdOf = [&](Value value) -> int32_t {
+    int64_t index = valueIndex(value);
+    return index < 0 ? -1 : bufferOf[index];
   };
 
   for (BlockArgument arg : func.getArguments()) {
-    if (staticBytes(arg) < 0)
+    unsigned index = arg.getArgNumber();
+    if (bytesOf[index] < 0)
       continue;
-    newBuffer(arg, 0);
-    buffers.back().persistent = isPersistentArgument(func, arg.getArgNumber());
-    buffers.back().host = isHostArgument(func, arg.getArgNumber());
+    newBuffer(index, arg, 0);
+    buffers.back().persistent = isPersistentArgument(func, index);
+    buffers.back().host = isHostArgument(func, index);
   }
 
   // The argument that each value returned in place of an argument replaces.
@@ -148,12 +163,12 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
 
   for (auto [i, op] : llvm::enumerate(ops)) {
     const int64_t p = i + 1;
+    const int64_t base = resultBase[i];
     if (isa<ConstantOp>(op))
       continue;
     if (isViewOp(op) || isa<WaitOp>(op)) {
-      auto it = bufferOf.find(op->getOperand(0));
-      if (it != bufferOf.end())
-        join(op->getResult(0), it->second);
+      if (int32_t id = bufferIdOf(op->getOperand(0)); id >= 0)
+        join(base, op->getResult(0), id);
       continue;
     }
     if (isa<OffloadOp, PrefetchOp>(op)) {
@@ -167,34 +182,43 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
             if (auto r = replaces.find(user->getResult(0)); r != replaces.end())
               replaced = r->second;
       if (replaced) {
-        auto it = bufferOf.find(func.getArgument(*replaced));
-        if (it != bufferOf.end()) {
-          const Buffer &buffer = buffers[it->second];
+        if (int32_t id = bufferIdOf(func.getArgument(*replaced)); id >= 0) {
+          const Buffer &buffer = buffers[id];
           if (!buffer.host && buffer.persistent && buffer.end < p &&
-              buffer.bytes == staticBytes(op->getResult(0))) {
-            join(op->getResult(0), it->second);
+              buffer.bytes == bytesOf[base]) {
+            join(base, op->getResult(0), id);
             continue;
           }
         }
       }
-      newBuffer(op->getResult(0), p);
+      newBuffer(base, op->getResult(0), p);
       buffers.back().host = isa<OffloadOp>(op);
       continue;
     }
     const bool onHost = isHostPlaced(op);
+    auto iface =
+        inPlace ? dyn_cast<InPlaceOpInterface>(op) : InPlaceOpInterface();
     SmallVector<unsigned, 2> claimed;
     for (OpResult result : op->getResults()) {
-      if (staticBytes(result) < 0)
+      const int64_t index = base + result.getResultNumber();
+      const int64_t bytes = bytesOf[index];
+      if (bytes < 0)
         continue;
       std::optional<unsigned> reused;
-      if (inPlace) {
-        for (unsigned i : inPlaceOperands(op, result.getResultNumber())) {
-          auto it = bufferOf.find(op->getOperand(i));
-          if (it == bufferOf.end() || llvm::is_contained(claimed, it->second))
+      // inPlaceOperands(op, result's number), with the sizes known here.
+      if (iface)
+        for (unsigned i : iface.getInPlaceOperands(result.getResultNumber())) {
+          if (i >= op->getNumOperands())
             continue;
-          const Buffer &buffer = buffers[it->second];
-          if (buffer.end != p || buffer.bytes != staticBytes(result) ||
-              buffer.host != onHost)
+          Value operand = op->getOperand(i);
+          int64_t operandIndex = valueIndex(operand);
+          if (operandIndex < 0 || bytesOf[operandIndex] != bytes)
+            continue;
+          int32_t id = bufferOf[operandIndex];
+          if (id < 0 || llvm::is_contained(claimed, unsigned(id)))
+            continue;
+          const Buffer &buffer = buffers[id];
+          if (buffer.end != p || buffer.bytes != bytes || buffer.host != onHost)
             continue;
           // A persistent argument's bytes take only the value replacing it.
           if (buffer.persistent) {
@@ -204,39 +228,48 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
                 replaced->second != arg.getArgNumber())
               continue;
           }
-          reused = it->second;
-          inPlaceUses.push_back({result, op->getOperand(i), p});
+          reused = id;
+          inPlaceUses.push_back({result, operand, p});
           break;
         }
-      }
       if (reused) {
         claimed.push_back(*reused);
-        join(result, *reused);
+        join(index, result, *reused);
       } else {
-        newBuffer(result, p);
+        newBuffer(index, result, p);
         buffers.back().host = onHost;
       }
     }
   }
 
   for (Value value : terminator->getOperands()) {
-    auto it = bufferOf.find(value);
-    if (it == bufferOf.end()) {
+    int32_t id = bufferIdOf(value);
+    if (id < 0) {
       if (staticBytes(value) >= 0)
         returnedConstants.push_back(value);
       continue;
     }
-    buffers[it->second].returned = true;
-    buffers[it->second].end = endPosition;
+    buffers[id].returned = true;
+    buffers[id].end = endPosition;
   }
   for (Buffer &buffer : buffers)
     if (buffer.persistent)
       buffer.end = endPosition;
 }
 
+int64_t BufferLiveness::valueIndex(Value value) const {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == body ? int64_t(arg.getArgNumber()) : -1;
+  auto result = cast<OpResult>(value);
+  int64_t p = positions.lookup(result.getOwner());
+  return p == 0 ? -1 : int64_t(resultBase[p - 1]) + result.getResultNumber();
+}
+
 const Buffer *BufferLiveness::getBuffer(Value value) const {
-  auto it = bufferOf.find(value);
-  return it == bufferOf.end() ? nullptr : &buffers[it->second];
+  int64_t index = valueIndex(value);
+  if (index < 0 || bufferOf[index] < 0)
+    return nullptr;
+  return &buffers[bufferOf[index]];
 }
 
 int64_t BufferLiveness::getDefinition(Value value) const {
@@ -246,7 +279,8 @@ int64_t BufferLiveness::getDefinition(Value value) const {
 }
 
 int64_t BufferLiveness::getLastUse(Value value) const {
-  return lastUse.lookup(value);
+  int64_t index = valueIndex(value);
+  return index < 0 ? 0 : lastUse[index];
 }
 
 SmallVector<int64_t> BufferLiveness::liveBytes(int64_t alignment,

@@ -116,12 +116,24 @@ public:
   bool hasHostBuffers() const;
 
 private:
+  /// The value's index in the dense numbering: the function's arguments
+  /// 0..A-1, then each op's results in schedule order; -1 for values not
+  /// in this analysis (another block's, or of ops made after it). The
+  /// planner rebuilds this analysis thousands of times on deep graphs: one
+  /// map lookup per value (its op's position) and arrays, not maps keyed by
+  /// every value.
+  int64_t valueIndex(Value value) const;
+
   func::FuncOp func;
+  Block *body = nullptr;
   SmallVector<Operation *> ops;
   DenseMap<Operation *, int64_t> positions;
+  /// Op i's first result's index (valueIndex).
+  SmallVector<unsigned> resultBase;
   SmallVector<Buffer> buffers;
-  DenseMap<Value, unsigned> bufferOf;
-  DenseMap<Value, int64_t> lastUse;
+  /// By value index: the buffer id (-1: none) and the last use.
+  SmallVector<int32_t> bufferOf;
+  SmallVector<int64_t> lastUse;
   SmallVector<InPlaceUse> inPlaceUses;
   SmallVector<Value> returnedConstants;
 };
