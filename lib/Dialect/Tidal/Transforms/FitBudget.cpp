@@ -183,13 +183,18 @@ void Fitter::replaceFrom(Value from, Value to, Operation *next) {
 }
 
 void Fitter::claimLink(const BufferLiveness &liveness,
-                       DenseMap<Operation *, double> &used, int64_t bytes,
-                       int64_t from, int64_t to) {
+                       DenseMap<Operation *, double> &used,
+                       std::vector<double> &usedAt, int64_t bytes, int64_t from,
+                       int64_t to) {
   ArrayRef<Operation *> ops = liveness.getOps();
+  const bool byPosition = positionsOf == &liveness;
   double left = copyUs(bytes);
   for (int64_t p = from; p < to && left > 0; ++p) {
-    double take = std::min(left, spare(used, ops[p - 1]));
+    double take = std::min(left, byPosition ? spareAt(usedAt, p)
+                                            : spare(used, ops[p - 1]));
     used[ops[p - 1]] += take;
+    if (byPosition)
+      usedAt[p] += take;
     left -= take;
   }
 }
@@ -201,7 +206,8 @@ void Fitter::applyRefetch(const BufferLiveness &liveness, const Choice &c) {
   // Gap by gap: each new copy replaces the one before from its use on.
   Value current = c.value;
   for (const Choice::Gap &gap : c.gaps) {
-    claimLink(liveness, toDeviceUsed, c.bytes, gap.swap.prefetchAt, gap.after);
+    claimLink(liveness, toDeviceUsed, deviceUsedAt, c.bytes,
+              gap.swap.prefetchAt, gap.after);
     OpBuilder b(ops[gap.swap.prefetchAt - 1]);
     Value prefetch = b.create<PrefetchOp>(loc, c.source);
     Operation *next = ops[gap.after - 1];
@@ -255,8 +261,10 @@ void Fitter::applyChosen(const BufferLiveness &liveness,
 void Fitter::applySwap(const BufferLiveness &liveness, const Choice &c) {
   ArrayRef<Operation *> ops = liveness.getOps();
   // The link time the copies take under the kernels that hide them.
-  claimLink(liveness, toHostUsed, c.bytes, c.before + 1, c.swap.waitAt);
-  claimLink(liveness, toDeviceUsed, c.bytes, c.swap.prefetchAt, c.after);
+  claimLink(liveness, toHostUsed, hostUsedAt, c.bytes, c.before + 1,
+            c.swap.waitAt);
+  claimLink(liveness, toDeviceUsed, deviceUsedAt, c.bytes, c.swap.prefetchAt,
+            c.after);
 
   Location loc = c.value.getLoc();
   OpBuilder b(func.getContext());

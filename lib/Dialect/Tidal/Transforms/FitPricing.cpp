@@ -29,7 +29,8 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
   auto offer = [&](Choice c) { offerTo(best, bestScore, std::move(c)); };
   // A candidate live across the peak (collectCandidates) priced; `source`:
   // the host value that it, a waited prefetch, copies.
-  auto consider = [&](const Candidate &cand) -> std::optional<Choice> {
+  auto consider = [&](const Candidate &cand,
+                      double least) -> std::optional<Choice> {
     Value v = cand.value, source = cand.source;
     if (touched.contains(v))
       return std::nullopt; // has users this analysis does not know
@@ -81,6 +82,26 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
         return std::nullopt;
       return c;
     }
+    // No choice of it can beat `least` (the pruning below, per candidate):
+    // each copy hides at most behind the kernels' spare link time at the
+    // analysis' start (claimLink only takes from it), and a recomputation
+    // costs at least its last op.
+    {
+      const double copy = copyUs(c.bytes);
+      double lowest = std::numeric_limits<double>::infinity();
+      if (options.swap)
+        lowest =
+            kSwapOverheadUs +
+            std::max(0.0,
+                     copy - (toHostSpare[peak - 1] - toHostSpare[c.before])) +
+            std::max(0.0,
+                     copy - (toDeviceSpare[c.after - 1] - toDeviceSpare[peak]));
+      if (options.recompute)
+        if (Operation *def = v.getDefiningOp())
+          lowest = std::min(lowest, opUs(def));
+      if (lowest / static_cast<double>(c.bytes) > least + kPruneMargin)
+        return std::nullopt;
+    }
     bool priced = false;
     if (options.swap) {
       c.swap = planSwap(liveness, live, c, peak);
@@ -113,7 +134,7 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
     if (bound.lowerBound > least + kPruneMargin)
       break;
     unsigned i = bound.index;
-    std::optional<Choice> c = consider(candidates[i]);
+    std::optional<Choice> c = consider(candidates[i], least);
     if (!c)
       continue;
     least = std::min(least, c->costUs / static_cast<double>(c->bytes));
@@ -137,11 +158,11 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
     c.bytes = alignBytes(tensorByteSize(cast<ShapedType>(c.value.getType())),
                          options.alignment);
     const double copyTime = copyUs(c.bytes);
-    auto stall = [&](DenseMap<Operation *, double> &used, int64_t from,
+    auto stall = [&](const std::vector<double> &usedAt, int64_t from,
                      int64_t to) {
       double hidden = 0;
       for (int64_t p = from; p < to && hidden < copyTime; ++p)
-        hidden += spare(used, ops[p - 1]);
+        hidden += spareAt(usedAt, p);
       return std::max(0.0, copyTime - hidden);
     };
     // Each move passes at least one kernel, so that the moves end: a
@@ -156,8 +177,8 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
         continue;
       c.kind = Choice::DelayPrefetch;
       c.target = k + 1;
-      c.costUs = stall(toDeviceUsed, c.target, waited) -
-                 stall(toDeviceUsed, at + 1, waited);
+      c.costUs = stall(deviceUsedAt, c.target, waited) -
+                 stall(deviceUsedAt, at + 1, waited);
     } else if (isa<OffloadOp>(copy) && at < peak && peak <= waited) {
       int64_t k = std::min(peak, waited - 1);
       while (k > at && !isKernel(k))
@@ -166,8 +187,8 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
         continue;
       c.kind = Choice::AdvanceWait;
       c.target = k;
-      c.costUs = stall(toHostUsed, at + 1, c.target) -
-                 stall(toHostUsed, at + 1, waited);
+      c.costUs = stall(hostUsedAt, at + 1, c.target) -
+                 stall(hostUsedAt, at + 1, waited);
     } else {
       continue;
     }
@@ -237,6 +258,25 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
   llvm::stable_sort(byBound, [](const Bound &a, const Bound &b) {
     return a.lowerBound < b.lowerBound;
   });
+  // Each op's time and the link time taken under it, by position; the
+  // spare link time summed by position.
+  ArrayRef<Operation *> ops = liveness.getOps();
+  positionsOf = &liveness;
+  usAt.assign(ops.size() + 1, 0.0);
+  hostUsedAt.assign(ops.size() + 1, 0.0);
+  deviceUsedAt.assign(ops.size() + 1, 0.0);
+  for (size_t p = 1; p <= ops.size(); ++p) {
+    Operation *op = ops[p - 1];
+    usAt[p] = opUs(op);
+    hostUsedAt[p] = toHostUsed.lookup(op);
+    deviceUsedAt[p] = toDeviceUsed.lookup(op);
+  }
+  for (auto [sums, usedAt] : {std::make_pair(&toHostSpare, &hostUsedAt),
+                              std::make_pair(&toDeviceSpare, &deviceUsedAt)}) {
+    sums->assign(ops.size() + 1, 0.0);
+    for (size_t p = 1; p <= ops.size(); ++p)
+      (*sums)[p] = (*sums)[p - 1] + spareAt(*usedAt, p);
+  }
 }
 
 void Fitter::offerTo(std::optional<Choice> &best, double &bestScore, Choice c) {
@@ -260,7 +300,6 @@ void Fitter::offerTo(std::optional<Choice> &best, double &bestScore, Choice c) {
 SwapPlan Fitter::planSwap(const BufferLiveness &liveness,
                           ArrayRef<int64_t> live, const Choice &c,
                           int64_t peak) {
-  ArrayRef<Operation *> ops = liveness.getOps();
   const double copy = copyUs(c.bytes);
   // The tensor's bytes stay live until the offload's wait: wait before the
   // first position at the peak's level even if the copy is not hidden yet.
@@ -270,7 +309,7 @@ SwapPlan Fitter::planSwap(const BufferLiveness &liveness,
   double hidden = 0;
   for (; plan.waitAt < peak && hidden < copy && live[plan.waitAt] < level;
        ++plan.waitAt)
-    hidden += spare(toHostUsed, ops[plan.waitAt - 1]);
+    hidden += spareAt(hostUsedAt, plan.waitAt);
   plan.stallUs = std::max(0.0, copy - hidden);
   planPrefetch(liveness, live, c, peak, plan);
   return plan;
@@ -279,7 +318,8 @@ SwapPlan Fitter::planSwap(const BufferLiveness &liveness,
 void Fitter::planPrefetch(const BufferLiveness &liveness,
                           ArrayRef<int64_t> live, const Choice &c, int64_t peak,
                           SwapPlan &plan) {
-  ArrayRef<Operation *> ops = liveness.getOps();
+  assert(positionsOf == &liveness && "spare link time of another analysis");
+  (void)liveness;
   const double copy = copyUs(c.bytes);
   const int64_t level = live[peak];
   // Prefetch after the peak, early enough to hide the copy before the next
@@ -289,7 +329,7 @@ void Fitter::planPrefetch(const BufferLiveness &liveness,
   while (hidden < copy && plan.prefetchAt - 1 > peak &&
          live[plan.prefetchAt - 1] < level) {
     --plan.prefetchAt;
-    hidden += spare(toDeviceUsed, ops[plan.prefetchAt - 1]);
+    hidden += spareAt(deviceUsedAt, plan.prefetchAt);
   }
   plan.stallUs += std::max(0.0, copy - hidden);
 }

@@ -160,6 +160,11 @@ private:
   double spare(DenseMap<Operation *, double> &used, Operation *op) {
     return std::max(0.0, opUs(op) - used.lookup(op));
   }
+  /// spare() at position `p` of the current analysis (collectCandidates),
+  /// from `usedAt` (hostUsedAt or deviceUsedAt) without a map lookup.
+  double spareAt(const std::vector<double> &usedAt, int64_t p) const {
+    return std::max(0.0, usAt[p] - usedAt[p]);
+  }
   /// A copy's bytes over the link, plus its fixed cost where a profile
   /// gave one (FitBudgetOptions::linkLatencyUs).
   double copyUs(int64_t bytes) const {
@@ -197,6 +202,18 @@ private:
   };
   std::vector<Bound> byBound;
   std::vector<int64_t> userPositions;
+  /// The spare link time (spare()) under the kernels at positions 1..p,
+  /// each direction, as at the analysis' start: copies applied since then
+  /// only took from it, so a copy placed between two positions hides at
+  /// most the difference.
+  std::vector<double> toHostSpare, toDeviceSpare;
+  /// By position of the analysis collectCandidates saw last
+  /// (`positionsOf`): each op's opUs() and the link time copies take under
+  /// it (toHostUsed, toDeviceUsed), which claimLink keeps up to date. The
+  /// pricing loops walk positions; a map lookup per op and position was a
+  /// tenth of a deep net's fit.
+  std::vector<double> usAt, hostUsedAt, deviceUsedAt;
+  const BufferLiveness *positionsOf = nullptr;
   void offerTo(std::optional<Choice> &best, double &bestScore, Choice c);
   SwapPlan planSwap(const BufferLiveness &liveness, ArrayRef<int64_t> live,
                     const Choice &c, int64_t peak);
@@ -272,9 +289,12 @@ private:
   double copyCostUs(const ChoiceTimes &times, const Choice &c) const;
   /// The link time a copy of `bytes` takes under the kernels at positions
   /// [from, to), claimed in `used`.
+  /// `usedAt`: `used` by position (hostUsedAt or deviceUsedAt), updated
+  /// too where `liveness` is the one they describe.
   void claimLink(const BufferLiveness &liveness,
-                 DenseMap<Operation *, double> &used, int64_t bytes,
-                 int64_t from, int64_t to);
+                 DenseMap<Operation *, double> &used,
+                 std::vector<double> &usedAt, int64_t bytes, int64_t from,
+                 int64_t to);
   /// Uses of `from` at `next` or later (copies of it excepted) read `to`.
   void replaceFrom(Value from, Value to, Operation *next);
 
