@@ -412,19 +412,20 @@ Fitter::planRecompute(const BufferLiveness &liveness, ArrayRef<int64_t> live,
     m.visited.clear();
     DenseSet<Operation *> inChain;
     m.ok = chainFor(liveness, c.value, c.after, m.plan, inChain, m.visited);
+    // The clones' results other than the tensor are new bytes just before
+    // its next use.
+    m.extra = 0;
+    for (Operation *op : m.plan.chain)
+      for (Value result : op->getResults())
+        if (result != c.value)
+          m.extra +=
+              alignBytes(tensorByteSize(cast<ShapedType>(result.getType())),
+                         options.alignment);
   }
   if (!m.ok)
     return std::nullopt;
-  const RecomputePlan &plan = m.plan;
-  // The clones' results other than the tensor are new bytes just before
-  // its next use: they must stay below the peak's level there.
-  int64_t extra = 0;
-  for (Operation *op : plan.chain)
-    for (Value result : op->getResults())
-      if (result != c.value)
-        extra += alignBytes(tensorByteSize(cast<ShapedType>(result.getType())),
-                            options.alignment);
-  if (extra > 0 && live[c.after] + extra >= live[peak])
+  // The clones' other results must stay below the peak's level there.
+  if (m.extra > 0 && live[c.after] + m.extra >= live[peak])
     return std::nullopt;
-  return plan;
+  return m.plan;
 }

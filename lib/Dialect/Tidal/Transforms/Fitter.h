@@ -238,6 +238,7 @@ private:
     bool ok = false;
     RecomputePlan plan;
     SmallVector<Operation *, 4> visited;
+    int64_t extra = 0; ///< the aligned bytes of the chain's other results
   };
   DenseMap<Value, ChainMemo> chainMemo;
   /// Ops whose operands replaceFrom changed since the analysis began.
