@@ -25,12 +25,16 @@ using namespace mlir::tidal::fit;
 std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
                                    ArrayRef<int64_t> live, int64_t peak) {
   std::optional<Choice> best;
-  double bestScore = 0;
-  auto offer = [&](Choice c) { offerTo(best, bestScore, std::move(c)); };
+  Rank bestRank;
+  // Whether a choice of `bytes` idle for `idle` positions, of candidate
+  // `order`, whose score is at least `bound`, could still come first.
+  auto canBeat = [&](double bound, int64_t bytes, int64_t idle, size_t order) {
+    return !best || Rank{rankScore(bound), bytes, idle, order}.beats(bestRank);
+  };
   // A candidate live across the peak (collectCandidates) priced; `source`:
   // the host value that it, a waited prefetch, copies.
   auto consider = [&](const Candidate &cand,
-                      double least) -> std::optional<Choice> {
+                      size_t order) -> std::optional<Choice> {
     Value v = cand.value, source = cand.source;
     if (touched.contains(v))
       return std::nullopt; // has users this analysis does not know
@@ -82,24 +86,31 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
         return std::nullopt;
       return c;
     }
-    // No choice of it can beat `least` (the pruning below, per candidate):
+    // No choice of it can come first (the pruning below, per candidate):
     // each copy hides at most behind the kernels' spare link time at the
     // analysis' start (claimLink only takes from it), and a recomputation
-    // costs at least its last op.
+    // costs at least its last op. The sums' differences are widened by
+    // more than their rounding (`spareSlack`), and the stalls added in the
+    // order planSwap adds them, so that the bound never passes the price
+    // as computed: a copy hidden in full is bounded by exactly the
+    // overhead it is priced at.
     {
       const double copy = copyUs(c.bytes);
       double lowest = std::numeric_limits<double>::infinity();
-      if (options.swap)
-        lowest =
-            kSwapOverheadUs +
-            std::max(0.0,
-                     copy - (toHostSpare[peak - 1] - toHostSpare[c.before])) +
-            std::max(0.0,
-                     copy - (toDeviceSpare[c.after - 1] - toDeviceSpare[peak]));
+      if (options.swap) {
+        double offload =
+            std::max(0.0, copy - (toHostSpare[peak - 1] -
+                                  toHostSpare[c.before] + spareSlack));
+        double prefetch =
+            std::max(0.0, copy - (toDeviceSpare[c.after - 1] -
+                                  toDeviceSpare[peak] + spareSlack));
+        lowest = (offload + prefetch) + kSwapOverheadUs;
+      }
       if (options.recompute)
         if (Operation *def = v.getDefiningOp())
           lowest = std::min(lowest, opUs(def));
-      if (lowest / static_cast<double>(c.bytes) > least + kPruneMargin)
+      if (!canBeat(lowest / static_cast<double>(c.bytes), c.bytes,
+                   c.after - c.before, order))
         return std::nullopt;
     }
     bool priced = false;
@@ -122,28 +133,20 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
     return c;
   };
   // The candidates in increasing order of their lower bound on the score
-  // (collectCandidates): past the least score priced so far (with a margin
-  // far above offerTo's tolerance for equals) none can be chosen, so the
-  // rest is not priced. The priced ones are offered in candidate order,
-  // as if every candidate had been: the choice is the full scan's.
-  SmallVector<std::pair<unsigned, Choice>, 16> priced;
-  double least = std::numeric_limits<double>::infinity();
+  // (collectCandidates): once the bound cannot beat the best priced so far
+  // (Rank: its score, or an equal score and every tie-break, as the bytes
+  // and idle span of the later tensors are unknown here), none can, and the
+  // rest is not priced. The order is total, so the choice is the one
+  // pricing every candidate would make.
   for (const Bound &bound : byBound) {
     if (bound.def >= peak || bound.last <= peak)
       continue;
-    if (bound.lowerBound > least + kPruneMargin)
+    if (!canBeat(bound.lowerBound, INT64_MAX, INT64_MAX, 0))
       break;
-    unsigned i = bound.index;
-    std::optional<Choice> c = consider(candidates[i], least);
-    if (!c)
-      continue;
-    least = std::min(least, c->costUs / static_cast<double>(c->bytes));
-    priced.emplace_back(i, std::move(*c));
+    if (std::optional<Choice> c =
+            consider(candidates[bound.index], bound.index))
+      offerTo(best, bestRank, std::move(*c), bound.index);
   }
-  llvm::sort(priced,
-             [](const auto &a, const auto &b) { return a.first < b.first; });
-  for (auto &[index, c] : priced)
-    offer(std::move(c));
   ArrayRef<Operation *> ops = liveness.getOps();
   // Earlier swaps whose copies are in flight at the peak.
   for (const CopyWait &span : copyWaits) {
@@ -193,7 +196,8 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
       continue;
     }
     c.costUs = std::max(0.0, c.costUs);
-    offer(std::move(c));
+    offerTo(best, bestRank, std::move(c),
+            candidates.size() + (&span - copyWaits.data()));
   }
   return best;
 }
@@ -277,23 +281,21 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
     for (size_t p = 1; p <= ops.size(); ++p)
       (*sums)[p] = (*sums)[p - 1] + spareAt(*usedAt, p);
   }
+  // A difference of two sums is off by at most a few ulps of the largest
+  // (and a position's spare time is at most its kernel's).
+  spareSlack =
+      1e-9 * (1.0 + std::max(toHostSpare.back(), toDeviceSpare.back()));
 }
 
-void Fitter::offerTo(std::optional<Choice> &best, double &bestScore, Choice c) {
-  {
-    // The cheapest per byte freed; among equals the largest, then the
-    // longest idle.
-    double score = c.costUs / static_cast<double>(c.bytes);
-    constexpr double kSame = 1e-12;
-    bool better = !best || score < bestScore - kSame ||
-                  (score <= bestScore + kSame &&
-                   (c.bytes > best->bytes ||
-                    (c.bytes == best->bytes &&
-                     c.after - c.before > best->after - best->before)));
-    if (better) {
-      best = std::move(c);
-      bestScore = score;
-    }
+void Fitter::offerTo(std::optional<Choice> &best, Rank &bestRank, Choice c,
+                     size_t order) {
+  // The cheapest per byte freed; among equals the largest, then the
+  // longest idle, then the first offered.
+  Rank rank{rankScore(c.costUs / static_cast<double>(c.bytes)), c.bytes,
+            c.after - c.before, order};
+  if (!best || rank.beats(bestRank)) {
+    best = std::move(c);
+    bestRank = rank;
   }
 }
 

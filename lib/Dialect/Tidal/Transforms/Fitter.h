@@ -19,6 +19,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -49,10 +50,38 @@ inline constexpr int kMaxLayerCandidates = 64;
 inline constexpr double kLayersLastUs = 1e6;
 /// A refetch's two ops.
 inline constexpr double kRefetchOverheadUs = 0.5;
-/// pick() prices no candidate whose lower bound on the score is this far
-/// above the least score priced (offerTo treats scores within 1e-12 as
-/// equal).
-inline constexpr double kPruneMargin = 1e-9;
+/// A choice's score (predicted cost in microseconds per byte freed) as
+/// pick() compares it: the low bits of the mantissa cleared, so that two
+/// costs summed in different orders compare equal, while the order stays
+/// total (and monotone: a lower bound's rank is never above the bounded
+/// score's).
+inline double rankScore(double score) {
+  int exp = 0;
+  double mantissa = std::frexp(score, &exp);
+  return std::ldexp(std::floor(std::ldexp(mantissa, 32)), exp - 32);
+}
+
+/// The order in which pick() prefers choices: the least score, then the
+/// most bytes, then the longest idle span around the peak, then the
+/// earliest candidate. A total order, so that pick() may skip a tensor
+/// that cannot come first without pricing it and still choose what
+/// pricing every tensor would choose. A lower bound on a score ranks at
+/// or below the score (rankScore is monotone), so it prunes exactly.
+struct Rank {
+  double score = 0;
+  int64_t bytes = 0;
+  int64_t idle = 0;
+  size_t order = 0;
+  bool beats(const Rank &o) const {
+    if (score != o.score)
+      return score < o.score;
+    if (bytes != o.bytes)
+      return bytes > o.bytes;
+    if (idle != o.idle)
+      return idle > o.idle;
+    return order < o.order;
+  }
+};
 
 /// Where a swap's copies go (positions: insert before the op there).
 struct SwapPlan {
@@ -207,6 +236,8 @@ private:
   /// only took from it, so a copy placed between two positions hides at
   /// most the difference.
   std::vector<double> toHostSpare, toDeviceSpare;
+  /// More than the rounding of a difference of two of those sums.
+  double spareSlack = 0;
   /// By position of the analysis collectCandidates saw last
   /// (`positionsOf`): each op's opUs() and the link time copies take under
   /// it (toHostUsed, toDeviceUsed), which claimLink keeps up to date. The
@@ -214,7 +245,10 @@ private:
   /// tenth of a deep net's fit.
   std::vector<double> usAt, hostUsedAt, deviceUsedAt;
   const BufferLiveness *positionsOf = nullptr;
-  void offerTo(std::optional<Choice> &best, double &bestScore, Choice c);
+  /// Keeps `c` in `best` if its rank (`order`: its place among the
+  /// choices offered) beats `bestRank`.
+  void offerTo(std::optional<Choice> &best, Rank &bestRank, Choice c,
+               size_t order);
   SwapPlan planSwap(const BufferLiveness &liveness, ArrayRef<int64_t> live,
                     const Choice &c, int64_t peak);
   /// Where a prefetch after `peak` hides its copy before `c.after`, and the
