@@ -2,6 +2,7 @@
 
 #include "tidal/Dialect/Tidal/Analysis/OffsetPacking.h"
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/Analysis/OverlapScan.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
 
 #include <algorithm>
@@ -18,12 +19,13 @@ namespace {
 /// all. Returns the arena size, or as soon as it passes `limit` a size
 /// above it.
 ///
-/// The placed items are kept by offset in two contiguous arrays, their
-/// lifetimes and their extents, so that the scan for the ones overlapping
-/// an item in time (every placed item, once per item) streams through
-/// memory: the scan is quadratic in the items, and on a step of thousands
-/// of buffers packed once per fitting step it was most of a fit's time when
-/// it went through the items by index.
+/// The placed items are kept by offset in contiguous arrays, their
+/// lifetimes (32-bit positions, start and end apart) and their extents, so
+/// that the scan for the ones overlapping an item in time (every placed
+/// item, once per item: quadratic in the items, and on a step of thousands
+/// of buffers most of a fit's packing time) streams through memory in
+/// vector registers (scanOverlapping); the gaps are then walked in offset
+/// order.
 int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
                     int64_t base, int64_t limit) {
   struct Placed {
@@ -31,25 +33,21 @@ int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
   };
   std::vector<Placed> placed;
   placed.reserve(order.size());
-  // The placed items that overlap the current one in time, in offset
-  // order: gathered without a branch (which one overlaps follows no
-  // pattern the branch predictor could learn), then scanned for gaps.
-  std::vector<unsigned> overlapping(order.size());
-  struct Span {
-    int64_t start, end;
-  };
-  std::vector<Span> spans; // the placed items' lifetimes, in the same order
-  spans.reserve(order.size());
+  std::vector<int32_t> starts, ends; // the placed items' lifetimes, in order
+  starts.reserve(order.size());
+  ends.reserve(order.size());
+  std::vector<uint32_t> overlapping(order.size() + kScanSlack);
+  const ScanIsa isa = bestScanIsa();
   int64_t top = base;
   for (unsigned id : order) {
     Item &item = items[id];
-    const int64_t start = item.start, end = item.end, size = item.size;
+    const int64_t size = item.size;
+    const int32_t start = static_cast<int32_t>(item.start),
+                  end = static_cast<int32_t>(item.end);
     int64_t best = -1, bestGap = INT64_MAX, cursor = base;
-    size_t count = 0;
-    for (size_t i = 0, e = spans.size(); i < e; ++i) {
-      overlapping[count] = i;
-      count += (spans[i].start <= end) & (start <= spans[i].end);
-    }
+    const size_t count =
+        scanOverlapping(isa, starts.data(), ends.data(), starts.size(), start,
+                        end, overlapping.data());
     for (size_t k = 0; k < count; ++k) {
       const Placed &o = placed[overlapping[k]];
       int64_t gap = o.offset - cursor;
@@ -66,7 +64,9 @@ int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
     auto at = std::upper_bound(
         placed.begin(), placed.end(), item.offset,
         [](int64_t offset, const Placed &o) { return offset < o.offset; });
-    spans.insert(spans.begin() + (at - placed.begin()), Span{start, end});
+    const size_t slot = at - placed.begin();
+    starts.insert(starts.begin() + slot, start);
+    ends.insert(ends.begin() + slot, end);
     placed.insert(at, Placed{item.offset, size});
   }
   return top;
@@ -78,6 +78,9 @@ int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
 /// tried only when the first misses `lowerBound`.
 int64_t tidal::pack(std::vector<Item> &items, int64_t endPosition,
                     int64_t lowerBound, int64_t limit) {
+  // Positions are 32-bit in the scan: a step of 2^31 ops would not fit in
+  // memory as IR.
+  assert(endPosition <= INT32_MAX && "positions past 32 bits");
   std::vector<unsigned> whole, rest;
   for (unsigned i = 0; i < items.size(); ++i)
     (items[i].start == 0 && items[i].end == endPosition ? whole : rest)
