@@ -10,8 +10,8 @@
 using namespace mlir;
 using namespace mlir::tidal;
 
-bool tidal::isPersistentArgument(func::FuncOp func, unsigned argNumber) {
-  auto role = func.getArgAttrOfType<ArgRoleAttr>(argNumber, kRoleAttr);
+/// Whether an argument of role `role` (null: none) outlives the step.
+static bool isPersistentRole(ArgRoleAttr role) {
   if (!role)
     return false;
   switch (role.getValue()) {
@@ -23,6 +23,11 @@ bool tidal::isPersistentArgument(func::FuncOp func, unsigned argNumber) {
   default:
     return false;
   }
+}
+
+bool tidal::isPersistentArgument(func::FuncOp func, unsigned argNumber) {
+  return isPersistentRole(
+      func.getArgAttrOfType<ArgRoleAttr>(argNumber, kRoleAttr));
 }
 
 SmallVector<std::optional<unsigned>>
@@ -92,13 +97,21 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
   }
   const int64_t endPosition = getEndPosition();
   Operation *terminator = body->getTerminator();
-  // Each value's static byte size (-1: none), by index.
+  // Each value's static byte size (-1: none), by index; by type, as a step
+  // has far fewer types than values.
   SmallVector<int64_t> bytesOf(numValues, -1);
+  DenseMap<Type, int64_t> bytesOfType;
+  auto typeBytes = [&](Value value) {
+    auto [it, inserted] = bytesOfType.try_emplace(value.getType(), 0);
+    if (inserted)
+      it->second = staticBytes(value);
+    return it->second;
+  };
   for (BlockArgument arg : func.getArguments())
-    bytesOf[arg.getArgNumber()] = staticBytes(arg);
+    bytesOf[arg.getArgNumber()] = typeBytes(arg);
   for (auto [i, op] : llvm::enumerate(ops))
     for (OpResult result : op->getResults())
-      bytesOf[resultBase[i] + result.getResultNumber()] = staticBytes(result);
+      bytesOf[resultBase[i] + result.getResultNumber()] = typeBytes(result);
 
   // Last uses of every value: arguments are defined at 0, results at their
   // op. (Position p is ops[p - 1].)
@@ -146,13 +159,24 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
     return index < 0 ? -1 : bufferOf[index];
   };
 
+  // isPersistentArgument and isHostArgument, with the attribute names
+  // uniqued once: a deep net's step has tens of thousands of arguments.
+  ArrayAttr argAttrs = func.getArgAttrsAttr();
+  StringAttr roleName = StringAttr::get(func.getContext(), kRoleAttr);
+  StringAttr spaceName = StringAttr::get(func.getContext(), kSpaceAttr);
   for (BlockArgument arg : func.getArguments()) {
     unsigned index = arg.getArgNumber();
     if (bytesOf[index] < 0)
       continue;
     newBuffer(index, arg, 0);
-    buffers.back().persistent = isPersistentArgument(func, index);
-    buffers.back().host = isHostArgument(func, index);
+    auto attrs = argAttrs ? dyn_cast_or_null<DictionaryAttr>(argAttrs[index])
+                          : DictionaryAttr();
+    if (!attrs)
+      continue;
+    buffers.back().persistent =
+        isPersistentRole(dyn_cast_or_null<ArgRoleAttr>(attrs.get(roleName)));
+    auto space = dyn_cast_or_null<StringAttr>(attrs.get(spaceName));
+    buffers.back().host = space && space.getValue() == kHostValue;
   }
 
   // The argument that each value returned in place of an argument replaces.

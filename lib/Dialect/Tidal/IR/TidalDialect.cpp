@@ -42,7 +42,11 @@ bool tidal::isViewOp(Operation *op) {
 }
 
 bool tidal::isHostPlaced(Operation *op) {
-  auto device = op->getAttrOfType<StringAttr>(kDeviceAttr);
+  // A discardable attribute: not looked up among the op's inherent ones
+  // (the liveness analysis asks this of every op, thousands of times on a
+  // deep net).
+  auto device =
+      dyn_cast_or_null<StringAttr>(op->getDiscardableAttr(kDeviceAttr));
   return device && device.getValue() == kHostValue;
 }
 
