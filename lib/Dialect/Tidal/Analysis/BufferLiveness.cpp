@@ -10,8 +10,8 @@
 using namespace mlir;
 using namespace mlir::tidal;
 
-/// Whether an argument of role `role` (null: none) outlives the step.
-static bool isPersistentRole(ArgRoleAttr role) {
+bool tidal::isPersistentArgument(func::FuncOp func, unsigned argNumber) {
+  auto role = func.getArgAttrOfType<ArgRoleAttr>(argNumber, kRoleAttr);
   if (!role)
     return false;
   switch (role.getValue()) {
@@ -23,11 +23,6 @@ static bool isPersistentRole(ArgRoleAttr role) {
   default:
     return false;
   }
-}
-
-bool tidal::isPersistentArgument(func::FuncOp func, unsigned argNumber) {
-  return isPersistentRole(
-      func.getArgAttrOfType<ArgRoleAttr>(argNumber, kRoleAttr));
 }
 
 SmallVector<std::optional<unsigned>>
@@ -159,24 +154,13 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
     return index < 0 ? -1 : bufferOf[index];
   };
 
-  // isPersistentArgument and isHostArgument, with the attribute names
-  // uniqued once: a deep net's step has tens of thousands of arguments.
-  ArrayAttr argAttrs = func.getArgAttrsAttr();
-  StringAttr roleName = StringAttr::get(func.getContext(), kRoleAttr);
-  StringAttr spaceName = StringAttr::get(func.getContext(), kSpaceAttr);
   for (BlockArgument arg : func.getArguments()) {
     unsigned index = arg.getArgNumber();
     if (bytesOf[index] < 0)
       continue;
     newBuffer(index, arg, 0);
-    auto attrs = argAttrs ? dyn_cast_or_null<DictionaryAttr>(argAttrs[index])
-                          : DictionaryAttr();
-    if (!attrs)
-      continue;
-    buffers.back().persistent =
-        isPersistentRole(dyn_cast_or_null<ArgRoleAttr>(attrs.get(roleName)));
-    auto space = dyn_cast_or_null<StringAttr>(attrs.get(spaceName));
-    buffers.back().host = space && space.getValue() == kHostValue;
+    buffers.back().persistent = isPersistentArgument(func, index);
+    buffers.back().host = isHostArgument(func, index);
   }
 
   // The argument that each value returned in place of an argument replaces.

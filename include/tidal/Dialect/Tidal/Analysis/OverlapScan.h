@@ -1,5 +1,4 @@
-//===- OverlapScan.h - lifetimes overlapping a range, vectorised -*- C++
-//-*-===//
+//===- OverlapScan.h - lifetimes overlapping a range -----------*- C++ -*-===//
 //
 // The inner loop of the offset packing (OffsetPacking.cpp): of the placed
 // buffers, the ones whose lifetimes overlap the buffer being placed. The
