@@ -27,13 +27,20 @@ Type elementTypeFor(MLIRContext *ctx, int32_t onnxType);
 /// ONNX's name for a data type ("float", "int64", ...).
 std::string onnxTypeName(int32_t onnxType);
 
-/// Decodes an initializer or Constant tensor into an attribute of the given
-/// static shape. `baseDir` resolves external data. Sets `error` on failure.
 /// Reads the external data of `t` (its location relative to `baseDir`, which
 /// must stay below it) into `bytes`; false with `error` set when it cannot.
 bool readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
                   std::string &bytes, std::string &error);
 
+/// The static type of `t` once its data is checked to hold exactly that
+/// many elements (external data: its file is opened, not read). Null with
+/// `error` set otherwise. An initializer that becomes an argument needs
+/// no more: its values are read at run time.
+RankedTensorType checkTensor(MLIRContext *ctx, const onnx::TensorProto &t,
+                             llvm::StringRef baseDir, std::string &error);
+/// Decodes an initializer or Constant tensor (checkTensor, then its values)
+/// into an attribute of its static shape. `baseDir` resolves external data.
+/// Sets `error` on failure.
 DenseElementsAttr decodeTensor(MLIRContext *ctx, const onnx::TensorProto &t,
                                llvm::StringRef baseDir, std::string &error);
 

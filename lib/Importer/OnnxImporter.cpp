@@ -473,11 +473,14 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
       if (!used.contains(init.name()) &&
           !training.updated.contains(init.name()))
         continue;
-      DenseElementsAttr value = decodeTensor(&ctx, init, baseDir, error);
-      if (!value)
+      // Checked, not decoded: only a constant's values are needed here (an
+      // argument's are read at run time, and a deep net's weights are
+      // gigabytes).
+      RankedTensorType type = checkTensor(&ctx, init, baseDir, error);
+      if (!type)
         return failure();
       StringRef name = init.name();
-      bool isFloat = isa<FloatType>(value.getElementType());
+      bool isFloat = isa<FloatType>(type.getElementType());
       std::optional<ArgRole> role;
       if (frozen.contains(name))
         role = isFloat && !compileTime.contains(name)
@@ -495,8 +498,11 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
         // initializer that no Gradient differentiates is a constant.
         role = training ? ArgRole::constant : ArgRole::param;
       if (role) {
-        addArg(value.getType(), name, *role);
+        addArg(type, name, *role);
       } else {
+        DenseElementsAttr value = decodeTensor(&ctx, init, baseDir, error);
+        if (!value)
+          return failure();
         gi->constants[name] = value;
         gi->pendingInitializers[name] = &init;
       }

@@ -4,11 +4,13 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::tidal;
@@ -55,18 +57,26 @@ std::string importer::onnxTypeName(int32_t t) {
   return "type " + std::to_string(t);
 }
 
-bool importer::readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
-                            std::string &bytes, std::string &error) {
-  std::string location;
+namespace {
+/// Where an external tensor's bytes lie: checked to be inside a readable
+/// file below the model's directory.
+struct ExternalSpan {
+  llvm::SmallString<256> path;
   uint64_t offset = 0, length = 0;
+};
+} // namespace
+
+static bool externalSpan(const onnx::TensorProto &t, llvm::StringRef baseDir,
+                         ExternalSpan &span, std::string &error) {
+  std::string location;
   bool hasLength = false;
   for (const auto &kv : t.external_data()) {
     if (kv.key() == "location")
       location = kv.value();
     else if (kv.key() == "offset")
-      offset = std::strtoull(kv.value().c_str(), nullptr, 10);
+      span.offset = std::strtoull(kv.value().c_str(), nullptr, 10);
     else if (kv.key() == "length") {
-      length = std::strtoull(kv.value().c_str(), nullptr, 10);
+      span.length = std::strtoull(kv.value().c_str(), nullptr, 10);
       hasLength = true;
     }
   }
@@ -75,31 +85,78 @@ bool importer::readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
     error = "tensor '" + t.name() + "' has an invalid external data location";
     return false;
   }
-  llvm::SmallString<256> path(baseDir);
-  llvm::sys::path::append(path, location);
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
-  if (!buf) {
+  span.path = baseDir;
+  llvm::sys::path::append(span.path, location);
+  // Opened, not only looked up, so that an unreadable file or a directory
+  // fails here as it would when read.
+  auto cannotRead = [&](std::error_code ec) {
     error = "tensor '" + t.name() + "': cannot read external data '" +
-            std::string(path) + "': " + buf.getError().message();
+            std::string(span.path) + "': " + ec.message();
     return false;
-  }
-  uint64_t size = (*buf)->getBufferSize();
+  };
+  auto file = llvm::sys::fs::openNativeFileForRead(span.path);
+  if (!file)
+    return cannotRead(llvm::errorToErrorCode(file.takeError()));
+  llvm::sys::fs::file_status status;
+  std::error_code ec = llvm::sys::fs::status(*file, status);
+  llvm::sys::fs::closeFile(*file);
+  if (!ec && llvm::sys::fs::is_directory(status))
+    ec = std::make_error_code(std::errc::is_a_directory);
+  if (ec)
+    return cannotRead(ec);
+  uint64_t size = status.getSize();
   if (!hasLength)
-    length = size > offset ? size - offset : 0;
-  if (offset > size || length > size - offset) {
+    span.length = size > span.offset ? size - span.offset : 0;
+  if (span.offset > size || span.length > size - span.offset) {
     error = "tensor '" + t.name() + "': external data '" + location +
             "' is shorter than offset + length";
     return false;
   }
-  bytes.assign((*buf)->getBufferStart() + offset, length);
   return true;
 }
 
-DenseElementsAttr importer::decodeTensor(MLIRContext *ctx,
-                                         const onnx::TensorProto &t,
-                                         llvm::StringRef baseDir,
-                                         std::string &error) {
+bool importer::readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
+                            std::string &bytes, std::string &error) {
+  ExternalSpan span;
+  if (!externalSpan(t, baseDir, span, error))
+    return false;
+  if (span.length == 0) {
+    bytes.clear();
+    return true;
+  }
+  auto buf = llvm::MemoryBuffer::getFileSlice(
+      span.path, span.length, span.offset, /*IsVolatile=*/false);
+  if (!buf) {
+    error = "tensor '" + t.name() + "': cannot read external data '" +
+            std::string(span.path) + "': " + buf.getError().message();
+    return false;
+  }
+  bytes.assign((*buf)->getBufferStart(), (*buf)->getBufferSize());
+  return true;
+}
+
+/// How many values the typed field that holds `t`'s data type has.
+static int64_t typedFieldSize(const onnx::TensorProto &t) {
+  using TP = onnx::TensorProto;
+  switch (t.data_type()) {
+  case TP::FLOAT:
+    return t.float_data_size();
+  case TP::DOUBLE:
+    return t.double_data_size();
+  case TP::INT64:
+    return t.int64_data_size();
+  case TP::UINT32:
+  case TP::UINT64:
+    return t.uint64_data_size();
+  default: // bool, float16, bfloat16, int8/16/32, uint8/16: int32_data
+    return t.int32_data_size();
+  }
+}
+
+RankedTensorType importer::checkTensor(MLIRContext *ctx,
+                                       const onnx::TensorProto &t,
+                                       llvm::StringRef baseDir,
+                                       std::string &error) {
   using TP = onnx::TensorProto;
   Type elt = elementTypeFor(ctx, t.data_type());
   if (!elt) {
@@ -119,6 +176,46 @@ DenseElementsAttr importer::decodeTensor(MLIRContext *ctx,
   }
   auto type = RankedTensorType::get(shape, elt);
 
+  // Raw little-endian bytes, inline or external: bools one byte each.
+  std::optional<uint64_t> rawBytes;
+  if (t.data_location() == TP::EXTERNAL) {
+    ExternalSpan span;
+    if (!externalSpan(t, baseDir, span, error))
+      return {};
+    rawBytes = span.length;
+  } else if (t.has_raw_data()) {
+    rawBytes = t.raw_data().size();
+  }
+  if (rawBytes) {
+    int64_t need =
+        elt.isInteger(1) ? count : count * (elt.getIntOrFloatBitWidth() / 8);
+    if (*rawBytes != uint64_t(need)) {
+      error = "tensor '" + t.name() + "' holds " + std::to_string(*rawBytes) +
+              " bytes, its shape needs " + std::to_string(need);
+      return {};
+    }
+    return type;
+  }
+  if (int64_t have = typedFieldSize(t); have != count) {
+    error = "tensor '" + t.name() + "' holds " + std::to_string(have) +
+            " values, its shape needs " + std::to_string(count);
+    return {};
+  }
+  return type;
+}
+
+DenseElementsAttr importer::decodeTensor(MLIRContext *ctx,
+                                         const onnx::TensorProto &t,
+                                         llvm::StringRef baseDir,
+                                         std::string &error) {
+  using TP = onnx::TensorProto;
+  // The sizes below hold once checked.
+  RankedTensorType type = checkTensor(ctx, t, baseDir, error);
+  if (!type)
+    return {};
+  Type elt = type.getElementType();
+  const int64_t count = type.getNumElements();
+
   // Raw little-endian bytes, inline or external.
   std::string external;
   const std::string *raw = nullptr;
@@ -132,62 +229,32 @@ DenseElementsAttr importer::decodeTensor(MLIRContext *ctx,
   unsigned bits = elt.getIntOrFloatBitWidth();
   if (raw) {
     if (elt.isInteger(1)) {
-      if ((int64_t)raw->size() != count) {
-        error = "tensor '" + t.name() + "' holds " +
-                std::to_string(raw->size()) + " bytes, its shape needs " +
-                std::to_string(count);
-        return {};
-      }
       llvm::SmallVector<bool> v(raw->begin(), raw->end());
       return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(v));
-    }
-    int64_t need = count * (bits / 8);
-    if ((int64_t)raw->size() != need) {
-      error = "tensor '" + t.name() + "' holds " + std::to_string(raw->size()) +
-              " bytes, its shape needs " + std::to_string(need);
-      return {};
     }
     return DenseElementsAttr::getFromRawBuffer(
         type, llvm::ArrayRef<char>(raw->data(), raw->size()));
   }
 
   // Typed fields.
-  auto sizeError = [&](int64_t have) {
-    error = "tensor '" + t.name() + "' holds " + std::to_string(have) +
-            " values, its shape needs " + std::to_string(count);
-    return DenseElementsAttr();
-  };
   switch (t.data_type()) {
-  case TP::FLOAT: {
-    if (t.float_data_size() != count)
-      return sizeError(t.float_data_size());
+  case TP::FLOAT:
     return DenseElementsAttr::get(
         type, llvm::ArrayRef<float>(t.float_data().data(), count));
-  }
-  case TP::DOUBLE: {
-    if (t.double_data_size() != count)
-      return sizeError(t.double_data_size());
+  case TP::DOUBLE:
     return DenseElementsAttr::get(
         type, llvm::ArrayRef<double>(t.double_data().data(), count));
-  }
-  case TP::INT64: {
-    if (t.int64_data_size() != count)
-      return sizeError(t.int64_data_size());
+  case TP::INT64:
     return DenseElementsAttr::get(
         type, llvm::ArrayRef<int64_t>(t.int64_data().data(), count));
-  }
   case TP::UINT32:
   case TP::UINT64: {
-    if (t.uint64_data_size() != count)
-      return sizeError(t.uint64_data_size());
     llvm::SmallVector<llvm::APInt> v;
     for (uint64_t x : t.uint64_data())
       v.push_back(llvm::APInt(bits, x));
     return DenseElementsAttr::get(type, v);
   }
   case TP::BOOL: {
-    if (t.int32_data_size() != count)
-      return sizeError(t.int32_data_size());
     llvm::SmallVector<bool> v;
     for (int32_t x : t.int32_data())
       v.push_back(x != 0);
@@ -195,8 +262,6 @@ DenseElementsAttr importer::decodeTensor(MLIRContext *ctx,
   }
   case TP::FLOAT16:
   case TP::BFLOAT16: {
-    if (t.int32_data_size() != count)
-      return sizeError(t.int32_data_size());
     llvm::SmallVector<llvm::APFloat> v;
     const llvm::fltSemantics &sem = cast<FloatType>(elt).getFloatSemantics();
     for (int32_t x : t.int32_data())
@@ -204,8 +269,6 @@ DenseElementsAttr importer::decodeTensor(MLIRContext *ctx,
     return DenseElementsAttr::get(type, v);
   }
   default: { // int8/16/32, uint8/16 live in int32_data
-    if (t.int32_data_size() != count)
-      return sizeError(t.int32_data_size());
     llvm::SmallVector<llvm::APInt> v;
     for (int32_t x : t.int32_data())
       v.push_back(llvm::APInt(bits, uint64_t(int64_t(x)), /*isSigned=*/true));
