@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::tidal;
@@ -72,12 +74,68 @@ int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
   return top;
 }
 
-} // namespace
+/// The last few packings, by their inputs. The same step is packed by
+/// each pass that must know its arena: tidal-place's last fit,
+/// tidal-schedule-swaps (which finds it fitted) and tidal-plan-memory (for
+/// its offsets); on a deep net one packing is seconds. pack() is a
+/// function of its items' sizes and lifetimes, the end position and the
+/// lower bound (and of `limit` only above it), so a packing of equal
+/// inputs is reused exactly.
+class PackMemo {
+public:
+  /// A stored packing of inputs equal to these that answers for `limit`:
+  /// its offsets copied into `items`; its arena size returned.
+  std::optional<int64_t> find(std::vector<Item> &items, int64_t endPosition,
+                              int64_t lowerBound, int64_t limit) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (Entry &e : entries) {
+      if (e.endPosition != endPosition || e.lowerBound != lowerBound ||
+          e.items.size() != items.size() ||
+          !std::equal(items.begin(), items.end(), e.items.begin(),
+                      [](const Item &a, const Item &b) {
+                        return a.size == b.size && a.start == b.start &&
+                               a.end == b.end;
+                      }))
+        continue;
+      // A size at or under the limit it ran with is exact; above it, it
+      // says only that the arena is above that limit.
+      if (e.size > e.limit && limit > e.limit)
+        return std::nullopt;
+      for (size_t i = 0; i < items.size(); ++i)
+        items[i].offset = e.items[i].offset;
+      return e.size;
+    }
+    return std::nullopt;
+  }
+  void store(const std::vector<Item> &items, int64_t endPosition,
+             int64_t lowerBound, int64_t limit, int64_t size) {
+    // Small steps pack in microseconds: only what is worth the copy.
+    if (items.size() < kMinItems)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (entries.size() == kEntries)
+      entries.erase(entries.begin());
+    entries.push_back({items, endPosition, lowerBound, limit, size});
+  }
 
-/// Offsets for `items`; returns the arena size. The second ordering is
-/// tried only when the first misses `lowerBound`.
-int64_t tidal::pack(std::vector<Item> &items, int64_t endPosition,
-                    int64_t lowerBound, int64_t limit) {
+private:
+  static constexpr size_t kEntries = 4, kMinItems = 1024;
+  struct Entry {
+    std::vector<Item> items;
+    int64_t endPosition, lowerBound, limit, size;
+  };
+  std::mutex mutex;
+  std::vector<Entry> entries;
+};
+
+PackMemo &packMemo() {
+  static PackMemo memo;
+  return memo;
+}
+
+/// pack() without the memo.
+int64_t packItems(std::vector<Item> &items, int64_t endPosition,
+                  int64_t lowerBound, int64_t limit) {
   // Positions are 32-bit in the scan: a step of 2^31 ops would not fit in
   // memory as IR.
   assert(endPosition <= INT32_MAX && "positions past 32 bits");
@@ -113,6 +171,19 @@ int64_t tidal::pack(std::vector<Item> &items, int64_t endPosition,
     return other;
   }
   return first;
+}
+
+} // namespace
+
+int64_t tidal::pack(std::vector<Item> &items, int64_t endPosition,
+                    int64_t lowerBound, int64_t limit) {
+  PackMemo &memo = packMemo();
+  if (std::optional<int64_t> size =
+          memo.find(items, endPosition, lowerBound, limit))
+    return *size;
+  int64_t size = packItems(items, endPosition, lowerBound, limit);
+  memo.store(items, endPosition, lowerBound, limit, size);
+  return size;
 }
 
 int64_t tidal::packedArenaSize(const BufferLiveness &liveness,

@@ -146,4 +146,44 @@ TEST(OffsetPackingTest, MatchesThePlainBestFit) {
   }
 }
 
+// Steps of a deep net are packed by several passes; pack() reuses a
+// packing of equal inputs. A packing cut short by its limit must not
+// answer for a larger limit, and a reused packing has the same offsets.
+TEST(OffsetPackingTest, ARepeatedPackingIsTheSame) {
+  std::mt19937 rng(5);
+  const int64_t endPosition = 3000;
+  std::vector<Item> items;
+  for (size_t i = 0; i < 2000; ++i) {
+    int64_t start = rng() % endPosition;
+    int64_t end = std::min<int64_t>(endPosition, start + rng() % 400);
+    items.push_back({64 * int64_t(1 + rng() % 8), start, end});
+  }
+  std::vector<unsigned> order(items.size());
+  for (unsigned i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+    if (items[a].size != items[b].size)
+      return items[a].size > items[b].size;
+    return items[a].end - items[a].start > items[b].end - items[b].start;
+  });
+  std::vector<Item> expected = items;
+  const int64_t expectedTop = referencePlace(expected, order, 0);
+
+  std::vector<Item> cut = items;
+  EXPECT_GT(pack(cut, endPosition, INT64_MAX, /*limit=*/1000), 1000);
+  for (int time = 0; time < 2; ++time) {
+    std::vector<Item> whole = items;
+    ASSERT_EQ(pack(whole, endPosition, INT64_MAX), expectedTop)
+        << "packing " << time;
+    for (size_t i = 0; i < items.size(); ++i)
+      ASSERT_EQ(whole[i].offset, expected[i].offset)
+          << "packing " << time << ", item " << i;
+  }
+  std::vector<Item> under = items, at = items;
+  EXPECT_GT(pack(under, endPosition, INT64_MAX, expectedTop - 1),
+            expectedTop - 1);
+  EXPECT_EQ(pack(at, endPosition, INT64_MAX, expectedTop), expectedTop);
+  EXPECT_EQ(at[7].offset, expected[7].offset);
+}
+
 } // namespace
