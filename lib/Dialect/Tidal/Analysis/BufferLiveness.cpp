@@ -289,6 +289,17 @@ const Buffer *BufferLiveness::getBuffer(Value value) const {
   return &buffers[bufferOf[index]];
 }
 
+const Buffer *BufferLiveness::getResultBuffer(int64_t position,
+                                              unsigned resultNumber) const {
+  int32_t id = bufferOf[resultBase[position - 1] + resultNumber];
+  return id < 0 ? nullptr : &buffers[id];
+}
+
+int64_t BufferLiveness::getResultLastUse(int64_t position,
+                                         unsigned resultNumber) const {
+  return lastUse[resultBase[position - 1] + resultNumber];
+}
+
 int64_t BufferLiveness::getDefinition(Value value) const {
   if (auto result = dyn_cast<OpResult>(value))
     return positions.lookup(result.getOwner());

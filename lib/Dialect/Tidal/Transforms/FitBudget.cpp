@@ -69,6 +69,7 @@ LogicalResult Fitter::run() {
     return failure();
   // The arguments each result replaces: fixed while the steps run.
   const SmallVector<std::optional<unsigned>> replaced = replacedArguments(func);
+  lastOps.clear();
   while (true) {
     BufferLiveness liveness(func, /*inPlace=*/true, replaced);
     collectCandidates(liveness);
@@ -188,6 +189,8 @@ void Fitter::claimLink(const BufferLiveness &liveness,
                        int64_t to) {
   ArrayRef<Operation *> ops = liveness.getOps();
   const bool byPosition = positionsOf == &liveness;
+  if (!byPosition)
+    lastOps.clear();
   double left = copyUs(bytes);
   for (int64_t p = from; p < to && left > 0; ++p) {
     double take = std::min(left, byPosition ? spareAt(usedAt, p)

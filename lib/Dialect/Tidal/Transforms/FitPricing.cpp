@@ -209,8 +209,53 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
   chainMemo.clear();
   rewired.clear();
   copyWaits.clear();
-  auto add = [&](Value v, Value source) {
-    const Buffer *buffer = liveness.getBuffer(v);
+  // Each op's time and the link time taken under it, by position (the
+  // candidates' bounds below read the times); the spare link time summed
+  // by position. The last analysis' arrays hold the same for its ops, and
+  // the steps since then only inserted ops or moved copies: its ops still
+  // in the same order take their values from there (a walk of both
+  // lists), the others from the maps. On a deep net that is three map
+  // lookups fewer per op and analysis.
+  ArrayRef<Operation *> ops = liveness.getOps();
+  positionsOf = &liveness;
+  std::vector<double> us(ops.size() + 1, 0.0), host(ops.size() + 1, 0.0),
+      device(ops.size() + 1, 0.0);
+  size_t next = 0; // the first op of lastOps not yet matched
+  // An op moved away, or inserted before this one, puts the lists out of
+  // step for a few ops.
+  auto carried = [&](Operation *op) -> std::optional<size_t> {
+    for (size_t q = next; q < next + kCarryWindow && q < lastOps.size(); ++q)
+      if (lastOps[q] == op)
+        return q;
+    return std::nullopt;
+  };
+  for (size_t p = 1; p <= ops.size(); ++p) {
+    Operation *op = ops[p - 1];
+    if (std::optional<size_t> q = carried(op)) {
+      us[p] = usAt[*q + 1];
+      host[p] = hostUsedAt[*q + 1];
+      device[p] = deviceUsedAt[*q + 1];
+      next = *q + 1;
+      continue;
+    }
+    us[p] = opUs(op);
+    host[p] = toHostUsed.lookup(op);
+    device[p] = toDeviceUsed.lookup(op);
+  }
+  usAt = std::move(us);
+  hostUsedAt = std::move(host);
+  deviceUsedAt = std::move(device);
+  lastOps.assign(ops.begin(), ops.end());
+  for (auto [sums, usedAt] : {std::make_pair(&toHostSpare, &hostUsedAt),
+                              std::make_pair(&toDeviceSpare, &deviceUsedAt)}) {
+    sums->assign(ops.size() + 1, 0.0);
+    for (size_t p = 1; p <= ops.size(); ++p)
+      (*sums)[p] = (*sums)[p - 1] + spareAt(*usedAt, p);
+  }
+  // `v` defined at `def` (its op's time `defUs`: a recomputation's last op;
+  // none for an argument), its buffer and last use.
+  auto add = [&](Value v, Value source, int64_t def, const Buffer *buffer,
+                 int64_t last, std::optional<double> defUs) {
     if (!buffer || buffer->host || buffer->persistent || buffer->returned)
       return;
     // Every use must be a kernel's: views and copies of it would need to
@@ -229,10 +274,8 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
     double leastUs = source         ? kRefetchOverheadUs
                      : options.swap ? kSwapOverheadUs
                                     : std::numeric_limits<double>::infinity();
-    if (!source && options.recompute)
-      if (Operation *def = v.getDefiningOp())
-        leastUs = std::min(leastUs, opUs(def));
-    int64_t def = liveness.getDefinition(v), last = liveness.getLastUse(v);
+    if (!source && options.recompute && defUs)
+      leastUs = std::min(leastUs, *defUs);
     byBound.push_back(
         {buffer->bytes > 0 ? leastUs / static_cast<double>(buffer->bytes) : 0.0,
          def, last, static_cast<unsigned>(candidates.size())});
@@ -240,47 +283,33 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
                           userPositions.size() - first, buffer->bytes});
   };
   for (BlockArgument arg : func.getArguments())
-    add(arg, Value());
-  for (Operation *op : liveness.getOps()) {
+    add(arg, Value(), 0, liveness.getBuffer(arg), liveness.getLastUse(arg),
+        std::nullopt);
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    const int64_t p = i + 1;
     if (auto wait = dyn_cast<WaitOp>(op)) {
       if (Operation *copy = wait.getInput().getDefiningOp();
           copy && isCopyOp(copy))
-        copyWaits.push_back(
-            {liveness.getPosition(copy), liveness.getPosition(op)});
+        copyWaits.push_back({liveness.getPosition(copy), p});
       // Copies of host-resident arguments (streamed parameters). A swapped
       // tensor's copy is not refetched: its uses are typically a few ops
       // apart, and dropping it between them frees a position or two per
       // step (an unrolled LSTM's backward took thousands of steps).
       if (auto prefetch = wait.getInput().getDefiningOp<PrefetchOp>())
         if (isa<BlockArgument>(viewSource(prefetch.getInput())))
-          add(wait.getResult(), prefetch.getInput());
+          add(wait.getResult(), prefetch.getInput(), p,
+              liveness.getResultBuffer(p, 0), liveness.getResultLastUse(p, 0),
+              usAt[p]);
     } else if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op)) {
-      for (Value result : op->getResults())
-        add(result, Value());
+      for (OpResult result : op->getResults())
+        add(result, Value(), p,
+            liveness.getResultBuffer(p, result.getResultNumber()),
+            liveness.getResultLastUse(p, result.getResultNumber()), usAt[p]);
     }
   }
   llvm::stable_sort(byBound, [](const Bound &a, const Bound &b) {
     return a.lowerBound < b.lowerBound;
   });
-  // Each op's time and the link time taken under it, by position; the
-  // spare link time summed by position.
-  ArrayRef<Operation *> ops = liveness.getOps();
-  positionsOf = &liveness;
-  usAt.assign(ops.size() + 1, 0.0);
-  hostUsedAt.assign(ops.size() + 1, 0.0);
-  deviceUsedAt.assign(ops.size() + 1, 0.0);
-  for (size_t p = 1; p <= ops.size(); ++p) {
-    Operation *op = ops[p - 1];
-    usAt[p] = opUs(op);
-    hostUsedAt[p] = toHostUsed.lookup(op);
-    deviceUsedAt[p] = toDeviceUsed.lookup(op);
-  }
-  for (auto [sums, usedAt] : {std::make_pair(&toHostSpare, &hostUsedAt),
-                              std::make_pair(&toDeviceSpare, &deviceUsedAt)}) {
-    sums->assign(ops.size() + 1, 0.0);
-    for (size_t p = 1; p <= ops.size(); ++p)
-      (*sums)[p] = (*sums)[p - 1] + spareAt(*usedAt, p);
-  }
   // A difference of two sums is off by at most a few ulps of the largest
   // (and a position's spare time is at most its kernel's).
   spareSlack =

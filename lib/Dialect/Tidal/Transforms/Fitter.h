@@ -245,6 +245,13 @@ private:
   /// tenth of a deep net's fit.
   std::vector<double> usAt, hostUsedAt, deviceUsedAt;
   const BufferLiveness *positionsOf = nullptr;
+  /// The ops of that analysis, in order, while those arrays agree with the
+  /// maps (claimLink on another analysis updates the maps alone and clears
+  /// this): the next analysis carries their values over. Ops are never
+  /// erased while the fitter runs, so an op here is the op there.
+  std::vector<Operation *> lastOps;
+  /// How far ahead in lastOps an op is looked for.
+  static constexpr size_t kCarryWindow = 8;
   /// Keeps `c` in `best` if its rank (`order`: its place among the
   /// choices offered) beats `bestRank`.
   void offerTo(std::optional<Choice> &best, Rank &bestRank, Choice c,

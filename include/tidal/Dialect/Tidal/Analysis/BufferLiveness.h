@@ -91,6 +91,11 @@ public:
   /// The buffer holding `value`; null for constants, views of constants and
   /// values without a static tensor type.
   const Buffer *getBuffer(Value value) const;
+  /// getBuffer and getLastUse of result `resultNumber` of the op at
+  /// position `position`, without looking the op up (a walk over getOps()
+  /// knows it).
+  const Buffer *getResultBuffer(int64_t position, unsigned resultNumber) const;
+  int64_t getResultLastUse(int64_t position, unsigned resultNumber) const;
   /// The results written over an operand's bytes, in schedule order.
   ArrayRef<InPlaceUse> getInPlaceUses() const { return inPlaceUses; }
   /// Returned values that are constants: each needs bytes of its own in the
