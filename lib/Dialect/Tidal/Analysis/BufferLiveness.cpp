@@ -161,17 +161,21 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
     return index < 0 ? -1 : bufferOf[index];
   };
 
-  for (BlockArgument arg : func.getArguments()) {
-    unsigned index = arg.getArgNumber();
+  // The arguments' buffers come first: argument argOfBuffer[id] is the
+  // root of buffer id (persistent buffers are arguments' only).
+  SmallVector<unsigned> argOfBuffer;
+  for (unsigned index = 0, e = func.getNumArguments(); index != e; ++index) {
     if (bytesOf[index] < 0)
       continue;
-    newBuffer(index, arg, 0);
+    argOfBuffer.push_back(index);
+    newBuffer(index, body->getArgument(index), 0);
     buffers.back().persistent = isPersistentArgument(func, index);
     buffers.back().host = isHostArgument(func, index);
   }
 
   // The argument that each value returned in place of an argument replaces.
   DenseMap<Value, unsigned> replaces;
+  replaces.reserve(terminator->getNumOperands());
   for (OpOperand &use : terminator->getOpOperands())
     if (auto arg = replaced[use.getOperandNumber()])
       replaces[use.get()] = *arg;
@@ -239,10 +243,10 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
             continue;
           // A persistent argument's bytes take only the value replacing it.
           if (buffer.persistent) {
-            auto arg = dyn_cast<BlockArgument>(buffer.values.front());
+            assert(unsigned(id) < argOfBuffer.size() && "not an argument's");
             auto replaced = replaces.find(result);
-            if (!arg || replaced == replaces.end() ||
-                replaced->second != arg.getArgNumber())
+            if (replaced == replaces.end() ||
+                replaced->second != argOfBuffer[id])
               continue;
           }
           reused = id;
