@@ -115,11 +115,9 @@ static bool externalSpan(const onnx::TensorProto &t, llvm::StringRef baseDir,
   return true;
 }
 
-bool importer::readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
-                            std::string &bytes, std::string &error) {
-  ExternalSpan span;
-  if (!externalSpan(t, baseDir, span, error))
-    return false;
+/// The bytes of a checked span.
+static bool readSpan(const onnx::TensorProto &t, const ExternalSpan &span,
+                     std::string &bytes, std::string &error) {
   if (span.length == 0) {
     bytes.clear();
     return true;
@@ -133,6 +131,13 @@ bool importer::readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
   }
   bytes.assign((*buf)->getBufferStart(), (*buf)->getBufferSize());
   return true;
+}
+
+bool importer::readExternal(const onnx::TensorProto &t, llvm::StringRef baseDir,
+                            std::string &bytes, std::string &error) {
+  ExternalSpan span;
+  return externalSpan(t, baseDir, span, error) &&
+         readSpan(t, span, bytes, error);
 }
 
 /// How many values the typed field that holds `t`'s data type has.
@@ -153,10 +158,12 @@ static int64_t typedFieldSize(const onnx::TensorProto &t) {
   }
 }
 
-RankedTensorType importer::checkTensor(MLIRContext *ctx,
-                                       const onnx::TensorProto &t,
-                                       llvm::StringRef baseDir,
-                                       std::string &error) {
+/// checkTensor, with where external data lies in `span`.
+static RankedTensorType checkTensorSpan(MLIRContext *ctx,
+                                        const onnx::TensorProto &t,
+                                        llvm::StringRef baseDir,
+                                        ExternalSpan &span,
+                                        std::string &error) {
   using TP = onnx::TensorProto;
   Type elt = elementTypeFor(ctx, t.data_type());
   if (!elt) {
@@ -179,7 +186,6 @@ RankedTensorType importer::checkTensor(MLIRContext *ctx,
   // Raw little-endian bytes, inline or external: bools one byte each.
   std::optional<uint64_t> rawBytes;
   if (t.data_location() == TP::EXTERNAL) {
-    ExternalSpan span;
     if (!externalSpan(t, baseDir, span, error))
       return {};
     rawBytes = span.length;
@@ -204,13 +210,22 @@ RankedTensorType importer::checkTensor(MLIRContext *ctx,
   return type;
 }
 
+RankedTensorType importer::checkTensor(MLIRContext *ctx,
+                                       const onnx::TensorProto &t,
+                                       llvm::StringRef baseDir,
+                                       std::string &error) {
+  ExternalSpan span;
+  return checkTensorSpan(ctx, t, baseDir, span, error);
+}
+
 DenseElementsAttr importer::decodeTensor(MLIRContext *ctx,
                                          const onnx::TensorProto &t,
                                          llvm::StringRef baseDir,
                                          std::string &error) {
   using TP = onnx::TensorProto;
   // The sizes below hold once checked.
-  RankedTensorType type = checkTensor(ctx, t, baseDir, error);
+  ExternalSpan span;
+  RankedTensorType type = checkTensorSpan(ctx, t, baseDir, span, error);
   if (!type)
     return {};
   Type elt = type.getElementType();
@@ -220,7 +235,7 @@ DenseElementsAttr importer::decodeTensor(MLIRContext *ctx,
   std::string external;
   const std::string *raw = nullptr;
   if (t.data_location() == TP::EXTERNAL) {
-    if (!readExternal(t, baseDir, external, error))
+    if (!readSpan(t, span, external, error))
       return {};
     raw = &external;
   } else if (t.has_raw_data()) {
