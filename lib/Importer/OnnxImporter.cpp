@@ -1,13 +1,15 @@
 //===- OnnxImporter.cpp - ONNX model file to a tidal function -------------===//
 //
 // Reads the protobuf, checks what tidal supports (opsets, domains, types,
-// static shapes after binding the batch), orders the nodes, turns
-// initializers into marked function arguments, and converts node by node.
-// Every failure becomes one line naming the node and operator.
+// static shapes after binding the batch), orders the nodes, turns graph
+// inputs and initializers into marked function arguments (OnnxArguments.cpp),
+// and converts node by node. Every failure becomes one line naming the node
+// and operator.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ImporterImpl.h"
+#include "ModelImporter.h"
 #include "tidal/Importer/OnnxSchemas.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -35,58 +37,9 @@ std::string importer::describeNode(const onnx::NodeProto &node, int index,
   return who + " (" + node.op_type() + ")";
 }
 
-namespace {
-
-bool isDefaultDomain(const std::string &d) {
+static bool isDefaultDomain(const std::string &d) {
   return d.empty() || d == "ai.onnx";
 }
-
-/// The importer of one model file.
-class ModelImporter {
-public:
-  ModelImporter(MLIRContext &ctx, StringRef path, const ImportOptions &options)
-      : ctx(ctx), path(path), options(options),
-        fileLoc(FileLineColLoc::get(&ctx, path, 0, 0)) {}
-
-  OwningOpRef<ModuleOp> run(std::string &error);
-
-private:
-  LogicalResult load(std::string &error);
-  LogicalResult checkOpsets(std::string &error);
-  LogicalResult checkNodeOpsets(const onnx::GraphProto &g, bool inAlgorithm,
-                                int64_t trainingOpset, std::string &error);
-  FailureOr<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &vi,
-                                            std::string &error);
-  Value addArg(Type type, StringRef name, ArgRole role);
-  LogicalResult addDataInputs(const onnx::GraphProto &g, std::string &error);
-  LogicalResult addInitializers(std::string &error);
-  LogicalResult convertNodes(const onnx::GraphProto &g,
-                             llvm::ArrayRef<int> order, bool inAlgorithm,
-                             std::string &error);
-  LogicalResult buildGraphOutputs(SmallVectorImpl<Value> &results,
-                                  SmallVectorImpl<DictionaryAttr> &resAttrs,
-                                  std::string &error);
-
-  MLIRContext &ctx;
-  std::string path;
-  const ImportOptions &options;
-  onnx::ModelProto model;
-  int64_t opset = 0;
-  /// The symbolic dimension bound to the batch size, once seen.
-  std::string batchSymbol;
-  /// The model's training_info, when it has one.
-  TrainingInfo training;
-
-  // The function being built.
-  std::unique_ptr<OpBuilder> builder;
-  std::unique_ptr<GraphImporter> gi;
-  Block *body = nullptr;
-  Location fileLoc;
-  SmallVector<DictionaryAttr> argAttrs;
-  llvm::StringMap<ArgRole> argRoles;
-};
-
-} // namespace
 
 LogicalResult ModelImporter::load(std::string &error) {
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
@@ -303,217 +256,6 @@ static LogicalResult sortNodes(const onnx::GraphProto &g,
               " output '" + out.name() + "' is not produced by any node";
       return failure();
     }
-  return success();
-}
-
-FailureOr<RankedTensorType>
-ModelImporter::valueInfoType(const onnx::ValueInfoProto &vi,
-                             std::string &error) {
-  if (!vi.type().has_tensor_type()) {
-    error = "graph input '" + vi.name() +
-            "' is not a tensor (sequences, maps and optionals are not "
-            "supported)";
-    return failure();
-  }
-  const auto &tt = vi.type().tensor_type();
-  Type elt = elementTypeFor(&ctx, tt.elem_type());
-  if (!elt) {
-    error = "graph input '" + vi.name() + "' has unsupported element type " +
-            onnxTypeName(tt.elem_type());
-    return failure();
-  }
-  if (!tt.has_shape()) {
-    error = "graph input '" + vi.name() +
-            "' has no shape; tidal needs static shapes";
-    return failure();
-  }
-  SmallVector<int64_t> shape;
-  for (int d = 0; d < tt.shape().dim_size(); ++d) {
-    const auto &dim = tt.shape().dim(d);
-    if (dim.has_dim_value() && dim.dim_value() >= 0) {
-      shape.push_back(dim.dim_value());
-      continue;
-    }
-    std::string sym = dim.has_dim_param() ? dim.dim_param() : "";
-    bool isBatch = d == 0 || (!sym.empty() && sym == batchSymbol);
-    if (!isBatch) {
-      error = "graph input '" + vi.name() + "' has a symbolic dimension " +
-              (sym.empty() ? "" : "'" + sym + "' ") + "at position " +
-              std::to_string(d) +
-              " that cannot be resolved; only the batch dimension (0) may be "
-              "symbolic";
-      return failure();
-    }
-    if (!options.batchSize) {
-      error = "graph input '" + vi.name() + "' has a symbolic batch dimension" +
-              (sym.empty() ? std::string() : " '" + sym + "'") +
-              "; bind it with --batch-size N";
-      return failure();
-    }
-    if (d == 0 && batchSymbol.empty())
-      batchSymbol = sym.empty() ? "?" : sym;
-    shape.push_back(*options.batchSize);
-  }
-  auto type = RankedTensorType::get(shape, elt);
-  std::string why = tensorSizeProblem(type);
-  if (!why.empty()) {
-    error = "graph input '" + vi.name() + "' of type " + why;
-    return failure();
-  }
-  return type;
-}
-
-Value ModelImporter::addArg(Type type, StringRef name, ArgRole role) {
-  Value arg = body->addArgument(type, fileLoc);
-  argAttrs.push_back(builder->getDictionaryAttr(
-      {builder->getNamedAttr(kNameAttr, builder->getStringAttr(name)),
-       builder->getNamedAttr(kRoleAttr, ArgRoleAttr::get(&ctx, role))}));
-  argRoles[name] = role;
-  gi->values[name] = arg;
-  return arg;
-}
-
-/// Graph inputs that are not initializers are the data inputs.
-LogicalResult ModelImporter::addDataInputs(const onnx::GraphProto &g,
-                                           std::string &error) {
-  llvm::StringSet<> initNames;
-  for (const auto &init : g.initializer())
-    initNames.insert(init.name());
-  for (const auto &in : g.input()) {
-    if (initNames.contains(in.name()))
-      continue;
-    if (gi->values.count(in.name())) {
-      error = "graph input '" + in.name() + "' is defined twice";
-      return failure();
-    }
-    auto type = valueInfoType(in, error);
-    if (failed(type))
-      return failure();
-    addArg(*type, in.name(), ArgRole::input);
-  }
-  return success();
-}
-
-/// Floating-point initializers are parameters (or state, or frozen
-/// constants) and become arguments now; integer ones are compile-time
-/// constants and become arguments only when an op needs them as a tensor.
-/// With a training_info, what the algorithm differentiates is a parameter,
-/// what it updates otherwise is optimizer state (an argument whatever its
-/// type), and what it neither differentiates nor updates in its own graph is
-/// a constant.
-LogicalResult ModelImporter::addInitializers(std::string &error) {
-  const onnx::GraphProto &g = model.graph();
-  llvm::SmallVector<const onnx::GraphProto *, 2> graphs{&g};
-  if (training)
-    graphs.push_back(training.algorithm);
-
-  // Initializers: which are BatchNormalization running statistics?
-  llvm::StringSet<> initNames, stateNames, frozen;
-  for (const auto *graph : graphs)
-    for (const auto &init : graph->initializer())
-      initNames.insert(init.name());
-  for (const auto *graph : graphs)
-    for (const auto &node : graph->node())
-      if (node.op_type() == "BatchNormalization")
-        for (int i : {3, 4})
-          if (i < node.input_size() && initNames.contains(node.input(i)))
-            stateNames.insert(node.input(i));
-  // Initializers read at compile time (a Reshape shape, a Dropout ratio...)
-  // are constants whatever their type, never parameters.
-  static const llvm::StringMap<std::vector<int>> compileTimeOperands = {
-      {"Reshape", {1}},      {"Slice", {1, 2, 3, 4}}, {"Squeeze", {1}},
-      {"Unsqueeze", {1}},    {"ReduceSum", {1}},      {"Split", {1}},
-      {"Dropout", {1, 2}},   {"Clip", {1, 2}},        {"Expand", {1}},
-      {"Pad", {1, 2, 3}},    {"Tile", {1}},           {"Trilu", {1}},
-      {"ReduceL1", {1}},     {"ReduceL2", {1}},       {"ReduceSumSquare", {1}},
-      {"ReduceMean", {1}},   {"ReduceMax", {1}},      {"ReduceMin", {1}},
-      {"ReduceProd", {1}},   {"ReduceLogSum", {1}},   {"ReduceLogSumExp", {1}},
-      {"Resize", {1, 2, 3}}, {"CumSum", {1}}};
-  llvm::StringSet<> compileTime;
-  for (const auto *graph : graphs)
-    for (const auto &node : graph->node())
-      if (auto it = compileTimeOperands.find(node.op_type());
-          it != compileTimeOperands.end())
-        for (int i : it->second)
-          if (i < node.input_size() && initNames.contains(node.input(i)))
-            compileTime.insert(node.input(i));
-  for (const std::string &f : options.freeze) {
-    if (!initNames.contains(f)) {
-      error = "--freeze names '" + f + "', which is not an initializer";
-      return failure();
-    }
-    if (training.updated.contains(f)) {
-      error = "--freeze names '" + f +
-              "', which the training_info's update_binding updates";
-      return failure();
-    }
-    frozen.insert(f);
-  }
-
-  // Initializers that no node reads and no output names (such as the
-  // optimizer state a tidal executable's --save keeps beside the weights)
-  // are not part of the computation.
-  llvm::StringSet<> used;
-  for (const auto *graph : graphs) {
-    for (const auto &node : graph->node())
-      for (const std::string &input : node.input())
-        used.insert(input);
-    for (const auto &output : graph->output())
-      used.insert(output.name());
-  }
-
-  std::string baseDir = llvm::sys::path::parent_path(path).str();
-  llvm::StringSet<> seen;
-  for (const auto *graph : graphs)
-    for (const auto &init : graph->initializer()) {
-      if (!seen.insert(init.name()).second || gi->values.count(init.name())) {
-        error = "initializer '" + init.name() + "' is defined twice";
-        return failure();
-      }
-      if (!used.contains(init.name()) &&
-          !training.updated.contains(init.name()))
-        continue;
-      // Checked, not decoded: only a constant's values are needed here (an
-      // argument's are read at run time, and a deep net's weights are
-      // gigabytes).
-      RankedTensorType type = checkTensor(&ctx, init, baseDir, error);
-      if (!type)
-        return failure();
-      StringRef name = init.name();
-      bool isFloat = isa<FloatType>(type.getElementType());
-      std::optional<ArgRole> role;
-      if (frozen.contains(name))
-        role = isFloat && !compileTime.contains(name)
-                   ? std::optional(ArgRole::constant)
-                   : std::nullopt;
-      else if (stateNames.contains(name) &&
-               (isFloat || training.updated.contains(name)))
-        role = ArgRole::state;
-      else if (training.differentiated.contains(name))
-        role = ArgRole::param;
-      else if (training.updated.contains(name))
-        role = ArgRole::optimizer_state;
-      else if (isFloat && !compileTime.contains(name))
-        // With a training_info, the algorithm says what is trained: a float
-        // initializer that no Gradient differentiates is a constant.
-        role = training ? ArgRole::constant : ArgRole::param;
-      if (role) {
-        addArg(type, name, *role);
-      } else {
-        DenseElementsAttr value = decodeTensor(&ctx, init, baseDir, error);
-        if (!value)
-          return failure();
-        gi->constants[name] = value;
-        gi->pendingInitializers[name] = &init;
-      }
-    }
-  gi->materializeInitializer = [this](StringRef name) -> Value {
-    auto it = gi->pendingInitializers.find(name);
-    if (it == gi->pendingInitializers.end())
-      return {};
-    gi->pendingInitializers.erase(it);
-    return addArg(gi->constants[name].getType(), name, ArgRole::constant);
-  };
   return success();
 }
 
