@@ -67,173 +67,170 @@ SmallVector<unsigned, 2> tidal::inPlaceOperands(Operation *op,
 }
 
 BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace)
-    : BufferLiveness(func, inPlace, replacedArguments(func)) {}
+    : owned(std::make_unique<FlatStep>(func)), step(owned.get()), func(func) {
+  analyse(inPlace);
+}
 
-BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
-                               ArrayRef<std::optional<unsigned>> replaced)
-    : func(func), body(&func.getBody().front()) {
-  // The planner builds this analysis hundreds of times on deep graphs, and
-  // on a step of 100,000 ops each walk over the ops is a stream of cache
-  // misses: one walk of the block's list, one over the ops for positions,
-  // sizes and uses, one for the buffers. Sized once: growing the maps step
-  // by step was a third of the time.
-  size_t numValues = func.getNumArguments();
-  for (Operation &op : body->without_terminator()) {
-    ops.push_back(&op);
-    numValues += op.getNumResults();
-  }
-  const size_t numOps = ops.size();
-  positions.reserve(numOps);
+BufferLiveness::BufferLiveness(const FlatStep &step, bool inPlace)
+    : step(&step), func(step.getFunction()) {
+  analyse(inPlace);
+}
+
+void BufferLiveness::analyse(bool inPlace) {
+  // The planner builds this analysis hundreds of times on deep graphs: it
+  // reads the FlatStep's arrays only, never the IR.
+  ArrayRef<FlatStep::Record> records = step->getRecords();
+  ArrayRef<uint32_t> order = step->getOrder();
+  ArrayRef<int32_t> operandValues = step->operandValues();
+  const size_t numValues = step->getNumValues();
+  const size_t numOps = order.size();
+  const unsigned numArgs = func.getNumArguments();
+  ops.reserve(numOps);
   resultBase.reserve(numOps);
+  positionOf.assign(records.size(), 0);
   buffers.reserve(numValues);
-  const int64_t endPosition = getEndPosition();
-  Operation *terminator = body->getTerminator();
-  // Each value's static byte size (-1: none), by index; by type, as a step
-  // has far fewer types than values.
-  SmallVector<int64_t> bytesOf(numValues, -1);
-  DenseMap<Type, int64_t> bytesOfType;
-  auto typeBytes = [&](Value value) {
-    auto [it, inserted] = bytesOfType.try_emplace(value.getType(), 0);
-    if (inserted)
-      it->second = staticBytes(value);
-    return it->second;
+  const int64_t endPosition = numOps + 1;
+  auto operandsOf = [&](const FlatStep::Record &r) {
+    return ArrayRef<int32_t>(operandValues.data() + r.firstOperand,
+                             r.numOperands);
   };
-  for (BlockArgument arg : func.getArguments())
-    bytesOf[arg.getArgNumber()] = typeBytes(arg);
 
   // Last uses of every value: arguments are defined at 0, results at their
-  // op. (Position p is ops[p - 1].) Each op's operands' indices are kept
-  // for the buffers' walk (operandIndices[firstOperand[i] + k]); a block's
-  // ops come after their operands' definitions, so they are known here.
+  // op. (Position p is ops[p - 1].)
   lastUse.assign(numValues, 0);
-  SmallVector<int64_t> operandIndices;
-  SmallVector<unsigned> firstOperand;
-  firstOperand.reserve(numOps + 1);
   auto useAt = [&](int64_t index, int64_t p) {
     if (index >= 0)
       lastUse[index] = std::max(lastUse[index], p);
   };
-  unsigned nextIndex = func.getNumArguments();
-  for (auto [i, op] : llvm::enumerate(ops)) {
+  for (auto [i, r] : llvm::enumerate(order)) {
     const int64_t p = i + 1;
-    positions[op] = p;
-    resultBase.push_back(nextIndex);
-    for (OpResult result : op->getResults()) {
-      bytesOf[nextIndex] = typeBytes(result);
-      lastUse[nextIndex++] = p;
-    }
-    firstOperand.push_back(operandIndices.size());
-    for (Value operand : op->getOperands()) {
-      int64_t index = valueIndex(operand);
-      operandIndices.push_back(index);
+    const FlatStep::Record &record = records[r];
+    ops.push_back(record.op);
+    positionOf[r] = p;
+    resultBase.push_back(record.firstResult);
+    for (uint32_t k = 0; k < record.numResults; ++k)
+      lastUse[record.firstResult + k] = p;
+    for (int32_t index : operandsOf(record))
       useAt(index, p);
-    }
     // A copy reads its source until the wait for it.
-    if (auto wait = dyn_cast<WaitOp>(op))
-      if (Operation *copy = wait.getInput().getDefiningOp())
-        if (isa<OffloadOp, PrefetchOp>(copy))
-          useAt(valueIndex(copy->getOperand(0)), p);
+    if (record.kind == FlatStep::Kind::Wait && record.numOperands > 0)
+      if (int32_t input = operandValues[record.firstOperand]; input >= 0)
+        if (uint32_t c = step->getDefiningRecord(input); c != FlatStep::kNone)
+          if (const FlatStep::Record &copy = records[c];
+              (copy.kind == FlatStep::Kind::Offload ||
+               copy.kind == FlatStep::Kind::Prefetch) &&
+              copy.numOperands > 0)
+            useAt(operandValues[copy.firstOperand], p);
   }
-  firstOperand.push_back(operandIndices.size());
-  for (Value operand : terminator->getOperands())
-    if (int64_t index = valueIndex(operand); index >= 0)
+  for (int32_t index : step->getReturnedNumbers())
+    if (index >= 0)
       lastUse[index] = endPosition;
 
   bufferOf.assign(numValues, -1);
-  auto newBuffer = [&](int64_t index, Value value, int64_t start) {
+  auto newBuffer = [&](int64_t index, int64_t start) {
     Buffer buffer;
     buffer.id = buffers.size();
-    buffer.bytes = bytesOf[index];
+    buffer.bytes = step->getBytes(index);
     buffer.start = start;
     buffer.end = lastUse[index];
-    buffer.values.push_back(value);
+    buffer.values.push_back(step->getValue(index));
     bufferOf[index] = buffer.id;
     buffers.push_back(std::move(buffer));
   };
-  auto join = [&](int64_t index, Value value, unsigned id) {
+  auto join = [&](int64_t index, unsigned id) {
     Buffer &buffer = buffers[id];
-    buffer.values.push_back(value);
+    buffer.values.push_back(step->getValue(index));
     buffer.end = std::max(buffer.end, lastUse[index]);
     bufferOf[index] = id;
-  };
-  auto bufferIdOf = [&](Value value) -> int32_t {
-    int64_t index = valueIndex(value);
-    return index < 0 ? -1 : bufferOf[index];
   };
 
   // The arguments' buffers come first: argument argOfBuffer[id] is the
   // root of buffer id (persistent buffers are arguments' only).
   SmallVector<unsigned> argOfBuffer;
-  for (unsigned index = 0, e = func.getNumArguments(); index != e; ++index) {
-    if (bytesOf[index] < 0)
+  for (unsigned index = 0; index != numArgs; ++index) {
+    if (step->getBytes(index) < 0)
       continue;
     argOfBuffer.push_back(index);
-    newBuffer(index, body->getArgument(index), 0);
-    buffers.back().persistent = isPersistentArgument(func, index);
-    buffers.back().host = isHostArgument(func, index);
+    newBuffer(index, 0);
+    buffers.back().persistent = step->isPersistentArg(index);
+    buffers.back().host = step->isHostArg(index);
   }
 
-  // The argument that each value returned in place of an argument replaces.
-  DenseMap<Value, unsigned> replaces;
-  replaces.reserve(terminator->getNumOperands());
-  for (OpOperand &use : terminator->getOpOperands())
-    if (auto arg = replaced[use.getOperandNumber()])
-      replaces[use.get()] = *arg;
+  // The argument that each value returned in place of an argument
+  // replaces, and the prefetches whose wait is such a value.
+  DenseMap<int32_t, unsigned> replaces, prefetchReplaces;
+  ArrayRef<int32_t> returned = step->getReturnedNumbers();
+  ArrayRef<std::optional<unsigned>> replaced = step->getReplaced();
+  replaces.reserve(returned.size());
+  for (auto [k, index] : llvm::enumerate(returned))
+    if (k < replaced.size() && replaced[k] && index >= 0)
+      replaces[index] = *replaced[k];
+  for (auto [index, arg] : replaces) {
+    uint32_t w = step->getDefiningRecord(index);
+    if (w == FlatStep::kNone || records[w].kind != FlatStep::Kind::Wait ||
+        records[w].numOperands == 0)
+      continue;
+    int32_t input = operandValues[records[w].firstOperand];
+    if (input < 0)
+      continue;
+    if (uint32_t c = step->getDefiningRecord(input);
+        c != FlatStep::kNone && records[c].kind == FlatStep::Kind::Prefetch)
+      prefetchReplaces[input] = arg;
+  }
 
-  for (auto [i, op] : llvm::enumerate(ops)) {
+  for (auto [i, r] : llvm::enumerate(order)) {
     const int64_t p = i + 1;
-    const int64_t base = resultBase[i];
-    ArrayRef<int64_t> operandIndex(operandIndices.begin() + firstOperand[i],
-                                   operandIndices.begin() +
-                                       firstOperand[i + 1]);
-    if (isa<ConstantOp>(op))
+    const FlatStep::Record &record = records[r];
+    const int64_t base = record.firstResult;
+    ArrayRef<int32_t> operandIndex = operandsOf(record);
+    switch (record.kind) {
+    case FlatStep::Kind::Constant:
       continue;
-    if (isViewOp(op) || isa<WaitOp>(op)) {
-      if (int64_t index = operandIndex[0]; index >= 0 && bufferOf[index] >= 0)
-        join(base, op->getResult(0), bufferOf[index]);
+    case FlatStep::Kind::View:
+    case FlatStep::Kind::Wait:
+      if (!operandIndex.empty() && record.numResults > 0)
+        if (int64_t index = operandIndex[0]; index >= 0 && bufferOf[index] >= 0)
+          join(base, bufferOf[index]);
       continue;
-    }
-    if (isa<OffloadOp, PrefetchOp>(op)) {
+    case FlatStep::Kind::Offload:
+    case FlatStep::Kind::Prefetch: {
+      if (record.numResults == 0)
+        continue;
       // A value copied back to the device in place of a persistent argument
       // (tidal-place: a parameter updated on the host) takes the argument's
       // device bytes once nothing reads them any more.
-      std::optional<unsigned> replaced;
-      if (isa<PrefetchOp>(op))
-        for (Operation *user : op->getUsers())
-          if (isa<WaitOp>(user))
-            if (auto r = replaces.find(user->getResult(0)); r != replaces.end())
-              replaced = r->second;
-      if (replaced) {
-        if (int32_t id = bufferIdOf(func.getArgument(*replaced)); id >= 0) {
-          const Buffer &buffer = buffers[id];
-          if (!buffer.host && buffer.persistent && buffer.end < p &&
-              buffer.bytes == bytesOf[base]) {
-            join(base, op->getResult(0), id);
-            continue;
+      if (record.kind == FlatStep::Kind::Prefetch)
+        if (auto it = prefetchReplaces.find(base); it != prefetchReplaces.end())
+          if (int32_t id = bufferOf[it->second]; id >= 0) {
+            const Buffer &buffer = buffers[id];
+            if (!buffer.host && buffer.persistent && buffer.end < p &&
+                buffer.bytes == step->getBytes(base)) {
+              join(base, id);
+              continue;
+            }
           }
-        }
-      }
-      newBuffer(base, op->getResult(0), p);
-      buffers.back().host = isa<OffloadOp>(op);
+      newBuffer(base, p);
+      buffers.back().host = record.kind == FlatStep::Kind::Offload;
       continue;
     }
-    const bool onHost = isHostPlaced(op);
-    auto iface =
-        inPlace ? dyn_cast<InPlaceOpInterface>(op) : InPlaceOpInterface();
+    case FlatStep::Kind::Kernel:
+      break;
+    }
+    const bool onHost = record.host;
     SmallVector<unsigned, 2> claimed;
-    for (OpResult result : op->getResults()) {
-      const int64_t index = base + result.getResultNumber();
-      const int64_t bytes = bytesOf[index];
+    for (uint32_t n = 0; n < record.numResults; ++n) {
+      const int64_t index = base + n;
+      const int64_t bytes = step->getBytes(index);
       if (bytes < 0)
         continue;
       std::optional<unsigned> reused;
-      // inPlaceOperands(op, result's number), with the sizes known here.
-      if (iface)
-        for (unsigned i : iface.getInPlaceOperands(result.getResultNumber())) {
+      // inPlaceOperands(op, n), with the sizes known here.
+      if (inPlace)
+        for (uint32_t i : step->inPlaceCandidates(index)) {
           if (i >= operandIndex.size())
             continue;
           const int64_t source = operandIndex[i];
-          if (source < 0 || bytesOf[source] != bytes)
+          if (source < 0 || step->getBytes(source) != bytes)
             continue;
           int32_t id = bufferOf[source];
           if (id < 0 || llvm::is_contained(claimed, unsigned(id)))
@@ -244,27 +241,29 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
           // A persistent argument's bytes take only the value replacing it.
           if (buffer.persistent) {
             assert(unsigned(id) < argOfBuffer.size() && "not an argument's");
-            auto replaced = replaces.find(result);
+            auto replaced = replaces.find(index);
             if (replaced == replaces.end() ||
                 replaced->second != argOfBuffer[id])
               continue;
           }
           reused = id;
-          inPlaceUses.push_back({result, op->getOperand(i), p});
+          inPlaceUses.push_back(
+              {step->getValue(index), step->getValue(source), p});
           break;
         }
       if (reused) {
         claimed.push_back(*reused);
-        join(index, result, *reused);
+        join(index, *reused);
       } else {
-        newBuffer(index, result, p);
+        newBuffer(index, p);
         buffers.back().host = onHost;
       }
     }
   }
 
-  for (Value value : terminator->getOperands()) {
-    int32_t id = bufferIdOf(value);
+  for (auto [value, index] :
+       llvm::zip(step->getReturned(), step->getReturnedNumbers())) {
+    int32_t id = index < 0 ? -1 : bufferOf[index];
     if (id < 0) {
       if (staticBytes(value) >= 0)
         returnedConstants.push_back(value);
@@ -279,11 +278,15 @@ BufferLiveness::BufferLiveness(func::FuncOp func, bool inPlace,
 }
 
 int64_t BufferLiveness::valueIndex(Value value) const {
-  if (auto arg = dyn_cast<BlockArgument>(value))
-    return arg.getOwner() == body ? int64_t(arg.getArgNumber()) : -1;
-  auto result = cast<OpResult>(value);
-  int64_t p = positions.lookup(result.getOwner());
-  return p == 0 ? -1 : int64_t(resultBase[p - 1]) + result.getResultNumber();
+  int64_t index = step->numberOf(value);
+  if (index < 0)
+    return -1;
+  // A value of an op made after this analysis (its FlatStep updated since)
+  // is not in it.
+  uint32_t r = step->getDefiningRecord(index);
+  return r == FlatStep::kNone || (r < positionOf.size() && positionOf[r])
+             ? index
+             : -1;
 }
 
 const Buffer *BufferLiveness::getBuffer(Value value) const {
@@ -306,7 +309,7 @@ int64_t BufferLiveness::getResultLastUse(int64_t position,
 
 int64_t BufferLiveness::getDefinition(Value value) const {
   if (auto result = dyn_cast<OpResult>(value))
-    return positions.lookup(result.getOwner());
+    return getPosition(result.getOwner());
   return 0;
 }
 

@@ -67,11 +67,21 @@ LogicalResult Fitter::run() {
   int64_t smallestReached = std::numeric_limits<int64_t>::max();
   if (options.milp && failed(solveExact()))
     return failure();
-  // The arguments each result replaces: fixed while the steps run.
-  const SmallVector<std::optional<unsigned>> replaced = replacedArguments(func);
   lastOps.clear();
+  // The function's records, walked once and then updated with what each
+  // batch of steps changed (collectCandidates clears `rewired`, so it is
+  // read first).
+  flat = std::make_unique<FlatStep>(func);
+  inserted.ops.clear();
+  moved.clear();
+  bool first = true;
   while (true) {
-    BufferLiveness liveness(func, /*inPlace=*/true, replaced);
+    if (!first)
+      flat->update(inserted.ops, moved, rewired);
+    first = false;
+    inserted.ops.clear();
+    moved.clear();
+    BufferLiveness liveness(*flat, /*inPlace=*/true);
     collectCandidates(liveness);
     SmallVector<int64_t> live = liveness.liveBytes(options.alignment);
     auto peakIt = std::max_element(live.begin(), live.end());
@@ -158,6 +168,7 @@ LogicalResult Fitter::run() {
       case Choice::DelayPrefetch:
       case Choice::AdvanceWait:
         best->move->moveBefore(liveness.getOps()[best->target - 1]);
+        moved.push_back(best->move);
         ++stats.copiesMoved;
         step = batch; // the copy ops are not in this analysis
         break;
@@ -211,7 +222,7 @@ void Fitter::applyRefetch(const BufferLiveness &liveness, const Choice &c) {
   for (const Choice::Gap &gap : c.gaps) {
     claimLink(liveness, toDeviceUsed, deviceUsedAt, c.bytes,
               gap.swap.prefetchAt, gap.after);
-    OpBuilder b(ops[gap.swap.prefetchAt - 1]);
+    OpBuilder b(ops[gap.swap.prefetchAt - 1], &inserted);
     Value prefetch = b.create<PrefetchOp>(loc, c.source);
     Operation *next = ops[gap.after - 1];
     b.setInsertionPoint(next);
@@ -270,7 +281,7 @@ void Fitter::applySwap(const BufferLiveness &liveness, const Choice &c) {
             c.after);
 
   Location loc = c.value.getLoc();
-  OpBuilder b(func.getContext());
+  OpBuilder b(func.getContext(), &inserted);
   if (c.before == 0)
     b.setInsertionPointToStart(body);
   else
@@ -298,7 +309,7 @@ void Fitter::applySwap(const BufferLiveness &liveness, const Choice &c) {
 
 void Fitter::applyRecompute(const BufferLiveness &liveness, const Choice &c) {
   Operation *next = liveness.getOps()[c.after - 1];
-  OpBuilder b(next);
+  OpBuilder b(next, &inserted);
   IRMapping map;
   // Operands replaced from this point on (by choices applied together in
   // the optimal mode) are read from their replacements.

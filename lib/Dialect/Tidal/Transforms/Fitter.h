@@ -14,14 +14,19 @@
 #include "tidal/Dialect/Tidal/Analysis/BudgetMilp.h"
 
 #include "tidal/Dialect/Tidal/Analysis/BufferLiveness.h"
+#include "tidal/Dialect/Tidal/Analysis/FlatStep.h"
 #include "tidal/Dialect/Tidal/IR/TidalOps.h"
+
+#include "mlir/IR/Builders.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <vector>
 
 namespace mlir::tidal::fit {
 
@@ -339,6 +344,20 @@ private:
                  int64_t to);
   /// Uses of `from` at `next` or later (copies of it excepted) read `to`.
   void replaceFrom(Value from, Value to, Operation *next);
+
+  /// The ops the apply functions insert and the copies run() moves, for
+  /// the FlatStep that run() keeps up to date between analyses (with
+  /// `rewired`, the ops whose operands changed).
+  struct Insertions : OpBuilder::Listener {
+    std::vector<Operation *> ops;
+    void notifyOperationInserted(Operation *op,
+                                 OpBuilder::InsertPoint) override {
+      ops.push_back(op);
+    }
+  };
+  Insertions inserted;
+  std::vector<Operation *> moved;
+  std::unique_ptr<FlatStep> flat;
 
   func::FuncOp func;
   const FitBudgetOptions &options;

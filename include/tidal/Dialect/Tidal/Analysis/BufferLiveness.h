@@ -21,11 +21,14 @@
 #ifndef TIDAL_DIALECT_TIDAL_ANALYSIS_BUFFERLIVENESS_H
 #define TIDAL_DIALECT_TIDAL_ANALYSIS_BUFFERLIVENESS_H
 
+#include "tidal/Dialect/Tidal/Analysis/FlatStep.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <memory>
 #include <optional>
 
 namespace mlir::tidal {
@@ -74,17 +77,21 @@ public:
   /// Analyses `func`, which must have one block of ops without regions.
   /// With `inPlace` false, no result takes an operand's bytes.
   explicit BufferLiveness(func::FuncOp func, bool inPlace = true);
-  /// As above with `replaced`, replacedArguments(func), computed by the
-  /// caller: the planner rebuilds this analysis after every batch of steps
-  /// on a function whose arguments and results do not change.
-  BufferLiveness(func::FuncOp func, bool inPlace,
-                 ArrayRef<std::optional<unsigned>> replaced);
+  /// Analyses the function `step` describes, reading only its records: the
+  /// planner keeps one FlatStep up to date across its steps and rebuilds
+  /// this analysis from it after every batch. Lookups by op and value
+  /// (getPosition, getBuffer, ...) read `step`'s op numbers, so this
+  /// analysis answers them until `step` is next updated.
+  explicit BufferLiveness(const FlatStep &step, bool inPlace = true);
 
   func::FuncOp getFunction() const { return func; }
   /// The ops in schedule order; op i is at position i + 1.
   ArrayRef<Operation *> getOps() const { return ops; }
   int64_t getEndPosition() const { return ops.size() + 1; }
-  int64_t getPosition(Operation *op) const { return positions.lookup(op); }
+  int64_t getPosition(Operation *op) const {
+    uint32_t r = step->recordOf(op);
+    return r < positionOf.size() ? positionOf[r] : 0;
+  }
 
   /// The function's arena buffers (constants excluded), by id.
   ArrayRef<Buffer> getBuffers() const { return buffers; }
@@ -121,22 +128,22 @@ public:
   bool hasHostBuffers() const;
 
 private:
-  /// The value's index in the dense numbering: the function's arguments
-  /// 0..A-1, then each op's results in schedule order; -1 for values not
-  /// in this analysis (another block's, or of ops made after it). The
-  /// planner rebuilds this analysis thousands of times on deep graphs: one
-  /// map lookup per value (its op's position) and arrays, not maps keyed by
-  /// every value.
+  /// The value's number in the FlatStep, -1 for values not in this
+  /// analysis (another block's, or of ops made after it).
   int64_t valueIndex(Value value) const;
+  void analyse(bool inPlace);
 
+  /// The FlatStep this analysis made, if it made one, and the one it read.
+  std::unique_ptr<FlatStep> owned;
+  const FlatStep *step = nullptr;
   func::FuncOp func;
-  Block *body = nullptr;
   SmallVector<Operation *> ops;
-  DenseMap<Operation *, int64_t> positions;
-  /// Op i's first result's index (valueIndex).
+  /// By record: its position (0: not in this analysis).
+  std::vector<uint32_t> positionOf;
+  /// Op i's first result's value number.
   SmallVector<unsigned> resultBase;
   SmallVector<Buffer> buffers;
-  /// By value index: the buffer id (-1: none) and the last use.
+  /// By value number: the buffer id (-1: none) and the last use.
   SmallVector<int32_t> bufferOf;
   SmallVector<int64_t> lastUse;
   SmallVector<InPlaceUse> inPlaceUses;
