@@ -126,6 +126,35 @@ void BufferLiveness::analyse(bool inPlace) {
     if (index >= 0)
       lastUse[index] = endPosition;
 
+  // Each value's uses by position: counted, then filled in schedule order
+  // (so each value's list ascends).
+  useBegin.assign(numValues + 1, 0);
+  nonKernelUse.assign(numValues, false);
+  for (uint32_t r : order) {
+    const FlatStep::Record &record = records[r];
+    const bool kernel = record.kind == FlatStep::Kind::Kernel ||
+                        record.kind == FlatStep::Kind::Constant;
+    for (int32_t index : operandsOf(record))
+      if (index >= 0) {
+        ++useBegin[index + 1];
+        if (!kernel)
+          nonKernelUse[index] = true;
+      }
+  }
+  for (int32_t index : step->getReturnedNumbers())
+    if (index >= 0)
+      nonKernelUse[index] = true;
+  for (size_t n = 0; n < numValues; ++n)
+    useBegin[n + 1] += useBegin[n];
+  usePositions.resize(useBegin[numValues]);
+  {
+    std::vector<uint32_t> fill(useBegin.begin(), useBegin.end() - 1);
+    for (auto [i, r] : llvm::enumerate(order))
+      for (int32_t index : operandsOf(records[r]))
+        if (index >= 0)
+          usePositions[fill[index]++] = i + 1;
+  }
+
   bufferOf.assign(numValues, -1);
   auto newBuffer = [&](int64_t index, int64_t start) {
     Buffer buffer;
@@ -287,6 +316,23 @@ int64_t BufferLiveness::valueIndex(Value value) const {
   return r == FlatStep::kNone || (r < positionOf.size() && positionOf[r])
              ? index
              : -1;
+}
+
+BufferLiveness::Uses BufferLiveness::usesOf(int64_t index) const {
+  if (index < 0)
+    return {};
+  return {ArrayRef<uint32_t>(usePositions)
+              .slice(useBegin[index], useBegin[index + 1] - useBegin[index]),
+          nonKernelUse[index]};
+}
+
+BufferLiveness::Uses BufferLiveness::getUses(Value value) const {
+  return usesOf(valueIndex(value));
+}
+
+BufferLiveness::Uses
+BufferLiveness::getResultUses(int64_t position, unsigned resultNumber) const {
+  return usesOf(resultBase[position - 1] + resultNumber);
 }
 
 const Buffer *BufferLiveness::getBuffer(Value value) const {

@@ -106,9 +106,9 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
                                   toDeviceSpare[peak] + spareSlack));
         lowest = (offload + prefetch) + kSwapOverheadUs;
       }
-      if (options.recompute)
-        if (Operation *def = v.getDefiningOp())
-          lowest = std::min(lowest, opUs(def));
+      // (A kernel's result: the time of its op, at its position.)
+      if (options.recompute && cand.defined)
+        lowest = std::min(lowest, usAt[cand.def]);
       if (!canBeat(lowest / static_cast<double>(c.bytes), c.bytes,
                    c.after - c.before, order))
         return std::nullopt;
@@ -253,22 +253,19 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
       (*sums)[p] = (*sums)[p - 1] + spareAt(*usedAt, p);
   }
   // `v` defined at `def` (its op's time `defUs`: a recomputation's last op;
-  // none for an argument), its buffer and last use.
+  // none for an argument), its buffer, last use and uses.
   auto add = [&](Value v, Value source, int64_t def, const Buffer *buffer,
-                 int64_t last, std::optional<double> defUs) {
+                 int64_t last, BufferLiveness::Uses uses,
+                 std::optional<double> defUs) {
     if (!buffer || buffer->host || buffer->persistent || buffer->returned)
       return;
     // Every use must be a kernel's: views and copies of it would need to
     // be redone after the prefetch or the recomputation.
+    if (uses.notOnlyKernels)
+      return;
     size_t first = userPositions.size();
-    for (Operation *user : v.getUsers()) {
-      if (isViewOp(user) || isCopyOp(user) || isa<func::ReturnOp>(user)) {
-        userPositions.resize(first);
-        return;
-      }
-      userPositions.push_back(liveness.getPosition(user));
-    }
-    std::sort(userPositions.begin() + first, userPositions.end());
+    userPositions.insert(userPositions.end(), uses.positions.begin(),
+                         uses.positions.end());
     // What any choice of it costs at least: a refetch's or a swap's
     // overhead, or a recomputation's last op.
     double leastUs = source         ? kRefetchOverheadUs
@@ -280,14 +277,18 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
         {buffer->bytes > 0 ? leastUs / static_cast<double>(buffer->bytes) : 0.0,
          def, last, static_cast<unsigned>(candidates.size())});
     candidates.push_back({v, source, def, last, first,
-                          userPositions.size() - first, buffer->bytes});
+                          userPositions.size() - first, buffer->bytes,
+                          defUs.has_value()});
   };
   for (BlockArgument arg : func.getArguments())
     add(arg, Value(), 0, liveness.getBuffer(arg), liveness.getLastUse(arg),
-        std::nullopt);
+        liveness.getUses(arg), std::nullopt);
   for (auto [i, op] : llvm::enumerate(ops)) {
     const int64_t p = i + 1;
-    if (auto wait = dyn_cast<WaitOp>(op)) {
+    const FlatStep::Record &record = liveness.getRecord(p);
+    const FlatStep::Kind kind = record.kind;
+    if (kind == FlatStep::Kind::Wait) {
+      auto wait = cast<WaitOp>(op);
       if (Operation *copy = wait.getInput().getDefiningOp();
           copy && isCopyOp(copy))
         copyWaits.push_back({liveness.getPosition(copy), p});
@@ -299,12 +300,12 @@ void Fitter::collectCandidates(const BufferLiveness &liveness) {
         if (isa<BlockArgument>(viewSource(prefetch.getInput())))
           add(wait.getResult(), prefetch.getInput(), p,
               liveness.getResultBuffer(p, 0), liveness.getResultLastUse(p, 0),
-              usAt[p]);
-    } else if (!isViewOp(op) && !isCopyOp(op) && !isa<ConstantOp>(op)) {
-      for (OpResult result : op->getResults())
-        add(result, Value(), p,
-            liveness.getResultBuffer(p, result.getResultNumber()),
-            liveness.getResultLastUse(p, result.getResultNumber()), usAt[p]);
+              liveness.getResultUses(p, 0), usAt[p]);
+    } else if (kind == FlatStep::Kind::Kernel) {
+      for (unsigned n = 0; n != record.numResults; ++n)
+        add(op->getResult(n), Value(), p, liveness.getResultBuffer(p, n),
+            liveness.getResultLastUse(p, n), liveness.getResultUses(p, n),
+            usAt[p]);
     }
   }
   llvm::stable_sort(byBound, [](const Bound &a, const Bound &b) {

@@ -222,6 +222,7 @@ private:
     int64_t def, last;
     size_t firstUser, numUsers;
     int64_t bytes;
+    bool defined; ///< a kernel's result (def is its op's position)
   };
   void collectCandidates(const BufferLiveness &liveness);
   std::vector<Candidate> candidates;

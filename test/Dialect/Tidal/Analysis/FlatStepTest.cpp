@@ -61,9 +61,14 @@ std::string describe(const BufferLiveness &l) {
     os << "op " << l.getPosition(op) << " " << op->getName() << ":";
     for (Value v : op->getOperands())
       os << " " << name(v);
-    for (Value v : op->getResults())
+    for (Value v : op->getResults()) {
       os << " ->" << name(v) << "@" << l.getDefinition(v) << ".."
-         << l.getLastUse(v);
+         << l.getLastUse(v) << " uses";
+      BufferLiveness::Uses uses = l.getUses(v);
+      for (uint32_t p : uses.positions)
+        os << " " << p;
+      os << (uses.notOnlyKernels ? " +other" : "");
+    }
     os << "\n";
   }
   for (const Buffer &b : l.getBuffers()) {
@@ -128,6 +133,19 @@ TEST_F(FlatStepTest, AFreshFlatStepIsTheIR) {
   EXPECT_EQ(describe(BufferLiveness(flat)), describe(BufferLiveness(func)));
   EXPECT_EQ(describe(BufferLiveness(flat, /*inPlace=*/false)),
             describe(BufferLiveness(func, /*inPlace=*/false)));
+  // %1 is read by the reshape (a view) at 3 and twice by relu_backward at
+  // 5; %4 by the reduce_sum at 6 alone; the loss by the return.
+  BufferLiveness l(flat);
+  BufferLiveness::Uses relu = l.getResultUses(2, 0);
+  EXPECT_EQ(std::vector<uint32_t>(relu.positions.begin(), relu.positions.end()),
+            (std::vector<uint32_t>{3, 5, 5}));
+  EXPECT_TRUE(relu.notOnlyKernels);
+  BufferLiveness::Uses grad = l.getUses(ops[4]->getResult(0));
+  EXPECT_EQ(std::vector<uint32_t>(grad.positions.begin(), grad.positions.end()),
+            (std::vector<uint32_t>{6}));
+  EXPECT_FALSE(grad.notOnlyKernels);
+  EXPECT_TRUE(l.getResultUses(4, 0).notOnlyKernels);
+  EXPECT_TRUE(l.getUses(func.getArgument(1)).notOnlyKernels == false);
 }
 
 // %1 swapped out after its reshape's use and back before relu_backward

@@ -103,6 +103,21 @@ public:
   /// knows it).
   const Buffer *getResultBuffer(int64_t position, unsigned resultNumber) const;
   int64_t getResultLastUse(int64_t position, unsigned resultNumber) const;
+  /// Where a value is read: the positions of the ops that take it as an
+  /// operand, once per operand, ascending, and whether any of them is a
+  /// view, a copy or the return (not a kernel). What the budget fitter asks
+  /// of every tensor it might move, without walking use lists.
+  struct Uses {
+    ArrayRef<uint32_t> positions;
+    bool notOnlyKernels = false;
+  };
+  Uses getUses(Value value) const;
+  Uses getResultUses(int64_t position, unsigned resultNumber) const;
+  /// The record of the op at `position`: what it is to the liveness
+  /// rules, its results and operands.
+  const FlatStep::Record &getRecord(int64_t position) const {
+    return step->getRecords()[order()[position - 1]];
+  }
   /// The results written over an operand's bytes, in schedule order.
   ArrayRef<InPlaceUse> getInPlaceUses() const { return inPlaceUses; }
   /// Returned values that are constants: each needs bytes of its own in the
@@ -132,6 +147,8 @@ private:
   /// analysis (another block's, or of ops made after it).
   int64_t valueIndex(Value value) const;
   void analyse(bool inPlace);
+  Uses usesOf(int64_t index) const;
+  ArrayRef<uint32_t> order() const { return step->getOrder(); }
 
   /// The FlatStep this analysis made, if it made one, and the one it read.
   std::unique_ptr<FlatStep> owned;
@@ -146,6 +163,10 @@ private:
   /// By value number: the buffer id (-1: none) and the last use.
   SmallVector<int32_t> bufferOf;
   SmallVector<int64_t> lastUse;
+  /// By value number: its uses' positions are usePositions[useBegin[n],
+  /// useBegin[n + 1]); whether one is not a kernel's.
+  std::vector<uint32_t> useBegin, usePositions;
+  std::vector<bool> nonKernelUse;
   SmallVector<InPlaceUse> inPlaceUses;
   SmallVector<Value> returnedConstants;
 };
