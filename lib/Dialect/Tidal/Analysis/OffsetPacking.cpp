@@ -15,6 +15,9 @@ using namespace mlir::tidal;
 
 namespace {
 
+/// How many placed items placeGreedy scans at a time.
+constexpr size_t kScanChunk = 512;
+
 /// Best-fit placement of `items` in the order `order`, above `base`: each
 /// item goes into the smallest gap, between the placed items that overlap
 /// it in time, that holds it (the lowest of equal gaps), else above them
@@ -38,7 +41,7 @@ int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
   std::vector<int32_t> starts, ends; // the placed items' lifetimes, in order
   starts.reserve(order.size());
   ends.reserve(order.size());
-  std::vector<uint32_t> overlapping(order.size() + kScanSlack);
+  std::vector<uint32_t> overlapping(kScanChunk + kScanSlack);
   const ScanIsa isa = bestScanIsa();
   int64_t top = base;
   for (unsigned id : order) {
@@ -47,17 +50,27 @@ int64_t placeGreedy(std::vector<Item> &items, ArrayRef<unsigned> order,
     const int32_t start = static_cast<int32_t>(item.start),
                   end = static_cast<int32_t>(item.end);
     int64_t best = -1, bestGap = INT64_MAX, cursor = base;
-    const size_t count =
-        scanOverlapping(isa, starts.data(), ends.data(), starts.size(), start,
-                        end, overlapping.data());
-    for (size_t k = 0; k < count; ++k) {
-      const Placed &o = placed[overlapping[k]];
-      int64_t gap = o.offset - cursor;
-      if (gap >= size && gap < bestGap) {
-        best = cursor;
-        bestGap = gap;
+    // The placed items are scanned a chunk at a time, and the gaps walked
+    // as they come: a gap of exactly the item's size is the best there can
+    // be (and the lowest of equal gaps wins), so the rest is not scanned.
+    // Deep nets repeat a few tensor sizes: most items find one early.
+    for (size_t from = 0; from < starts.size() && bestGap != size;
+         from += kScanChunk) {
+      const size_t n = std::min(kScanChunk, starts.size() - from);
+      const size_t count =
+          scanOverlapping(isa, starts.data() + from, ends.data() + from, n,
+                          start, end, overlapping.data());
+      for (size_t k = 0; k < count; ++k) {
+        const Placed &o = placed[from + overlapping[k]];
+        int64_t gap = o.offset - cursor;
+        if (gap >= size && gap < bestGap) {
+          best = cursor;
+          bestGap = gap;
+          if (gap == size)
+            break;
+        }
+        cursor = std::max(cursor, o.offset + o.size);
       }
-      cursor = std::max(cursor, o.offset + o.size);
     }
     item.offset = best >= 0 ? best : cursor;
     top = std::max(top, item.offset + size);
