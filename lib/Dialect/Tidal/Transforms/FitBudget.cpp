@@ -16,7 +16,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
 #include <optional>
@@ -54,57 +53,6 @@ Value fit::viewSource(Value v) {
   }
   return v;
 }
-
-namespace {
-/// The bytes live by position, with the maximum of each block of
-/// kPeakBlock positions kept up to date under the steps' subtractions: a
-/// step finds the peak by a scan of the blocks and of one block instead
-/// of every position (a deep net's fit takes thousands of steps over
-/// tens of thousands of positions).
-class PeakIndex {
-public:
-  explicit PeakIndex(SmallVectorImpl<int64_t> &live) : live(live) {
-    blockMax.resize((live.size() + kPeakBlock - 1) / kPeakBlock);
-    for (size_t b = 0; b < blockMax.size(); ++b)
-      refresh(b);
-  }
-  /// The first position of the most bytes live (std::max_element's).
-  int64_t peak() const {
-    size_t best = 0;
-    for (size_t b = 1; b < blockMax.size(); ++b)
-      if (blockMax[b] > blockMax[best])
-        best = b;
-    const size_t end = std::min(live.size(), (best + 1) * kPeakBlock);
-    for (size_t p = best * kPeakBlock; p < end; ++p)
-      if (live[p] == blockMax[best])
-        return p;
-    llvm_unreachable("a block's maximum is one of its positions");
-  }
-  /// `bytes` fewer live at positions [from, to).
-  void subtract(int64_t from, int64_t to, int64_t bytes) {
-    if (from >= to)
-      return;
-    for (int64_t p = from; p < to; ++p)
-      live[p] -= bytes;
-    const size_t first = from / kPeakBlock, last = (to - 1) / kPeakBlock;
-    for (size_t b = first + 1; b < last; ++b)
-      blockMax[b] -= bytes;
-    refresh(first);
-    if (last != first)
-      refresh(last);
-  }
-
-private:
-  static constexpr size_t kPeakBlock = 256;
-  void refresh(size_t b) {
-    const size_t end = std::min(live.size(), (b + 1) * kPeakBlock);
-    blockMax[b] =
-        *std::max_element(live.begin() + b * kPeakBlock, live.begin() + end);
-  }
-  SmallVectorImpl<int64_t> &live;
-  std::vector<int64_t> blockMax;
-};
-} // namespace
 
 double Fitter::opUs(Operation *op) {
   auto [it, inserted] = kernelUs.try_emplace(op, 0.0);
@@ -173,7 +121,7 @@ LogicalResult Fitter::run() {
     touched.clear();
     for (int64_t step = 0; step < batch; ++step) {
       position = peaks.peak();
-      std::optional<Choice> best = pick(liveness, live, position);
+      std::optional<Choice> best = pick(liveness, peaks, position);
       if (!best && step == 0 && !trackSmallest)
         return failure();
       if (!best && step == 0) {

@@ -23,7 +23,8 @@ using namespace mlir::tidal;
 using namespace mlir::tidal::fit;
 
 std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
-                                   ArrayRef<int64_t> live, int64_t peak) {
+                                   const PeakIndex &peaks, int64_t peak) {
+  ArrayRef<int64_t> live = peaks.bytes();
   std::optional<Choice> best;
   Rank bestRank;
   // Whether a choice of `bytes` idle for `idle` positions, of candidate
@@ -68,10 +69,11 @@ std::optional<Choice> Fitter::pick(const BufferLiveness &liveness,
       const int64_t level =
           live[peak] - alignBytes(c.bytes, options.alignment) + 1;
       for (size_t i = 0; i + 1 < uses.size(); ++i) {
-        int64_t a = uses[i], b = uses[i + 1], top = -1;
-        for (int64_t p = a + 1; p < b; ++p)
-          if (live[p] >= level)
-            top = p;
+        // The last position of the gap at the level (the blocks' maxima
+        // skip most of a gap that spans the step: a parameter used in the
+        // forward and the backward pass).
+        int64_t a = uses[i], b = uses[i + 1],
+                top = peaks.lastAtLeast(a + 1, b, level);
         if (top < 0 || !hostIntactAt(liveness, source, b))
           continue;
         Choice::Gap gap{a, b, {}};

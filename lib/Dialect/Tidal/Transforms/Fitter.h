@@ -10,6 +10,7 @@
 #define TIDAL_LIB_DIALECT_TIDAL_TRANSFORMS_FITTER_H
 
 #include "FitBudget.h"
+#include "PeakIndex.h"
 
 #include "tidal/Dialect/Tidal/Analysis/BudgetMilp.h"
 
@@ -206,7 +207,7 @@ private:
            std::max(options.linkLatencyUs, 0.0);
   }
   std::optional<Choice> pick(const BufferLiveness &liveness,
-                             ArrayRef<int64_t> live, int64_t peak);
+                             const PeakIndex &peaks, int64_t peak);
   /// The values pick() may choose in this analysis, in the order it
   /// considers them: device tensors with a buffer of their own that is not
   /// persistent or returned (function arguments, kernel results, and waited
