@@ -42,7 +42,7 @@ tidal::replacedArguments(func::FuncOp func) {
   return replaced;
 }
 
-static int64_t staticBytes(Value value) {
+int64_t tidal::staticBytes(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type || !type.hasStaticShape())
     return -1;
@@ -81,7 +81,6 @@ void BufferLiveness::analyse(bool inPlace) {
   // reads the FlatStep's arrays only, never the IR.
   ArrayRef<FlatStep::Record> records = step->getRecords();
   ArrayRef<uint32_t> order = step->getOrder();
-  ArrayRef<int32_t> operandValues = step->operandValues();
   const size_t numValues = step->getNumValues();
   const size_t numOps = order.size();
   const unsigned numArgs = func.getNumArguments();
@@ -90,10 +89,6 @@ void BufferLiveness::analyse(bool inPlace) {
   positionOf.assign(records.size(), 0);
   buffers.reserve(numValues);
   const int64_t endPosition = numOps + 1;
-  auto operandsOf = [&](const FlatStep::Record &r) {
-    return ArrayRef<int32_t>(operandValues.data() + r.firstOperand,
-                             r.numOperands);
-  };
 
   // Last uses of every value: arguments are defined at 0, results at their
   // op. (Position p is ops[p - 1].)
@@ -110,17 +105,13 @@ void BufferLiveness::analyse(bool inPlace) {
     resultBase.push_back(record.firstResult);
     for (uint32_t k = 0; k < record.numResults; ++k)
       lastUse[record.firstResult + k] = p;
-    for (int32_t index : operandsOf(record))
+    for (int32_t index : step->getOperands(record))
       useAt(index, p);
     // A copy reads its source until the wait for it.
-    if (record.kind == FlatStep::Kind::Wait && record.numOperands > 0)
-      if (int32_t input = operandValues[record.firstOperand]; input >= 0)
-        if (uint32_t c = step->getDefiningRecord(input); c != FlatStep::kNone)
-          if (const FlatStep::Record &copy = records[c];
-              (copy.kind == FlatStep::Kind::Offload ||
-               copy.kind == FlatStep::Kind::Prefetch) &&
-              copy.numOperands > 0)
-            useAt(operandValues[copy.firstOperand], p);
+    if (uint32_t c = step->copyWaitedBy(record); c != FlatStep::kNone)
+      if (ArrayRef<int32_t> source = step->getOperands(records[c]);
+          !source.empty())
+        useAt(source[0], p);
   }
   for (int32_t index : step->getReturnedNumbers())
     if (index >= 0)
@@ -134,7 +125,7 @@ void BufferLiveness::analyse(bool inPlace) {
     const FlatStep::Record &record = records[r];
     const bool kernel = record.kind == FlatStep::Kind::Kernel ||
                         record.kind == FlatStep::Kind::Constant;
-    for (int32_t index : operandsOf(record))
+    for (int32_t index : step->getOperands(record))
       if (index >= 0) {
         ++useBegin[index + 1];
         if (!kernel)
@@ -150,7 +141,7 @@ void BufferLiveness::analyse(bool inPlace) {
   {
     std::vector<uint32_t> fill(useBegin.begin(), useBegin.end() - 1);
     for (auto [i, r] : llvm::enumerate(order))
-      for (int32_t index : operandsOf(records[r]))
+      for (int32_t index : step->getOperands(records[r]))
         if (index >= 0)
           usePositions[fill[index]++] = i + 1;
   }
@@ -194,24 +185,17 @@ void BufferLiveness::analyse(bool inPlace) {
   for (auto [k, index] : llvm::enumerate(returned))
     if (k < replaced.size() && replaced[k] && index >= 0)
       replaces[index] = *replaced[k];
-  for (auto [index, arg] : replaces) {
-    uint32_t w = step->getDefiningRecord(index);
-    if (w == FlatStep::kNone || records[w].kind != FlatStep::Kind::Wait ||
-        records[w].numOperands == 0)
-      continue;
-    int32_t input = operandValues[records[w].firstOperand];
-    if (input < 0)
-      continue;
-    if (uint32_t c = step->getDefiningRecord(input);
-        c != FlatStep::kNone && records[c].kind == FlatStep::Kind::Prefetch)
-      prefetchReplaces[input] = arg;
-  }
+  for (auto [index, arg] : replaces)
+    if (uint32_t w = step->getDefiningRecord(index); w != FlatStep::kNone)
+      if (uint32_t c = step->copyWaitedBy(records[w]);
+          c != FlatStep::kNone && records[c].kind == FlatStep::Kind::Prefetch)
+        prefetchReplaces[records[c].firstResult] = arg;
 
   for (auto [i, r] : llvm::enumerate(order)) {
     const int64_t p = i + 1;
     const FlatStep::Record &record = records[r];
     const int64_t base = record.firstResult;
-    ArrayRef<int32_t> operandIndex = operandsOf(record);
+    ArrayRef<int32_t> operandIndex = step->getOperands(record);
     switch (record.kind) {
     case FlatStep::Kind::Constant:
       continue;

@@ -11,12 +11,22 @@ using namespace mlir::tidal;
 
 int64_t FlatStep::typeBytes(Value value) {
   auto [it, inserted] = bytesOfType.try_emplace(value.getType(), -1);
-  if (inserted) {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (type && type.hasStaticShape())
-      it->second = tensorByteSize(type);
-  }
+  if (inserted)
+    it->second = staticBytes(value);
   return it->second;
+}
+
+uint32_t FlatStep::copyWaitedBy(const Record &wait) const {
+  if (wait.kind != Kind::Wait || wait.numOperands == 0)
+    return kNone;
+  int32_t input = operands[wait.firstOperand];
+  if (input < 0)
+    return kNone;
+  uint32_t c = definedBy[input];
+  return c != kNone && (records[c].kind == Kind::Offload ||
+                        records[c].kind == Kind::Prefetch)
+             ? c
+             : kNone;
 }
 
 FlatStep::FlatStep(func::FuncOp func)
@@ -175,13 +185,15 @@ void FlatStep::update(ArrayRef<Operation *> inserted,
     *slot = groups.size();
     groups.push_back(std::move(group));
   }
+  // A moved op leaves its old place; it comes again in its anchor's
+  // group. (One inserted and moved since the last update is not in the
+  // order: its mark changes nothing.)
   for (Operation *op : moved) {
     uint32_t r = recordOf(op);
-    if (r == kNone || std::find(fresh.begin(), fresh.end(), r) != fresh.end())
-      continue; // inserted since the last update: not in the order
+    assert(r != kNone && "an op moved but neither recorded nor reported");
     if (groupOf[r] == -1)
       marked.push_back(r);
-    groupOf[r] = -2; // comes again in its anchor's group
+    groupOf[r] = -2;
   }
   std::vector<uint32_t> next;
   next.reserve(order.size() + fresh.size());

@@ -74,11 +74,9 @@ LogicalResult Fitter::run() {
   flat = std::make_unique<FlatStep>(func);
   inserted.ops.clear();
   moved.clear();
-  bool first = true;
+  rewired.clear();
   while (true) {
-    if (!first)
-      flat->update(inserted.ops, moved, rewired);
-    first = false;
+    flat->update(inserted.ops, moved, rewired);
     inserted.ops.clear();
     moved.clear();
     BufferLiveness liveness(*flat, /*inPlace=*/true);

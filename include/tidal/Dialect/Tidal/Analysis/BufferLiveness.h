@@ -62,6 +62,9 @@ struct Buffer {
   bool host = false;       ///< in the host arena (an offloaded copy)
 };
 
+/// The byte size of `value`'s static tensor type; -1 without one.
+int64_t staticBytes(Value value);
+
 /// True for the ops that move a tensor between the arenas.
 bool isCopyOp(Operation *op);
 

@@ -47,10 +47,10 @@ public:
   struct Record {
     Operation *op = nullptr;
     uint32_t firstResult = 0;  ///< the value number of result 0
-    uint32_t firstOperand = 0; ///< into operandValues()
+    uint32_t firstOperand = 0; ///< into the operands' value numbers
     uint32_t numResults = 0, numOperands = 0;
     Kind kind = Kind::Kernel;
-    bool host = false; ///< host-placed (tidal.placement)
+    bool host = false; ///< host-placed (isHostPlaced)
   };
   static constexpr uint32_t kNone = ~0u;
 
@@ -65,7 +65,6 @@ public:
               const DenseSet<Operation *> &rewired);
 
   func::FuncOp getFunction() const { return func; }
-  Block *getBody() const { return body; }
   /// Record numbers in schedule order.
   ArrayRef<uint32_t> getOrder() const { return order; }
   ArrayRef<Record> getRecords() const { return records; }
@@ -75,9 +74,14 @@ public:
     auto it = recordByOp.find(op);
     return it == recordByOp.end() ? kNone : it->second;
   }
-  /// Operand k of record r is operandValues()[r.firstOperand + k]: a value
-  /// number, or -1 for a value this step does not number.
-  ArrayRef<int32_t> operandValues() const { return operands; }
+  /// The value numbers of the record's operands, -1 for a value this step
+  /// does not number.
+  ArrayRef<int32_t> getOperands(const Record &r) const {
+    return ArrayRef<int32_t>(operands).slice(r.firstOperand, r.numOperands);
+  }
+  /// For a wait, the record of the offload or prefetch it waits for (its
+  /// operand's op); kNone otherwise.
+  uint32_t copyWaitedBy(const Record &wait) const;
 
   size_t getNumValues() const { return values.size(); }
   Value getValue(uint32_t number) const { return values[number]; }
