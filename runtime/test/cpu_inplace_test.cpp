@@ -733,6 +733,44 @@ TEST_P(InPlaceKernels, Softmax) {
 }
 
 //===----------------------------------------------------------------------===//
+// batch_norm_training: the new running statistics <- the running ones (the
+// step's BatchNorm state updated where it lives), each alone and both
+//===----------------------------------------------------------------------===//
+
+TEST_P(InPlaceKernels, BatchNormTraining) {
+  // Channels past the vector width and one image, spatial sizes 1 to 70,
+  // one element per channel (m = 1: no unbiasing).
+  const Shape kInputs[] = {{2, 3, 4, 5},   {1, 7, 1, 1},   {4, 33, 3, 3},
+                           {16, 70, 2, 2}, {3, 17, 7, 10}, {1, 5, 1, 1}};
+  for (const Shape &x : kInputs)
+    for (int epilogue = 0; epilogue < 3; ++epilogue) {
+      const Shape c{x[1]};
+      checkCase({describe("batch_norm_training", kF32, {x}) + " epilogue " +
+                     std::to_string(epilogue),
+                 tidalrt_k_batch_norm_training,
+                 {{kF32, x, uniform(-3, 3)},
+                  {kF32, c, uniform(0.5, 1.5)},
+                  {kF32, c, uniform(-1, 1)},
+                  {kF32, c, uniform(-1, 1)},
+                  {kF32, c, uniform(0.1, 2)}},
+                 {{kF32, x, nullptr},
+                  {kF32, c, nullptr},
+                  {kF32, c, nullptr},
+                  {kF32, c, nullptr},
+                  {kF32, c, nullptr}},
+                 [epilogue](KernelCall &call) {
+                   // clip_max, clip_min, epsilon, momentum, relu
+                   if (epilogue == 2)
+                     call.attrFloat(6.0).attrFloat(0.0);
+                   else
+                     call.attrAbsent().attrAbsent();
+                   call.attrFloat(1e-5).attrFloat(0.9).attrInt(epilogue == 1);
+                 },
+                 subsets({{1, 3}, {2, 4}})});
+    }
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizers: new state <- state, each alone and all at once
 //===----------------------------------------------------------------------===//
 

@@ -170,6 +170,14 @@ BatchNormTrainingOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
   return success();
 }
 
+SmallVector<unsigned, 2>
+BatchNormTrainingOp::getInPlaceOperands(unsigned result) {
+  // new_running_mean <- running_mean, new_running_var <- running_var
+  if (result == 1 || result == 2)
+    return {result + 2};
+  return {};
+}
+
 LogicalResult BatchNormTrainingOp::verify() {
   float m = getMomentum().convertToFloat();
   if (!(m >= 0.0f && m <= 1.0f))

@@ -64,6 +64,33 @@ func.func @chain(%x: tensor<400xf32> {tidal.name = "x", tidal.role = #tidal<role
   return %1, %4, %c : tensor<f32>, tensor<f32>, tensor<4xf32>
 }
 
+// -----
+
+// BatchNorm state updated where it lives: the new running mean and
+// variance take the bytes of the running statistics they replace (returned
+// under the same names), so the driver copies nothing back and the arena
+// holds no second copy (1024 against 1152 bytes).
+// CHECK-LABEL: func.func @bn_state
+// CHECK-SAME: tidal.name = "rm", tidal.offset = [[RM:[0-9]+]]
+// CHECK-SAME: tidal.name = "rv", tidal.offset = [[RV:[0-9]+]]
+// CHECK-SAME: tidal.arena_size = 1024 : i64, tidal.lower_bound = 1024 : i64
+// CHECK-SAME: tidal.result_offsets = array<i64: [[O:[0-9]+]], [[RM]], [[RV]]>
+// CHECK: tidal.batch_norm_training {{.*}}tidal.offsets = array<i64: [[O]], [[RM]], [[RV]], {{[0-9]+}}, {{[0-9]+}}>
+// NOINPLACE-LABEL: func.func @bn_state
+// NOINPLACE-SAME: tidal.arena_size = 1152 : i64
+// NOINPLACE-SAME: tidal.result_offsets = array<i64: 576, 896, 960>
+func.func @bn_state(%x: tensor<2x4x3x3xf32> {tidal.name = "x", tidal.role = #tidal<role input>},
+                    %s: tensor<4xf32> {tidal.name = "s", tidal.role = #tidal<role param>},
+                    %b: tensor<4xf32> {tidal.name = "b", tidal.role = #tidal<role param>},
+                    %m: tensor<4xf32> {tidal.name = "rm", tidal.role = #tidal<role state>},
+                    %v: tensor<4xf32> {tidal.name = "rv", tidal.role = #tidal<role state>})
+    -> (tensor<2x4x3x3xf32> {tidal.name = "y"},
+        tensor<4xf32> {tidal.name = "rm", tidal.role = #tidal<role state>},
+        tensor<4xf32> {tidal.name = "rv", tidal.role = #tidal<role state>}) {
+  %o, %rm, %rv, %bm, %bv = tidal.batch_norm_training %x, %s, %b, %m, %v : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %o, %rm, %rv : tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
 // The named pipeline that tidalc runs: schedule, plan, verify.
 // RUN: tidal-opt %s -split-input-file -tidal-memory-pipeline | FileCheck %s --check-prefix=PIPELINE
 // RUN: tidal-opt %s -split-input-file -tidal-memory-pipeline="schedule=program strategy=slots" | FileCheck %s --check-prefix=PIPESLOTS

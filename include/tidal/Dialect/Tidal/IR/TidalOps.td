@@ -231,7 +231,9 @@ def Tidal_BatchNormInferenceOp : Tidal_InferOp<"batch_norm_inference", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tidal_BatchNormTrainingOp : Tidal_InferOp<"batch_norm_training", [Pure]> {
+def Tidal_BatchNormTrainingOp : Tidal_InferOp<"batch_norm_training", [Pure,
+    DeclareOpInterfaceMethods<Tidal_InPlaceOpInterface,
+                              ["getInPlaceOperands"]>]> {
   let summary = "batch normalization with batch statistics (training mode)";
   let description = [{
     Both ONNX training forms: the opset-9..13 five-output one and the
@@ -245,6 +247,10 @@ def Tidal_BatchNormTrainingOp : Tidal_InferOp<"batch_norm_training", [Pure]> {
     (the statistics are the same); with `clip_min` and `clip_max` it is
     `tidal.clip`'s `min(max(y, clip_min), clip_max)` (ReLU6). At most one
     of the two epilogues.
+
+    In place: the new running mean and variance may take the bytes of the
+    running mean and variance they replace (the memory planner does so
+    when those die here, as BatchNorm state does in a training step).
   }];
   let arguments = (ins Tidal_FloatTensor:$input, Tidal_FloatTensor:$scale,
                        Tidal_FloatTensor:$bias,
