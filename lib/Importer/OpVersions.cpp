@@ -107,6 +107,8 @@ const OpVersionInfo kOps[] = {
     {"", "Mean", v(1, 6, 8, 13), v(13), op, ""},
     {"", "Min", v(1, 6, 8, 12, 13), v(13), op, ""},
     {"", "Mish", v(18), v(18), op, ""},
+    {"", "Mod", v(10, 13), v(13), folded,
+     "integers (`fmod` 0 or 1); 13: types"},
     {"", "Mul", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
     {"", "Neg", v(1, 6, 13), v(13), op, ""},
     {"", "NegativeLogLikelihoodLoss", v(12, 13), v(13), op, ""},

@@ -208,18 +208,21 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     return true;
   }
 
-  static const llvm::StringSet<> foldable = {"Gather",  "Unsqueeze",
-                                             "Squeeze", "Concat",
-                                             "Slice",   "Cast",
-                                             "Reshape", "Identity",
-                                             "Add",     "Sub",
-                                             "Mul",     "Div",
-                                             "Neg",     "ConstantOfShape",
-                                             "Range",   "Equal",
-                                             "Where",   "Expand",
-                                             "Less",    "Greater",
-                                             "Sqrt",    "Pow",
-                                             "Flatten", "Transpose"};
+  static const llvm::StringSet<> foldable = {"Gather",   "Unsqueeze",
+                                             "Squeeze",  "Concat",
+                                             "Slice",    "Cast",
+                                             "Reshape",  "Identity",
+                                             "Add",      "Sub",
+                                             "Mul",      "Div",
+                                             "Neg",      "ConstantOfShape",
+                                             "Range",    "Equal",
+                                             "Where",    "Expand",
+                                             "Less",     "Greater",
+                                             "Sqrt",     "Pow",
+                                             "Flatten",  "Transpose",
+                                             "Mod",      "Not",
+                                             "And",      "Or",
+                                             "ScatterND"};
   if (!foldable.contains(op))
     return false;
   // Fold only when every given input is known; optional empty inputs are
@@ -246,7 +249,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
   });
   if (!allInt && op != "Cast" && op != "Identity" && op != "Unsqueeze" &&
       op != "Squeeze" && op != "Reshape" && op != "Concat" && op != "Gather" &&
-      op != "Slice" && op != "Sqrt" && op != "Div" && op != "Mul")
+      op != "Slice" && op != "Sqrt" && op != "Div" && op != "Mul" &&
+      op != "ScatterND")
     return false;
 
   Vals x(in[0]);
@@ -294,6 +298,113 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     if (!r)
       return true;
     results.push_back(r);
+  } else if (op == "Mod") {
+    // Integers only (the float folds above leave it out): fmod = 0 takes
+    // the divisor's sign, as Python's %; fmod = 1 the dividend's, as C's.
+    if (in.size() < 2 || !in[1])
+      return false;
+    Vals y(in[1]);
+    auto out = broadcastShapes(shape, y.type.getShape());
+    if (!out) {
+      error = "operand shapes do not broadcast";
+      return true;
+    }
+    auto zeros =
+        makeConstant(RankedTensorType::get(*out, IntegerType::get(ctx, 64)),
+                     llvm::SmallVector<int64_t>(numElements(*out), 0));
+    DenseElementsAttr xb = binary(x, Vals(zeros), "Add", error),
+                      yb = binary(y, Vals(zeros), "Add", error);
+    if (!xb || !yb)
+      return true;
+    Vals xv(xb), yv(yb);
+    const bool fmod = intAttr(node, "fmod", 0) != 0;
+    llvm::SmallVector<int64_t> v;
+    for (int64_t k = 0, n = numElements(*out); k < n; ++k) {
+      int64_t a = xv.iat(k), b = yv.iat(k);
+      if (b == 0) {
+        error = "integer modulo by zero in a shape computation";
+        return true;
+      }
+      int64_t r = a % b;
+      if (!fmod && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+      v.push_back(r);
+    }
+    results.push_back(
+        makeConstant(RankedTensorType::get(*out, x.type.getElementType()), v));
+  } else if (op == "Not" || op == "And" || op == "Or") {
+    // Booleans by truth (non-zero), broadcast as the binary ops do.
+    Vals y = x;
+    if (op != "Not") {
+      if (in.size() < 2 || !in[1])
+        return false;
+      y = Vals(in[1]);
+    }
+    auto out = broadcastShapes(shape, y.type.getShape());
+    if (!out) {
+      error = "operand shapes do not broadcast";
+      return true;
+    }
+    auto zeros =
+        makeConstant(RankedTensorType::get(*out, IntegerType::get(ctx, 64)),
+                     llvm::SmallVector<int64_t>(numElements(*out), 0));
+    DenseElementsAttr xb = binary(x, Vals(zeros), "Add", error),
+                      yb = binary(y, Vals(zeros), "Add", error);
+    if (!xb || !yb)
+      return true;
+    Vals xv(xb), yv(yb);
+    llvm::SmallVector<int64_t> v;
+    for (int64_t k = 0, n = numElements(*out); k < n; ++k) {
+      bool a = xv.iat(k) != 0, b = yv.iat(k) != 0;
+      v.push_back(op == "Not" ? !a : op == "And" ? (a && b) : (a || b));
+    }
+    results.push_back(
+        makeConstant(RankedTensorType::get(*out, IntegerType::get(ctx, 1)), v));
+  } else if (op == "ScatterND") {
+    // A copy of `data` with the slices that `indices` name replaced by
+    // `updates` (reduction "none").
+    if (in.size() < 3 || !in[1] || !in[2])
+      return false;
+    if (const auto *a = findAttribute(node, "reduction"); a && a->s() != "none")
+      return false;
+    Vals idx(in[1]), upd(in[2]);
+    auto idxShape = idx.type.getShape();
+    int64_t k = idxShape.empty() ? 0 : idxShape.back();
+    if (idxShape.empty() || k > rank) {
+      error = "indices' last dimension exceeds the data's rank";
+      return true;
+    }
+    llvm::SmallVector<int64_t> updShape(idxShape.drop_back());
+    llvm::append_range(updShape, shape.drop_front(k));
+    if (upd.type.getShape() != llvm::ArrayRef<int64_t>(updShape) ||
+        upd.isFloat != x.isFloat) {
+      error = "updates' shape or type does not match data and indices";
+      return true;
+    }
+    auto strides = stridesOf(shape);
+    int64_t slice = numElements(shape.drop_front(k));
+    int64_t count = numElements(idxShape.drop_back());
+    llvm::SmallVector<double> fv(x.f);
+    llvm::SmallVector<int64_t> iv(x.i);
+    for (int64_t u = 0; u < count; ++u) {
+      int64_t base = 0;
+      for (int64_t d = 0; d < k; ++d) {
+        int64_t j = idx.iat(u * k + d);
+        if (j < -shape[d] || j >= shape[d]) {
+          error = "index " + std::to_string(j) + " out of range";
+          return true;
+        }
+        base += (j < 0 ? j + shape[d] : j) * strides[d];
+      }
+      for (int64_t e = 0; e < slice; ++e) {
+        if (x.isFloat)
+          fv[base + e] = upd.f[u * slice + e];
+        else
+          iv[base + e] = upd.i[u * slice + e];
+      }
+    }
+    results.push_back(x.isFloat ? makeConstant(x.type, fv)
+                                : makeConstant(x.type, iv));
   } else if (op == "Gather") {
     if (in.size() < 2 || !in[1] || rank == 0)
       return false;
