@@ -56,6 +56,7 @@ EXPECTED_TO_TRAIN = [
     "efficientnet_b0",
     "convnext_tiny",
     "vit",
+    "swin_t",
     "transformer_encoder",
     "transformer",
     "transformer_decoder",

@@ -166,6 +166,16 @@ def _convnext_small():
     return ConvNeXt(setting, stochastic_depth_prob=0.0, num_classes=CLASSES)
 
 
+def _swin_small():
+    """Swin-T's blocks (shifted windows: the attention mask and the cyclic
+    shift, relative position bias) at 1/4 width, window 4 on 32x32 (8x8
+    tokens), two blocks in the first two stages, one in the last two."""
+    from torchvision.models.swin_transformer import SwinTransformer
+
+    return SwinTransformer(patch_size=[4, 4], embed_dim=24, depths=[2, 2, 1, 1], num_heads=[1, 2, 4, 8],
+                           window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=CLASSES)
+
+
 def _vision_models() -> List[RealModel]:
     tv = _tv
     i32, i64, i139 = _image(32), _image(64), _image(139)
@@ -224,6 +234,9 @@ def _vision_models() -> List[RealModel]:
                   lambda: tv().VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4,
                                                  hidden_dim=64, mlp_dim=128, num_classes=CLASSES), i32,
                   note="torchvision VisionTransformer: image 32, patch 8, 2 layers, hidden 64, 4 heads, MLP 128"),
+        RealModel("swin_t", "transformer", _swin_small, i32,
+                  note="embed 24 (96), depths 2, 2, 1, 1 (2, 2, 6, 2), window 4 (7) on 32x32; stochastic depth 0",
+                  full=lambda: tv().swin_t(num_classes=CLASSES, stochastic_depth_prob=0.0), full_inputs=_image(224)),
     ]
 
 
