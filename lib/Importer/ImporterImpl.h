@@ -74,6 +74,18 @@ inline constexpr llvm::StringLiteral kTrainingDomain =
     "ai.onnx.preview.training";
 inline constexpr int64_t kTrainingOpset = 1;
 
+/// Orders `g`'s nodes so that each follows the producers of its inputs
+/// (those of `available` are defined outside), keeping the file order
+/// among ready ones. Returns failure with `error` set.
+LogicalResult sortNodes(const onnx::GraphProto &g, llvm::StringSet<> available,
+                        bool inAlgorithm, std::vector<int> &order,
+                        std::string &error);
+
+/// The tensors that `node`'s graph attributes (an If's branches, at any
+/// depth) read from outside them, added to `refs`.
+void collectOuterReferences(const onnx::NodeProto &node,
+                            llvm::StringSet<> &refs);
+
 /// Converts a node of the ai.onnx.preview.training domain: Momentum, Adagrad
 /// and Adam anywhere, Gradient only in a training_info algorithm graph
 /// (`inAlgorithm`). Returns failure with `error` set.

@@ -38,6 +38,11 @@ private:
   LogicalResult convertNodes(const onnx::GraphProto &g,
                              llvm::ArrayRef<int> order, bool inAlgorithm,
                              std::string &error);
+  /// An If whose condition is known at compile time: the branch it takes,
+  /// imported in place of the node (IfInlining.cpp).
+  LogicalResult inlineIf(const onnx::NodeProto &node, int index,
+                         bool inAlgorithm, std::string &why,
+                         std::string &error);
   LogicalResult buildGraphOutputs(SmallVectorImpl<Value> &results,
                                   SmallVectorImpl<DictionaryAttr> &resAttrs,
                                   std::string &error);
@@ -47,6 +52,8 @@ private:
   const ImportOptions &options;
   onnx::ModelProto model;
   int64_t opset = 0;
+  /// The ai.onnx.preview.training version the model imports (0: none).
+  int64_t trainingOpset = 0;
   /// The symbolic dimension bound to the batch size, once seen.
   std::string batchSymbol;
   /// The model's training_info, when it has one.

@@ -73,7 +73,6 @@ LogicalResult ModelImporter::load(std::string &error) {
 }
 
 LogicalResult ModelImporter::checkOpsets(std::string &error) {
-  int64_t trainingOpset = 0;
   for (const auto &o : model.opset_import()) {
     if (isDefaultDomain(o.domain()))
       opset = o.version();
@@ -185,9 +184,9 @@ LogicalResult ModelImporter::checkNodeOpsets(const onnx::GraphProto &g,
 /// file order among ready ones. `available` holds the tensors defined outside
 /// the nodes (for an algorithm graph, everything the inference graph
 /// defines); a Gradient also waits for the node computing its `y`.
-static LogicalResult sortNodes(const onnx::GraphProto &g,
-                               llvm::StringSet<> available, bool inAlgorithm,
-                               std::vector<int> &order, std::string &error) {
+LogicalResult importer::sortNodes(const onnx::GraphProto &g,
+                                  llvm::StringSet<> available, bool inAlgorithm,
+                                  std::vector<int> &order, std::string &error) {
   auto describe = [&](int i) {
     return describeNode(g.node(i), i, inAlgorithm);
   };
@@ -223,6 +222,15 @@ static LogicalResult sortNodes(const onnx::GraphProto &g,
       ++pending[i];
       users[p->second].push_back(i);
     }
+    // An If's branches read tensors of this graph by name.
+    llvm::StringSet<> outer;
+    collectOuterReferences(node, outer);
+    for (const auto &ref : outer)
+      if (auto p = producer.find(ref.getKey());
+          p != producer.end() && p->second != i) {
+        ++pending[i];
+        users[p->second].push_back(i);
+      }
     // Gradient reads its y by name, not as an input.
     if (node.domain() == kTrainingDomain && node.op_type() == "Gradient")
       if (const auto *y = findAttribute(node, "y"))
@@ -276,6 +284,13 @@ LogicalResult ModelImporter::convertNodes(const onnx::GraphProto &g,
     std::string why;
     SmallVector<DenseElementsAttr> folded;
     bool isTrainingOp = node.domain() == kTrainingDomain;
+    if (!isTrainingOp && node.op_type() == "If") {
+      if (succeeded(inlineIf(node, index, inAlgorithm, why, error)))
+        continue;
+      if (!why.empty())
+        error = describeNode(node, index, inAlgorithm) + ": " + why;
+      return failure();
+    }
     if (!isTrainingOp && tryFoldNode(*gi, node, folded, why)) {
       for (auto [i, attr] : llvm::enumerate(folded))
         if (i < (size_t)node.output_size() && !node.output(i).empty())

@@ -91,6 +91,10 @@ const OpVersionInfo kOps[] = {
     {"", "HardSwish", v(14), v(14), op, ""},
     {"", "Identity", v(1, 13, 14, 16, 19, 21), v(13, 14, 16, 19, 21), op,
      "14, 16: sequence and optional types (not supported); 19, 21: types"},
+    {"", "If", v(1, 11, 13, 16, 19, 21), v(13, 16, 19, 21), folded,
+     "the condition known at compile time (a shape test, as PyTorch exports "
+     "`squeeze(dim)`): the branch taken is imported in place of the node; "
+     "16, 19, 21: types"},
     {"", "InstanceNormalization", v(1, 6), v(6), op, ""},
     {"", "LSTM", v(1, 7, 14), v(7, 14), op, "14: `layout`"},
     {"", "LayerNormalization", v(17), v(17), op, ""},
