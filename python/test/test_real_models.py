@@ -63,6 +63,7 @@ EXPECTED_TO_TRAIN = [
     "lstm",
     "gru",
     "gpt2",
+    "llama",
     "bert",
     "unet",
     "resnet18",

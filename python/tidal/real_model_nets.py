@@ -137,6 +137,77 @@ class GPT(nn.Module):
         return F.cross_entropy(shift_logits, labels[:, 1:].reshape(-1))
 
 
+class RMSNorm(nn.Module):
+    """LLaMA's RMSNorm: x / sqrt(mean(x^2) + eps) * weight."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def _rotate(x, cos, sin):
+    """Rotary position embedding, the half-split form of Hugging Face's LLaMA."""
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, heads, block):
+        super().__init__()
+        self.heads = heads
+        self.input_norm = RMSNorm(d)
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+        self.post_norm = RMSNorm(d)
+        self.gate, self.up = nn.Linear(d, 2 * d, bias=False), nn.Linear(d, 2 * d, bias=False)
+        self.down = nn.Linear(2 * d, d, bias=False)
+        self.register_buffer("mask", torch.triu(torch.full((block, block), float("-inf")), 1), persistent=False)
+
+    def forward(self, x, cos, sin):
+        b, t, d = x.shape
+        hd = d // self.heads
+        y = self.input_norm(x)
+        q, k, v = (p(y).view(b, t, self.heads, hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        q, k = _rotate(q, cos, sin), _rotate(k, cos, sin)
+        att = (q @ k.transpose(-2, -1) / math.sqrt(hd) + self.mask[:t, :t]).softmax(-1)
+        x = x + self.o((att @ v).transpose(1, 2).reshape(b, t, d))
+        y = self.post_norm(x)
+        return x + self.down(F.silu(self.gate(y)) * self.up(y))
+
+
+class Llama(nn.Module):
+    """A LLaMA-style decoder LM: RMSNorm, rotary position embeddings,
+    SwiGLU MLPs, no biases, the output projection tied to the token
+    embedding; forward(input_ids, labels) returns the mean next-token
+    cross-entropy (labels shifted inside)."""
+
+    VOCAB, BLOCK, D, HEADS, LAYERS = 96, 16, 64, 4, 2
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(self.VOCAB, self.D)
+        self.layers = nn.ModuleList(LlamaBlock(self.D, self.HEADS, self.BLOCK) for _ in range(self.LAYERS))
+        self.norm = RMSNorm(self.D)
+        self.lm_head = nn.Linear(self.D, self.VOCAB, bias=False)
+        self.lm_head.weight = self.embed.weight
+        hd = self.D // self.HEADS
+        freq = torch.outer(torch.arange(self.BLOCK).float(), 1.0 / 10000 ** (torch.arange(0, hd, 2).float() / hd))
+        angles = torch.cat((freq, freq), dim=-1)[None, None]
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+
+    def forward(self, input_ids, labels):
+        t = input_ids.shape[1]
+        x = self.embed(input_ids)
+        for layer in self.layers:
+            x = layer(x, self.cos[:, :, :t], self.sin[:, :, :t])
+        logits = self.lm_head(self.norm(x))
+        return F.cross_entropy(logits[:, :-1, :].reshape(-1, self.VOCAB), labels[:, 1:].reshape(-1))
+
+
 class BertLayer(nn.Module):
     """A post-norm BERT layer, attention written out as Hugging Face's."""
 

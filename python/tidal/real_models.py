@@ -40,7 +40,7 @@ import torch.nn as nn
 
 from tidal import export as zoo_export
 from tidal import zoo
-from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier,
+from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama,
                                    RNNClassifier, Seq2SeqClassifier, UNet)
 
 SEED = 0
@@ -255,6 +255,12 @@ def _other_models() -> List[RealModel]:
                    Input("labels", (GPT.BLOCK,), torch.int64, GPT.VOCAB)),
                   loss="output", outputs=("loss",),
                   note="vocab 96, context 16, d 64, 4 heads, 2 layers, tanh GELU, tied lm_head; loss inside"),
+        RealModel("llama", "transformer", Llama,
+                  (Input("input_ids", (Llama.BLOCK,), torch.int64, Llama.VOCAB),
+                   Input("labels", (Llama.BLOCK,), torch.int64, Llama.VOCAB)),
+                  loss="output", outputs=("loss",),
+                  note="LLaMA-style: vocab 96, context 16, d 64, 4 heads, 2 layers, RMSNorm, rotary embeddings,"
+                       " SwiGLU, tied lm_head; loss inside"),
         RealModel("bert", "transformer", Bert,
                   (Input("input_ids", (SEQ,), torch.int64, Bert.VOCAB),
                    Input("token_type_ids", (SEQ,), torch.int64, Bert.TYPES),
@@ -305,7 +311,7 @@ def dataset(name: str, samples: int, size: str = "small", seed: int = DATA_SEED)
     """({input name: array}, label or None) with `samples` rows, fixed seed.
 
     Images and features are standard normal; class labels uniform in 10;
-    the U-Net's target is a smooth map of its input; the GPT's labels are its
+    the U-Net's target is a smooth map of its input; the GPT's and LLaMA's labels are their
     input ids (shifted inside the model); BERT's sequences are padded (id 0,
     mask 0) after a random length of 8..16, with token type 1 after a random
     split point.
@@ -319,7 +325,7 @@ def dataset(name: str, samples: int, size: str = "small", seed: int = DATA_SEED)
             data[inp.name] = rng.standard_normal(shape, dtype=np.float32)
         else:
             data[inp.name] = rng.integers(0, inp.high, shape, dtype=np.int64)
-    if name == "gpt2":
+    if name in ("gpt2", "llama"):
         data["labels"] = data["input_ids"].copy()
     if name == "bert":
         t = s.inputs[0].shape[0]
