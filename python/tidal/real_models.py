@@ -1,9 +1,9 @@
 """The real-model suite: small versions of the architectures PyTorch users bring.
 
 Every entry builds a real architecture (torchvision's classification
-families through torchvision's own classes, VisionTransformer,
-nn.Transformer*, a GPT-2-style LM, a BERT-style encoder, a U-Net, LSTM and
-GRU classifiers) at a size where 5 training steps take seconds on 2 cores,
+families through torchvision's own classes, VisionTransformer, Swin
+Transformer, nn.Transformer*, GPT-2- and LLaMA-style LMs, a BERT-style
+encoder, a U-Net, LSTM and GRU classifiers) at a size where 5 training steps take seconds on 2 cores,
 with example inputs and a loss form:
 
 - "cross-entropy": the model returns class logits [N, 10]; tidalc adds the
