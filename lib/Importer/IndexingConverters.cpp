@@ -12,6 +12,8 @@
 //                    "none": where(hit, scatter_add(updates), data), hit =
 //                    scatter_add(ones) > 0 (ONNX leaves repeated indices
 //                    undefined; here they add up)
+//   TopK             k rounds of argmax (argmin), each value a gather of
+//                    its index, then that element masked for the next
 //   CumSum           float: log2(n) steps of y += y shifted by 1, 2, 4...
 //                    along the axis (slice + pad; exclusive shifts by one
 //                    first, reverse shifts the other way)
@@ -22,6 +24,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConverterSupport.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tidal;
@@ -82,9 +86,11 @@ struct Indexer : Composer {
 };
 
 /// The flat positions in data (shaped `data`) of ElementsOp indices `idx`
-/// (shaped `ishape`) along `axis`.
+/// (shaped `ishape`) along `axis`; negative ones count from the end unless
+/// the indices are known not to be (`nonNegative`).
 Value elementsFlatIndex(Indexer &c, Value idx, llvm::ArrayRef<int64_t> data,
-                        llvm::ArrayRef<int64_t> ishape, int64_t axis) {
+                        llvm::ArrayRef<int64_t> ishape, int64_t axis,
+                        bool nonNegative = false) {
   llvm::SmallVector<int64_t> ds = stridesOf(data);
   // The flat position of every index with its axis coordinate zeroed.
   llvm::SmallVector<int64_t> base;
@@ -100,7 +106,8 @@ Value elementsFlatIndex(Indexer &c, Value idx, llvm::ArrayRef<int64_t> data,
     base.push_back(flat);
   }
   Value scaled = c.binary(MulOp::getOperationName(),
-                          c.normalize(idx, data[axis]), c.scalar(ds[axis]));
+                          nonNegative ? idx : c.normalize(idx, data[axis]),
+                          c.scalar(ds[axis]));
   return c.binary(AddOp::getOperationName(), scaled, c.i64Const(ishape, base));
 }
 
@@ -335,9 +342,89 @@ LogicalResult convertCumSum(Node &n) {
   return c.bind(y);
 }
 
+/// The most TopK outputs per slice: the composition below has a handful of
+/// ops per output (MoE routers take 1-8; larger k is a sort, not imported).
+constexpr int64_t kMaxTopK = 64;
+
+/// TopK as k rounds of argmax (argmin for the smallest): each round's index
+/// is the first extreme element (the lower index first among equals, as
+/// ONNX asks), its value a gather, and it is then masked with -inf (+inf)
+/// for the next round. The values are sorted (ONNX allows any order with
+/// sorted = 0). Their gradient is the gathers' scatter-add.
+LogicalResult convertTopK(Node &n) {
+  auto x = n.in(0);
+  if (failed(x))
+    return failure();
+  auto type = n.type(0);
+  if (!isa<FloatType>(type.getElementType()))
+    return n.fail("needs float input, got " + typeToString(type));
+  auto axis = n.axis(n.i("axis", -1), type.getRank());
+  if (failed(axis))
+    return failure();
+  auto ks = n.constInts(1, "K");
+  if (failed(ks))
+    return failure();
+  const int64_t dim = type.getDimSize(*axis);
+  if (ks->size() != 1 || (*ks)[0] < 1 || (*ks)[0] > dim)
+    return n.fail("K must be one value in [1, " + llvm::Twine(dim) +
+                  "] (the axis' size)");
+  const int64_t k = (*ks)[0];
+  if (k > kMaxTopK)
+    return n.fail("K = " + llvm::Twine(k) + " is above " +
+                  llvm::Twine(kMaxTopK) +
+                  ", the most TopK outputs tidal imports");
+  const bool largest = n.i("largest", 1) != 0;
+  Indexer c{{n}};
+  llvm::SmallVector<int64_t> one(type.getShape());
+  one[*axis] = 1;
+  // The position along the axis of every element, broadcast from 1-D.
+  llvm::SmallVector<int64_t> iotaShape(type.getRank(), 1), iota;
+  iotaShape[*axis] = dim;
+  for (int64_t i = 0; i < dim; ++i)
+    iota.push_back(i);
+  Value positions = c.i64Const(iotaShape, iota);
+  Value flatX = c.reshape(*x, {type.getNumElements()});
+  Value masked = *x;
+  Value fill = c.splat(type.getElementType(), {},
+                       largest ? -std::numeric_limits<double>::infinity()
+                               : std::numeric_limits<double>::infinity());
+  llvm::SmallVector<Value> values, indices;
+  for (int64_t r = 0; r < k; ++r) {
+    Value idx = c.op(largest ? ArgMaxOp::getOperationName()
+                             : ArgMinOp::getOperationName(),
+                     {masked},
+                     {n.named("axis", n.b().getI64IntegerAttr(*axis)),
+                      n.named("keepdims", n.b().getBoolAttr(true))});
+    if (!c.ok)
+      return failure();
+    indices.push_back(idx);
+    values.push_back(
+        c.gather(flatX,
+                 elementsFlatIndex(c, idx, type.getShape(), one, *axis,
+                                   /*nonNegative=*/true),
+                 0));
+    if (r + 1 < k) {
+      Value hit = c.binary(EqualOp::getOperationName(), positions, idx);
+      masked = c.op(WhereOp::getOperationName(), {hit, fill, masked});
+    }
+  }
+  auto join = [&](llvm::ArrayRef<Value> parts) {
+    if (parts.size() == 1)
+      return c.op(IdentityOp::getOperationName(), {parts[0]});
+    return c.op(ConcatOp::getOperationName(), parts,
+                {n.named("axis", n.b().getI64IntegerAttr(*axis))});
+  };
+  Value outValues = join(values), outIndices = join(indices);
+  if (!c.ok)
+    return failure();
+  n.g.bindOutputs(n.proto, {outValues, outIndices});
+  return success();
+}
+
 } // namespace
 
 void importer::addIndexingConverters(llvm::StringMap<Converter> &map) {
+  map["TopK"] = convertTopK;
   map["GatherElements"] = convertGatherElements;
   map["GatherND"] = convertGatherND;
   map["ScatterElements"] = convertScatterElements;

@@ -177,6 +177,9 @@ const OpVersionInfo kOps[] = {
     {"", "Tanh", v(1, 6, 13), v(13), op, ""},
     {"", "ThresholdedRelu", v(10), v(10), op, ""},
     {"", "Tile", v(1, 6, 13), v(13), op, "`repeats` known at compile time"},
+    {"", "TopK", v(1, 10, 11), v(11), op,
+     "float input; K (at most 64) known at compile time; the values come "
+     "sorted whatever `sorted` says (ONNX allows any order)"},
     {"", "Transpose", v(1, 13, 21), v(13, 21), op, "21: types"},
     {"", "Trilu", v(14), v(14), op, "`k` known at compile time"},
     {"", "Unsqueeze", v(1, 11, 13, 21), v(13, 21), op,

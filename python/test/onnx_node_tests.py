@@ -68,6 +68,7 @@ COMPILE_TIME_OPERANDS = {
     "Range": (0, 1, 2),
     "Resize": (1, 2, 3),
     "CumSum": (1,),
+    "TopK": (1,),
 }
 
 

@@ -844,8 +844,9 @@ def resize_cases(rng):
 def indexing_cases(rng):
     """GatherElements vs torch.gather, GatherND vs advanced indexing,
     ScatterElements vs torch.scatter / scatter_add, ScatterND vs index_put,
-    CumSum vs torch.cumsum (exclusive and reverse built from it); run-time
-    indices (graph inputs) with negative entries."""
+    TopK vs a stable sort (ties to the lower index), CumSum vs torch.cumsum
+    (exclusive and reverse built from it); run-time indices (graph inputs)
+    with negative entries."""
     cases = []
     idx = rng.integers(-4, 4, size=(3, 2)).astype(np.int64)  # into axis 1 of [3, 4]
     cases.append(Case("gather_elements", [Node("GatherElements", ["x", "i"], ["y"], {"axis": 1})], ["y"],
@@ -885,6 +886,29 @@ def indexing_cases(rng):
         return [T["x"].index_put((i[:, 0], i[:, 1]), T["u"], accumulate=True)]
     cases.append(Case("scatter_nd_add", [Node("ScatterND", ["x", "i", "u"], ["y"], {"reduction": "add"})], ["y"],
                       index_add, params={"x": randn(rng, 2, 4), "u": randn(rng, 3)}, inputs={"i": cells}, opset=16))
+    # TopK: the values' gradient lands on the elements chosen; ties go to
+    # the lower index (ONNX's rule: a stable sort's order, which
+    # torch.topk does not promise); the indices weigh the values.
+    def topk_ref(x, k, axis, largest):
+        order = torch.sort(x, dim=axis, descending=bool(largest), stable=True).indices.narrow(axis, 0, k)
+        return torch.gather(x, axis, order), order
+    for j, (shape, k, axis, largest) in enumerate([((3, 7), 3, 1, 1), ((5, 4), 2, 0, 0), ((2, 3, 6), 1, -1, 1),
+                                                   ((4, 5), 5, 1, 0)]):
+        def ref(T, k=k, axis=axis, largest=largest):
+            values, order = topk_ref(T["x"], k, axis, largest)
+            return [values, values * order.double()]
+        cases.append(Case(f"topk_{j}", [Node("TopK", ["x", "k"], ["v", "i"], {"axis": axis, "largest": largest}),
+                                        Node("Cast", ["i"], ["f"], {"to": 1}), Node("Mul", ["v", "f"], ["w"])],
+                          ["v", "w"], ref, params={"x": randn(rng, *shape)}, consts={"k": i64([k])}))
+    ties = np.array([[1, 3, 3, 2, 3], [0, 0, 0, 5, 0]], dtype=np.float32)
+    for largest in (1, 0):
+        def ref(T, largest=largest):
+            values, order = topk_ref(T["x"], 3, 1, largest)
+            return [values * (order.double() + 1.0)]
+        cases.append(Case(f"topk_ties_{largest}", [Node("TopK", ["x", "k"], ["v", "i"], {"axis": 1, "largest": largest}),
+                                                   Node("Add", ["i", "one"], ["j"]), Node("Cast", ["j"], ["g"], {"to": 1}),
+                                                   Node("Mul", ["v", "g"], ["w"])],
+                          ["w"], ref, params={"x": ties}, consts={"k": i64([3]), "one": i64(1)}))
     for j, (shape, axis, excl, rev) in enumerate([((3, 7), 1, 0, 0), ((5, 2, 3), 0, 1, 0), ((2, 9), -1, 0, 1),
                                                   ((4, 6), 1, 1, 1), ((1,), 0, 0, 0)]):
         def ref(T, axis=axis, excl=excl, rev=rev):
