@@ -64,6 +64,7 @@ EXPECTED_TO_TRAIN = [
     "gru",
     "gpt2",
     "llama",
+    "moe",
     "bert",
     "unet",
     "resnet18",

@@ -208,6 +208,58 @@ class Llama(nn.Module):
         return F.cross_entropy(logits[:, :-1, :].reshape(-1, self.VOCAB), labels[:, 1:].reshape(-1))
 
 
+class MoEFeedForward(nn.Module):
+    """A Mixtral-style sparse MLP: a router picks the top 2 of 4 SwiGLU
+    experts per token (torch.topk), their softmaxed scores weigh the
+    experts' outputs (scattered into a dense [.., experts] weight, every
+    expert computed: the small-model form of the dispatch)."""
+
+    EXPERTS, TOP = 4, 2
+
+    def __init__(self, d):
+        super().__init__()
+        self.router = nn.Linear(d, self.EXPERTS, bias=False)
+        self.gate = nn.ModuleList(nn.Linear(d, d, bias=False) for _ in range(self.EXPERTS))
+        self.up = nn.ModuleList(nn.Linear(d, d, bias=False) for _ in range(self.EXPERTS))
+        self.down = nn.ModuleList(nn.Linear(d, d, bias=False) for _ in range(self.EXPERTS))
+
+    def forward(self, x):
+        scores, chosen = self.router(x).topk(self.TOP, dim=-1)
+        weights = torch.zeros(x.shape[:-1] + (self.EXPERTS,), dtype=x.dtype).scatter(-1, chosen, scores.softmax(-1))
+        out = 0
+        for e in range(self.EXPERTS):
+            expert = self.down[e](F.silu(self.gate[e](x)) * self.up[e](x))
+            out = out + weights[..., e:e + 1] * expert
+        return out
+
+
+class MoEBlock(LlamaBlock):
+    def __init__(self, d, heads, block):
+        super().__init__(d, heads, block)
+        del self.gate, self.up, self.down
+        self.moe = MoEFeedForward(d)
+
+    def forward(self, x, cos, sin):
+        b, t, d = x.shape
+        hd = d // self.heads
+        y = self.input_norm(x)
+        q, k, v = (p(y).view(b, t, self.heads, hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        q, k = _rotate(q, cos, sin), _rotate(k, cos, sin)
+        att = (q @ k.transpose(-2, -1) / math.sqrt(hd) + self.mask[:t, :t]).softmax(-1)
+        x = x + self.o((att @ v).transpose(1, 2).reshape(b, t, d))
+        return x + self.moe(self.post_norm(x))
+
+
+class MoE(Llama):
+    """The LLaMA-style LM with Mixtral-style top-2-of-4 expert MLPs."""
+
+    VOCAB, BLOCK, D, HEADS, LAYERS = 96, 16, 32, 4, 2
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(MoEBlock(self.D, self.HEADS, self.BLOCK) for _ in range(self.LAYERS))
+
+
 class BertLayer(nn.Module):
     """A post-norm BERT layer, attention written out as Hugging Face's."""
 

@@ -2,7 +2,8 @@
 
 Every entry builds a real architecture (torchvision's classification
 families through torchvision's own classes, VisionTransformer, Swin
-Transformer, nn.Transformer*, GPT-2- and LLaMA-style LMs, a BERT-style
+Transformer, nn.Transformer*, GPT-2- and LLaMA-style LMs, a mixture of
+experts, a BERT-style
 encoder, a U-Net, LSTM and GRU classifiers) at a size where 5 training steps take seconds on 2 cores,
 with example inputs and a loss form:
 
@@ -40,7 +41,7 @@ import torch.nn as nn
 
 from tidal import export as zoo_export
 from tidal import zoo
-from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama,
+from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama, MoE,
                                    RNNClassifier, Seq2SeqClassifier, UNet)
 
 SEED = 0
@@ -261,6 +262,12 @@ def _other_models() -> List[RealModel]:
                   loss="output", outputs=("loss",),
                   note="LLaMA-style: vocab 96, context 16, d 64, 4 heads, 2 layers, RMSNorm, rotary embeddings,"
                        " SwiGLU, tied lm_head; loss inside"),
+        RealModel("moe", "transformer", MoE,
+                  (Input("input_ids", (MoE.BLOCK,), torch.int64, MoE.VOCAB),
+                   Input("labels", (MoE.BLOCK,), torch.int64, MoE.VOCAB)),
+                  loss="output", outputs=("loss",),
+                  note="the LLaMA-style LM (d 32) with Mixtral-style MLPs: a top-2-of-4 router (torch.topk),"
+                       " SwiGLU experts weighted by the softmaxed scores; loss inside"),
         RealModel("bert", "transformer", Bert,
                   (Input("input_ids", (SEQ,), torch.int64, Bert.VOCAB),
                    Input("token_type_ids", (SEQ,), torch.int64, Bert.TYPES),
@@ -311,7 +318,7 @@ def dataset(name: str, samples: int, size: str = "small", seed: int = DATA_SEED)
     """({input name: array}, label or None) with `samples` rows, fixed seed.
 
     Images and features are standard normal; class labels uniform in 10;
-    the U-Net's target is a smooth map of its input; the GPT's and LLaMA's labels are their
+    the U-Net's target is a smooth map of its input; the language models' labels are their
     input ids (shifted inside the model); BERT's sequences are padded (id 0,
     mask 0) after a random length of 8..16, with token type 1 after a random
     split point.
@@ -325,7 +332,7 @@ def dataset(name: str, samples: int, size: str = "small", seed: int = DATA_SEED)
             data[inp.name] = rng.standard_normal(shape, dtype=np.float32)
         else:
             data[inp.name] = rng.integers(0, inp.high, shape, dtype=np.int64)
-    if name in ("gpt2", "llama"):
+    if name in ("gpt2", "llama", "moe"):
         data["labels"] = data["input_ids"].copy()
     if name == "bert":
         t = s.inputs[0].shape[0]
