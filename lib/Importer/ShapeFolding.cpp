@@ -14,6 +14,8 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <optional>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::tidal;
@@ -137,6 +139,25 @@ DenseElementsAttr binary(const Vals &a, const Vals &b, llvm::StringRef op,
     fo[k] = double(io[k]);
   }
   return isa<FloatType>(elt) ? makeConstant(type, fo) : makeConstant(type, io);
+}
+
+/// `a` and `b` broadcast to their common shape (adding zeros), or nothing
+/// with `error` set when they do not broadcast.
+std::optional<std::pair<Vals, Vals>> broadcastPair(const Vals &a, const Vals &b,
+                                                   std::string &error) {
+  auto out = broadcastShapes(a.type.getShape(), b.type.getShape());
+  if (!out) {
+    error = "operand shapes do not broadcast";
+    return std::nullopt;
+  }
+  auto zeros = makeConstant(
+      RankedTensorType::get(*out, IntegerType::get(a.type.getContext(), 64)),
+      llvm::SmallVector<int64_t>(numElements(*out), 0));
+  DenseElementsAttr ab = binary(a, Vals(zeros), "Add", error),
+                    bb = binary(b, Vals(zeros), "Add", error);
+  if (!ab || !bb)
+    return std::nullopt;
+  return std::make_pair(Vals(ab), Vals(bb));
 }
 
 } // namespace
@@ -303,23 +324,14 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     // the divisor's sign, as Python's %; fmod = 1 the dividend's, as C's.
     if (in.size() < 2 || !in[1])
       return false;
-    Vals y(in[1]);
-    auto out = broadcastShapes(shape, y.type.getShape());
-    if (!out) {
-      error = "operand shapes do not broadcast";
+    auto pair = broadcastPair(x, Vals(in[1]), error);
+    if (!pair)
       return true;
-    }
-    auto zeros =
-        makeConstant(RankedTensorType::get(*out, IntegerType::get(ctx, 64)),
-                     llvm::SmallVector<int64_t>(numElements(*out), 0));
-    DenseElementsAttr xb = binary(x, Vals(zeros), "Add", error),
-                      yb = binary(y, Vals(zeros), "Add", error);
-    if (!xb || !yb)
-      return true;
-    Vals xv(xb), yv(yb);
+    const Vals &xv = pair->first, &yv = pair->second;
+    const int64_t n = xv.type.getNumElements();
     const bool fmod = intAttr(node, "fmod", 0) != 0;
     llvm::SmallVector<int64_t> v;
-    for (int64_t k = 0, n = numElements(*out); k < n; ++k) {
+    for (int64_t k = 0; k < n; ++k) {
       int64_t a = xv.iat(k), b = yv.iat(k);
       if (b == 0) {
         error = "integer modulo by zero in a shape computation";
@@ -330,8 +342,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
         r += b;
       v.push_back(r);
     }
-    results.push_back(
-        makeConstant(RankedTensorType::get(*out, x.type.getElementType()), v));
+    results.push_back(makeConstant(
+        RankedTensorType::get(xv.type.getShape(), x.type.getElementType()), v));
   } else if (op == "Not" || op == "And" || op == "Or") {
     // Booleans by truth (non-zero), broadcast as the binary ops do.
     Vals y = x;
@@ -340,26 +352,18 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
         return false;
       y = Vals(in[1]);
     }
-    auto out = broadcastShapes(shape, y.type.getShape());
-    if (!out) {
-      error = "operand shapes do not broadcast";
+    auto pair = broadcastPair(x, y, error);
+    if (!pair)
       return true;
-    }
-    auto zeros =
-        makeConstant(RankedTensorType::get(*out, IntegerType::get(ctx, 64)),
-                     llvm::SmallVector<int64_t>(numElements(*out), 0));
-    DenseElementsAttr xb = binary(x, Vals(zeros), "Add", error),
-                      yb = binary(y, Vals(zeros), "Add", error);
-    if (!xb || !yb)
-      return true;
-    Vals xv(xb), yv(yb);
+    const Vals &xv = pair->first, &yv = pair->second;
     llvm::SmallVector<int64_t> v;
-    for (int64_t k = 0, n = numElements(*out); k < n; ++k) {
+    for (int64_t k = 0, n = xv.type.getNumElements(); k < n; ++k) {
       bool a = xv.iat(k) != 0, b = yv.iat(k) != 0;
       v.push_back(op == "Not" ? !a : op == "And" ? (a && b) : (a || b));
     }
-    results.push_back(
-        makeConstant(RankedTensorType::get(*out, IntegerType::get(ctx, 1)), v));
+    results.push_back(makeConstant(
+        RankedTensorType::get(xv.type.getShape(), IntegerType::get(ctx, 1)),
+        v));
   } else if (op == "ScatterND") {
     // A copy of `data` with the slices that `indices` name replaced by
     // `updates` (reduction "none").

@@ -166,6 +166,9 @@ class LlamaBlock(nn.Module):
         self.down = nn.Linear(2 * d, d, bias=False)
         self.register_buffer("mask", torch.triu(torch.full((block, block), float("-inf")), 1), persistent=False)
 
+    def mlp(self, y):
+        return self.down(F.silu(self.gate(y)) * self.up(y))
+
     def forward(self, x, cos, sin):
         b, t, d = x.shape
         hd = d // self.heads
@@ -174,8 +177,7 @@ class LlamaBlock(nn.Module):
         q, k = _rotate(q, cos, sin), _rotate(k, cos, sin)
         att = (q @ k.transpose(-2, -1) / math.sqrt(hd) + self.mask[:t, :t]).softmax(-1)
         x = x + self.o((att @ v).transpose(1, 2).reshape(b, t, d))
-        y = self.post_norm(x)
-        return x + self.down(F.silu(self.gate(y)) * self.up(y))
+        return x + self.mlp(self.post_norm(x))
 
 
 class Llama(nn.Module):
@@ -239,15 +241,8 @@ class MoEBlock(LlamaBlock):
         del self.gate, self.up, self.down
         self.moe = MoEFeedForward(d)
 
-    def forward(self, x, cos, sin):
-        b, t, d = x.shape
-        hd = d // self.heads
-        y = self.input_norm(x)
-        q, k, v = (p(y).view(b, t, self.heads, hd).transpose(1, 2) for p in (self.q, self.k, self.v))
-        q, k = _rotate(q, cos, sin), _rotate(k, cos, sin)
-        att = (q @ k.transpose(-2, -1) / math.sqrt(hd) + self.mask[:t, :t]).softmax(-1)
-        x = x + self.o((att @ v).transpose(1, 2).reshape(b, t, d))
-        return x + self.moe(self.post_norm(x))
+    def mlp(self, y):
+        return self.moe(y)
 
 
 class MoE(Llama):
