@@ -7,9 +7,9 @@
         [--wait-idle S]
 
 For each model of python/tidal/real_models.py (torchvision's classification
-families, VisionTransformer, nn.Transformer*, a GPT-2-style LM, a
-BERT-style encoder, a U-Net, LSTM and GRU classifiers; `--size small` by
-default):
+families, VisionTransformer, Swin Transformer, nn.Transformer*, GPT-2- and
+LLaMA-style LMs, a mixture of experts, a BERT-style encoder, a U-Net, LSTM
+and GRU classifiers; `--size small` by default):
 
 1. exports it (tidal.real_models.export: training mode, no constant
    folding, symbolic batch, `--opset`);
