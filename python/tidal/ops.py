@@ -28,7 +28,7 @@ SUPPORTED_OPS = frozenset(
 
 # Shape computations that tidal evaluates at compile time once the batch
 # size is bound; they never reach the runtime.
-FOLDED_SHAPE_OPS = frozenset("Shape Cast ConstantOfShape Range Expand Equal Where".split())
+FOLDED_SHAPE_OPS = frozenset("Shape Cast ConstantOfShape Range Expand Equal Where Mod If".split())
 
 # The ai.onnx.preview.training optimizers, imported one tidal.onnx_* op per
 # tensor wherever they appear. Gradient is imported only inside a
