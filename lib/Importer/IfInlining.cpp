@@ -77,22 +77,18 @@ LogicalResult ModelImporter::inlineIf(const onnx::NodeProto &node, int index,
     why = std::string(name) + " declares inputs (an If branch takes none)";
     return failure();
   }
-  // The branch's nodes are checked and ordered as a graph's: everything
-  // imported so far is defined outside it.
   // An error in the branch names the If and the branch too.
   auto inBranch = [&] {
     error = describeNode(node, index, inAlgorithm) + ", " + name + ": " + error;
     return failure();
   };
+  // The branch's nodes are checked and ordered as a graph's; what it reads
+  // from outside was imported before the If (sortNodes ordered the If after
+  // its producers), and a name no one defines fails at its node.
   if (failed(checkNodeOpsets(g, inAlgorithm, trainingOpset, error)))
     return inBranch();
   llvm::StringSet<> available;
-  for (const auto &v : gi->values)
-    available.insert(v.getKey());
-  for (const auto &c : gi->constants)
-    available.insert(c.getKey());
-  for (const auto &p : gi->pendingInitializers)
-    available.insert(p.getKey());
+  collectGraphReferences(g, available);
   std::vector<int> order;
   if (failed(sortNodes(g, std::move(available), inAlgorithm, order, error)) ||
       failed(convertNodes(g, order, inAlgorithm, error)))

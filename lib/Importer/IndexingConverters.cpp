@@ -410,7 +410,7 @@ LogicalResult convertTopK(Node &n) {
   }
   auto join = [&](llvm::ArrayRef<Value> parts) {
     if (parts.size() == 1)
-      return c.op(IdentityOp::getOperationName(), {parts[0]});
+      return parts[0];
     return c.op(ConcatOp::getOperationName(), parts,
                 {n.named("axis", n.b().getI64IntegerAttr(*axis))});
   };
