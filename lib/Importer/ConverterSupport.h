@@ -202,7 +202,8 @@ void addPadConverters(llvm::StringMap<Converter> &converters);
 /// (DecomposedConverters.cpp).
 void addDecomposedConverters(llvm::StringMap<Converter> &converters);
 
-/// Adds LSTM and GRU, unrolled over the sequence (RecurrentConverters.cpp).
+/// Adds LSTM, GRU and RNN, unrolled over the sequence
+/// (RecurrentConverters.cpp).
 void addRecurrentConverters(llvm::StringMap<Converter> &converters);
 
 /// The axes an ONNX reduction (ReduceSum, ReduceMax, ReduceL2, ...) of node

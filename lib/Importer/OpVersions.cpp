@@ -147,6 +147,8 @@ const OpVersionInfo kOps[] = {
      "`scales`/`sizes` known at compile time; 13: optional `roi`, types; "
      "18: `axes`, `antialias` (upsampling only), keep_aspect_ratio_policy; "
      "19: half_pixel_symmetric. tf_crop_and_resize is rejected"},
+    {"", "RNN", v(1, 7, 14), v(7, 14), op,
+     "14: `layout`; activations Tanh or Relu"},
     {"", "Round", v(11), v(11), op, ""},
     {"", "ScatterElements", v(11, 13, 16, 18), v(13, 16, 18), op,
      "16: `reduction` (none and add are supported); 18: max, min"},

@@ -1,17 +1,19 @@
-//===- RecurrentConverters.cpp - ONNX LSTM and GRU, unrolled --------------===//
+//===- RecurrentConverters.cpp - ONNX LSTM, GRU and RNN, unrolled ---------===//
 //
-// LSTM and GRU are unrolled over the static sequence length into tidal ops
-// (gemm, split, sigmoid, tanh, mul, add, concat), so that autodiff, the
+// LSTM, GRU and RNN are unrolled over the static sequence length into tidal
+// ops (gemm, split, sigmoid, tanh, relu, mul, add, concat), so that autodiff,
+// the
 // kernels and the memory planner handle them like any other graph: the
 // gradient is backpropagation through time, each step's activations are
 // ordinary tensors the planner may swap or recompute.
 //
 // The input projection of all steps is one gemm ([T N, I] x W^T); each step
 // adds h R^T. Gate orders are ONNX's (LSTM i, o, f, c; GRU z, r, h),
-// activations the defaults (sigmoid, tanh, tanh), directions forward,
-// reverse and bidirectional, layout 0 and 1 (opset 14). Not supported, with
-// an error naming them: other activations, `clip`, `input_forget`,
-// peepholes, and sequence_lens other than the full length.
+// activations the defaults (sigmoid, tanh, tanh; RNN tanh, or relu per
+// direction as PyTorch's nn.RNN(nonlinearity='relu') exports), directions
+// forward, reverse and bidirectional, layout 0 and 1 (opset 14). Not
+// supported, with an error naming them: other activations, `clip`,
+// `input_forget`, peepholes, and sequence_lens other than the full length.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,18 +27,25 @@ using namespace mlir::tidal::importer;
 
 namespace {
 
+enum class Cell { LSTM, GRU, RNN };
+
 struct Recurrent {
   Node &n;
   Composer b;
-  bool lstm;
-  int64_t gates; // 4 (LSTM) or 3 (GRU)
+  bool lstm, rnn;
+  int64_t gates; // 4 (LSTM), 3 (GRU) or 1 (RNN)
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1;
   bool batchFirst = false;
   bool reverseOnly = false;
   bool linearBeforeReset = false;
+  bool reluRnn[2] = {false, false}; // RNN: relu instead of tanh, per direction
   FloatType ft;
 
-  Recurrent(Node &n, bool lstm) : n(n), b{n}, lstm(lstm), gates(lstm ? 4 : 3) {}
+  Recurrent(Node &n, Cell cell)
+      : n(n), b{n}, lstm(cell == Cell::LSTM), rnn(cell == Cell::RNN),
+        gates(cell == Cell::LSTM  ? 4
+              : cell == Cell::GRU ? 3
+                                  : 1) {}
 
   /// Rows [begin, end) of dimension `axis` of `v`.
   Value slice(Value v, int64_t axis, int64_t begin, int64_t end) {
@@ -66,6 +75,7 @@ struct Recurrent {
   }
   Value sigmoid(Value x) { return b.op(SigmoidOp::getOperationName(), {x}); }
   Value tanh(Value x) { return b.op(TanhOp::getOperationName(), {x}); }
+  Value relu(Value x) { return b.op(ReluOp::getOperationName(), {x}); }
   /// The `k`-th of `parts` equal column blocks of a [N, parts * H] value.
   Value block(Value v, int64_t k) {
     return slice(v, 1, k * hidden, (k + 1) * hidden);
@@ -133,14 +143,29 @@ LogicalResult Recurrent::check() {
   if (lstm && n.has(7))
     return n.fail("peephole weights (input P) are not supported");
   if (const auto *acts = n.attr("activations")) {
-    llvm::SmallVector<std::string> want = {"Sigmoid", "Tanh", "Tanh"};
-    if (!lstm)
-      want.pop_back();
-    for (int i = 0; i < acts->strings_size(); ++i)
-      if (acts->strings(i) != want[i % want.size()])
-        return n.fail("activation '" + acts->strings(i) +
-                      "' is not supported (only the default sigmoid and "
-                      "tanh)");
+    if (rnn) { // one activation per direction: Tanh (default) or Relu
+      int count = acts->strings_size();
+      if (count != 1 && count != dirs)
+        return n.fail("attribute 'activations' must name one activation "
+                      "per direction (" +
+                      llvm::Twine(dirs) + "), got " + llvm::Twine(count));
+      for (int d = 0; d < dirs; ++d) {
+        const std::string &a = acts->strings(count == 1 ? 0 : d);
+        if (a != "Tanh" && a != "Relu")
+          return n.fail("activation '" + a +
+                        "' is not supported (RNN: only Tanh and Relu)");
+        reluRnn[d] = a == "Relu";
+      }
+    } else {
+      llvm::SmallVector<std::string> want = {"Sigmoid", "Tanh", "Tanh"};
+      if (!lstm)
+        want.pop_back();
+      for (int i = 0; i < acts->strings_size(); ++i)
+        if (acts->strings(i) != want[i % want.size()])
+          return n.fail("activation '" + acts->strings(i) +
+                        "' is not supported (only the default sigmoid and "
+                        "tanh)");
+    }
   }
   linearBeforeReset = !lstm && n.i("linear_before_reset", 0);
   auto w = n.type(1), r = n.type(2);
@@ -201,7 +226,7 @@ void Recurrent::direction(Value x2d, int64_t d, bool reverse,
   Value xw = gemmT(x2d, w, xBias);
   Value h = state(5, d), c = lstm ? state(6, d) : Value();
   Value rZR, rH; // GRU without linear_before_reset: R split by gate
-  if (!lstm && !linearBeforeReset) {
+  if (!lstm && !rnn && !linearBeforeReset) {
     rZR = slice(r, 0, 0, 2 * hidden);
     rH = slice(r, 0, 2 * hidden, 3 * hidden);
   }
@@ -209,7 +234,10 @@ void Recurrent::direction(Value x2d, int64_t d, bool reverse,
   for (int64_t k = 0; k < seq && b.ok; ++k) {
     int64_t t = reverse ? seq - 1 - k : k;
     Value xt = slice(xw, 0, t * batch, (t + 1) * batch);
-    if (lstm) {
+    if (rnn) {
+      Value g = add(xt, gemmT(h, r));
+      h = reluRnn[d] ? relu(g) : tanh(g);
+    } else if (lstm) {
       Value g = add(xt, gemmT(h, r));
       Value i = sigmoid(block(g, 0)), o = sigmoid(block(g, 1));
       Value f = sigmoid(block(g, 2)), cand = tanh(block(g, 3));
@@ -299,6 +327,7 @@ LogicalResult Recurrent::run() {
 } // namespace
 
 void importer::addRecurrentConverters(llvm::StringMap<Converter> &map) {
-  map["LSTM"] = [](Node &n) { return Recurrent(n, true).run(); };
-  map["GRU"] = [](Node &n) { return Recurrent(n, false).run(); };
+  map["LSTM"] = [](Node &n) { return Recurrent(n, Cell::LSTM).run(); };
+  map["GRU"] = [](Node &n) { return Recurrent(n, Cell::GRU).run(); };
+  map["RNN"] = [](Node &n) { return Recurrent(n, Cell::RNN).run(); };
 }

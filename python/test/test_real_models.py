@@ -62,6 +62,7 @@ EXPECTED_TO_TRAIN = [
     "transformer_decoder",
     "lstm",
     "gru",
+    "rnn",
     "gpt2",
     "llama",
     "moe",

@@ -17,7 +17,7 @@ SUPPORTED_OPS = frozenset(
     Reciprocal Sin Cos Sign Floor Ceil Round
     Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Not Where Expand
     Max Min Sum Mean Pad InstanceNormalization GroupNormalization Gelu PRelu
-    Trilu Tile ReduceL1 ReduceL2 ReduceSumSquare LSTM GRU
+    Trilu Tile ReduceL1 ReduceL2 ReduceSumSquare LSTM GRU RNN
     Einsum Cast CastLike ConvTranspose Resize
     GatherElements GatherND ScatterElements ScatterND CumSum
     DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu

@@ -312,8 +312,9 @@ class Bert(nn.Module):
 
 
 class RNNClassifier(nn.Module):
-    """nn.LSTM (2 layers) or nn.GRU (1 layer, bidirectional) over a feature
-    sequence; the last layer's final hidden state(s) are classified."""
+    """nn.LSTM (2 layers), nn.GRU (1 layer, bidirectional) or nn.RNN (2
+    layers, bidirectional, ReLU) over a feature sequence; the last layer's
+    final hidden state(s) are classified."""
 
     def __init__(self, kind):
         super().__init__()
@@ -321,8 +322,12 @@ class RNNClassifier(nn.Module):
         if kind == "lstm":
             self.rnn = nn.LSTM(FEATURES // 2, hidden, num_layers=2, batch_first=True)
             self.directions = 1
-        else:
+        elif kind == "gru":
             self.rnn = nn.GRU(FEATURES // 2, hidden, num_layers=1, batch_first=True, bidirectional=True)
+            self.directions = 2
+        else:
+            self.rnn = nn.RNN(FEATURES // 2, hidden, num_layers=2, nonlinearity="relu", batch_first=True,
+                              bidirectional=True)
             self.directions = 2
         self.head = nn.Linear(hidden * self.directions, CLASSES)
 

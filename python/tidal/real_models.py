@@ -4,7 +4,7 @@ Every entry builds a real architecture (torchvision's classification
 families through torchvision's own classes, VisionTransformer, Swin
 Transformer, nn.Transformer*, GPT-2- and LLaMA-style LMs, a mixture of
 experts, a BERT-style
-encoder, a U-Net, LSTM and GRU classifiers) at a size where 5 training steps take seconds on 2 cores,
+encoder, a U-Net, LSTM, GRU and RNN classifiers) at a size where 5 training steps take seconds on 2 cores,
 with example inputs and a loss form:
 
 - "cross-entropy": the model returns class logits [N, 10]; tidalc adds the
@@ -279,6 +279,8 @@ def _other_models() -> List[RealModel]:
                   note="nn.LSTM 16 -> 32, 2 layers, sequence 16"),
         RealModel("gru", "rnn", lambda: RNNClassifier("gru"), (Input("input", (SEQ, FEATURES // 2)),),
                   note="nn.GRU 16 -> 32, bidirectional, sequence 16"),
+        RealModel("rnn", "rnn", lambda: RNNClassifier("rnn"), (Input("input", (SEQ, FEATURES // 2)),),
+                  note="nn.RNN 16 -> 32, 2 layers, bidirectional, ReLU, sequence 16"),
     ]
 
 

@@ -26,7 +26,7 @@ def main(out):
     for op in ["Reshape", "Slice", "Expand", "Tile", "Gather", "Conv", "Gemm", "MatMul",
                "Add", "Where", "Pad", "Unsqueeze", "Resize", "GatherElements",
                "ScatterElements", "Einsum", "CumSum", "Range", "ConstantOfShape",
-               "LayerNormalization", "BatchNormalization", "LSTM", "GRU"]:
+               "LayerNormalization", "BatchNormalization", "LSTM", "GRU", "RNN"]:
         save(f"{out}/few_{op}.onnx", n(op, ["x"] if op not in ("Einsum", "Range", "ConstantOfShape") else [], ["y"], name="n"))
     save(f"{out}/many_relu.onnx", n("Relu", ["x", "x"], ["y"], name="n"))
     save(f"{out}/no_output.onnx", n("Relu", ["x"], [], name="n"))
