@@ -7,4 +7,6 @@ list(APPEND TIDALRT_EMU_SOURCES
 )
 list(APPEND TIDALRT_CUDA_KERNEL_SOURCES src/cuda/elementwise/elementwise.cu)
 list(APPEND TIDALRT_EMU_TEST_SOURCES
-  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_emu_elementwise_test.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_emu_arithmetic_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_emu_logic_dropout_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_emu_reduce_test.cpp)
