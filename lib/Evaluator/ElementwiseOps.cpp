@@ -152,6 +152,31 @@ static LogicalResult evalDropout(DropoutOp op, EvalState &st,
   return success();
 }
 
+// random_normal / random_uniform: from the evaluator's generator, like
+// dropout (the executable's draws are keyed by step and stream instead;
+// both are correct in distribution, not equal). Uniforms on the runtime's
+// 2^-24 grid; normals by Box-Muller.
+static LogicalResult evalRandom(Operation *op, EvalState &st, Tensor &out) {
+  auto uniform = [&] {
+    return static_cast<double>(st.rng() >> 40) * 0x1.0p-24;
+  };
+  if (auto normal = dyn_cast<RandomNormalOp>(op)) {
+    double mean = toDouble(normal.getMean()),
+           scale = toDouble(normal.getScale());
+    for (double &v : out.data) {
+      double u1 = 1.0 - uniform(), u2 = uniform();
+      v = mean + scale * std::sqrt(-2.0 * std::log(u1)) *
+                     std::cos(6.283185307179586 * u2);
+    }
+    return success();
+  }
+  auto u = cast<RandomUniformOp>(op);
+  double low = toDouble(u.getLow()), high = toDouble(u.getHigh());
+  for (double &v : out.data)
+    v = low + (high - low) * uniform();
+  return success();
+}
+
 static LogicalResult evalDropoutBackward(DropoutBackwardOp op, EvalState &st,
                                          Tensor &out) {
   const Tensor &g = st.get(op.getGrad()), &m = st.get(op.getMask());
@@ -288,6 +313,8 @@ Handled eval::evalElementwiseOp(Operation *op, EvalState &st,
       .Case([&](DropoutBackwardOp o) {
         return done(evalDropoutBackward(o, st, out));
       })
+      .Case<RandomNormalOp, RandomUniformOp>(
+          [&](Operation *o) { return done(evalRandom(o, st, out)); })
       .Case([&](BroadcastToOp o) { return done(evalBroadcastTo(o, st, out)); })
       .Default([](Operation *) -> Handled { return false; });
 }

@@ -206,6 +206,10 @@ void addDecomposedConverters(llvm::StringMap<Converter> &converters);
 /// (RecurrentConverters.cpp).
 void addRecurrentConverters(llvm::StringMap<Converter> &converters);
 
+/// Adds RandomNormal[Like], RandomUniform[Like] and Bernoulli
+/// (RandomConverters.cpp).
+void addRandomConverters(llvm::StringMap<Converter> &converters);
+
 /// The axes an ONNX reduction (ReduceSum, ReduceMax, ReduceL2, ...) of node
 /// `n` reduces, non-negative and sorted: its `axes` input (known at compile
 /// time) or attribute; all axes when none are given, or none (the node is

@@ -558,6 +558,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addPadConverters(map);
     addDecomposedConverters(map);
     addRecurrentConverters(map);
+    addRandomConverters(map);
     addEinsumConverter(map);
     addReduceConverters(map);
     addConvTransposeConverter(map);

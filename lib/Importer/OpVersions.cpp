@@ -46,6 +46,7 @@ const OpVersionInfo kOps[] = {
     {"", "BatchNormalization", v(1, 6, 7, 9, 14, 15), v(9, 14, 15), op,
      "9: training when the running statistics outputs are used; "
      "14: `training_mode`, three outputs; 15: types"},
+    {"", "Bernoulli", v(15), v(15), op, "a uniform draw compared with p"},
     {"", "Cast", v(1, 6, 9, 13, 19, 21), v(13, 19, 21), op,
      "19: `saturate` (float8 only), types; 21: types"},
     {"", "CastLike", v(15, 19, 21), v(15, 19, 21), op, "19, 21: types"},
@@ -122,6 +123,10 @@ const OpVersionInfo kOps[] = {
     {"", "Pad", v(1, 2, 11, 13, 18, 19, 21), v(13, 18, 19, 21), op,
      "18: `axes` input; 19: `wrap` mode (not supported); 21: types"},
     {"", "Pow", v(1, 7, 12, 13, 15), v(13, 15), op, "15: types"},
+    {"", "RandomNormal", v(1), v(1), op, "float32 and float64 draws"},
+    {"", "RandomNormalLike", v(1), v(1), op, "float32 and float64 draws"},
+    {"", "RandomUniform", v(1), v(1), op, "float32 and float64 draws"},
+    {"", "RandomUniformLike", v(1), v(1), op, "float32 and float64 draws"},
     {"", "Range", v(11), v(11), folded, ""},
     {"", "Reciprocal", v(1, 6, 13), v(13), op, ""},
     {"", "ReduceL1", v(1, 11, 13, 18), v(13, 18), op, "18: `axes` input"},

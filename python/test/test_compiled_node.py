@@ -9,7 +9,7 @@ with the expected one, exactly as test_eval_node.py compares the
 evaluator's (the same tolerances and the same exempted outputs).
 
 Outcomes: passed; import unsupported (tidalc rejects the model at import:
-test_node_import.py's business); skipped with a reason (random dropout, bfloat16 values);
+test_node_import.py's business); skipped with a reason (random dropout or draws, bfloat16 values);
 expected failure (EXPECTED_FAILURES: the failure must contain the reason
 given there, and a model that starts passing fails the test until it is
 taken off the list); failed (a compile or link error, a failing executable,
@@ -155,7 +155,7 @@ class CompiledNodeTest(unittest.TestCase):
             f"failed {counts['failed']} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items())) or 'none'})",
             f"import unsupported {counts['import_unsupported']}",
             f"expected failures {counts['expected_failure']}",
-            f"skipped (random dropout, bfloat16) {counts['skipped']}",
+            f"skipped (random dropout or draws, bfloat16) {counts['skipped']}",
             f"outputs compared {outputs_compared}",
             f"tolerance rtol={eval_node.RTOL:g} atol={eval_node.ATOL:g}",
             f"largest error {worst:.3g} x tolerance",

@@ -11,7 +11,7 @@ and shapes exactly.
 
 Outcomes: passed; import unsupported (tidalc rejects the model: that is
 test_node_import.py's business, e.g. an importer still in progress);
-skipped with a reason (random dropout, bfloat16 values); failed (anything else: an
+skipped with a reason (random dropout or draws, bfloat16 values); failed (anything else: an
 evaluation error, a missing or wrong output). Exempted outputs, each with
 its reason, are listed in KNOWN_DIFFERENCES. The counts are printed.
 
@@ -78,12 +78,21 @@ def _value_of(name, model, inputs):
     return None
 
 
+# Ops whose values are random draws: a node test's expected output is one
+# sample of ONNX Runtime's generator.
+RANDOM_OPS = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli"}
+
+
 def skip_reason(model, inputs):
     """Why a node test cannot be run through .npy files as it is, or None:
-    random dropout, or bfloat16 inputs/outputs (numpy has no bfloat16 dtype;
+    random dropout or draws, or bfloat16 inputs/outputs (numpy has no bfloat16 dtype;
     tidal's bfloat16 conversions are tested in runtime/test/cpu_cast_test.cpp)."""
     if random_dropout(model, inputs):
         return "random dropout (training mode, ratio > 0)"
+    draws = sorted({n.op_type for n in model.graph.node} & RANDOM_OPS)
+    if draws:
+        return f"random draws ({', '.join(draws)}): tested in distribution and against" \
+               " tidal.random_draws (test_random_draws.py)"
     values = list(model.graph.input) + list(model.graph.output)
     if any(v.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16 for v in values):
         return "a bfloat16 input or output, which .npy files cannot hold"
@@ -355,7 +364,7 @@ class EvalNodeTest(unittest.TestCase):
             f"passed {counts['passed']}",
             f"failed {counts['failed']}",
             f"import unsupported {counts['import_unsupported']}",
-            f"skipped (random dropout, bfloat16) {counts['skipped']}",
+            f"skipped (random dropout or draws, bfloat16) {counts['skipped']}",
             f"outputs compared {outputs_compared}",
             f"exempted outputs {len(KNOWN_DIFFERENCES)}",
             f"tolerance rtol={RTOL:g} atol={ATOL:g}",

@@ -68,6 +68,7 @@ EXPECTED_TO_TRAIN = [
     "moe",
     "bert",
     "unet",
+    "vae",
     "resnet18",
     "mnasnet0_5",
     "inception_v3",

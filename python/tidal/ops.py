@@ -18,6 +18,7 @@ SUPPORTED_OPS = frozenset(
     Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Not Where Expand
     Max Min Sum Mean Pad InstanceNormalization GroupNormalization Gelu PRelu
     Trilu Tile ReduceL1 ReduceL2 ReduceSumSquare LSTM GRU RNN
+    RandomNormal RandomNormalLike RandomUniform RandomUniformLike Bernoulli
     Einsum Cast CastLike ConvTranspose Resize
     GatherElements GatherND ScatterElements ScatterND CumSum
     DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu

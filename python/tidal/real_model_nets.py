@@ -370,3 +370,43 @@ class UNet(nn.Module):
         d2 = self.dec2(torch.cat([self.up2(m), e2], dim=1))
         d1 = self.dec1(torch.cat([self.up1(d2), e1], dim=1))
         return self.out(d1)
+
+
+class VAE(nn.Module):
+    """A convolutional variational autoencoder on 3x32x32: two stride-2 convs
+    to a 16-d latent (mean and log-variance), the reparameterisation
+    z = mu + eps * exp(logvar / 2) with eps = torch.randn_like(mu) (ONNX
+    RandomNormalLike), two ConvTranspose2d back to the image; the loss (inside
+    the model) is the reconstruction MSE plus 0.01 x the KL divergence.
+
+    Outside an ONNX export eps is not torch's but tidal's own draw for that
+    step (tidal.random_draws: seed 0, stream 0, the step counted by forward
+    calls), so that a PyTorch reference sees the noise the executable draws."""
+
+    LATENT = 16
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Conv2d(3, 16, 4, 2, 1), nn.ReLU(), nn.Conv2d(16, 32, 4, 2, 1), nn.ReLU())
+        self.stats = nn.Linear(32 * 8 * 8, 2 * self.LATENT)
+        self.expand = nn.Linear(self.LATENT, 32 * 8 * 8)
+        self.dec = nn.Sequential(nn.ReLU(), nn.ConvTranspose2d(32, 16, 4, 2, 1), nn.ReLU(),
+                                 nn.ConvTranspose2d(16, 3, 4, 2, 1), nn.Sigmoid())
+        self.steps = 0
+
+    def noise_like(self, mu):
+        if torch.onnx.is_in_onnx_export():
+            return torch.randn_like(mu)
+        from tidal import random_draws  # noqa: deferred: only references need it
+
+        eps = random_draws.normal(tuple(mu.shape), step=self.steps, dtype=mu.detach().numpy().dtype)
+        self.steps += 1
+        return torch.from_numpy(eps)
+
+    def forward(self, x):
+        h = self.enc(x).flatten(1)
+        mu, logvar = self.stats(h).chunk(2, dim=1)
+        z = mu + self.noise_like(mu) * torch.exp(0.5 * logvar)
+        recon = self.dec(self.expand(z).view(-1, 32, 8, 8))
+        kl = -0.5 * torch.mean(torch.sum(1 + logvar - mu * mu - logvar.exp(), dim=1))
+        return torch.mean((recon - x) ** 2) + 0.01 * kl

@@ -4,7 +4,7 @@ Every entry builds a real architecture (torchvision's classification
 families through torchvision's own classes, VisionTransformer, Swin
 Transformer, nn.Transformer*, GPT-2- and LLaMA-style LMs, a mixture of
 experts, a BERT-style
-encoder, a U-Net, LSTM, GRU and RNN classifiers) at a size where 5 training steps take seconds on 2 cores,
+encoder, a U-Net, a VAE, LSTM, GRU and RNN classifiers) at a size where 5 training steps take seconds on 2 cores,
 with example inputs and a loss form:
 
 - "cross-entropy": the model returns class logits [N, 10]; tidalc adds the
@@ -42,7 +42,7 @@ import torch.nn as nn
 from tidal import export as zoo_export
 from tidal import zoo
 from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama, MoE,
-                                   RNNClassifier, Seq2SeqClassifier, UNet)
+                                   RNNClassifier, Seq2SeqClassifier, UNet, VAE)
 
 SEED = 0
 DATA_SEED = 1234
@@ -63,7 +63,7 @@ class Input:
 @dataclass(frozen=True)
 class RealModel:
     name: str
-    family: str  # "torchvision", "transformer", "rnn", "unet"
+    family: str  # "torchvision", "transformer", "rnn", "unet", "vae"
     build: Callable[[], nn.Module]  # the small version
     inputs: Tuple[Input, ...]
     loss: str = "cross-entropy"  # | "mse" | "output"
@@ -273,6 +273,9 @@ def _other_models() -> List[RealModel]:
                    Input("token_type_ids", (SEQ,), torch.int64, Bert.TYPES),
                    Input("attention_mask", (SEQ,), torch.int64, 2)),
                   note="vocab 128, sequence 16 (padded), d 64, 4 heads, FFN 128, 2 layers, pooler + classifier"),
+        RealModel("vae", "vae", VAE, _image(32), loss="output", outputs=("loss",),
+                  note="conv VAE 3x32x32 -> 16-d latent -> ConvTranspose2d, torch.randn_like reparameterisation"
+                       " (RandomNormalLike; references draw tidal's noise), MSE + 0.01 KL inside"),
         RealModel("unet", "unet", UNet, _image(32), loss="mse",
                   note="8-16-32 channels, ConvTranspose2d + bilinear Upsample, skip concatenation, MSE"),
         RealModel("lstm", "rnn", lambda: RNNClassifier("lstm"), (Input("input", (SEQ, FEATURES // 2)),),

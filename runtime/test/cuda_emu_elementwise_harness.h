@@ -31,6 +31,7 @@
 #include "../src/cuda/elementwise/dropout.h"
 #include "../src/cuda/elementwise/list.h"
 #include "../src/cuda/elementwise/logic.h"
+#include "../src/cuda/elementwise/random.h"
 #include "../src/cuda/elementwise/reduce.h"
 #include "../src/cuda/elementwise/unary.h"
 

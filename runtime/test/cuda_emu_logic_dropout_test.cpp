@@ -316,6 +316,77 @@ TEST_P(CudaEmuLogicDropout, DropoutErrors) {
   checkError(KERNEL(dropout_backward), btype, "UNSUPPORTED");
 }
 
+//===----------------------------------------------------------------------===//
+// random_normal, random_uniform
+//===----------------------------------------------------------------------===//
+
+// Attributes: random_normal mean(0), scale(1); random_uniform high(0),
+// low(1); both seed(2, optional), stream(3, optional).
+Case randomCase(tidalrt_element_type_t t, const Shape &s, double first,
+                double second, int64_t seedAttr, int64_t stream) {
+  Case c;
+  c.out(t, s).attrFloat(first).attrFloat(second);
+  if (seedAttr >= 0)
+    c.attrInt(seedAttr);
+  else
+    c.attrAbsent();
+  if (stream >= 0)
+    c.attrInt(stream);
+  else
+    c.attrAbsent();
+  c.what = std::string(name(t)) + " " + str(s) + " (" + std::to_string(first) +
+           ", " + std::to_string(second) + ") seed " +
+           std::to_string(seedAttr) + " stream " + std::to_string(stream);
+  return c;
+}
+
+// Values equal the CPU's bit for bit, for every seed source, stream source,
+// step and op index, and across the 2^32-draw re-keying of a normal draw's
+// counters (elements from 2^31 on; only the formula's counter is large, so
+// a one-element tensor cannot reach it: covered by the CPU formula test).
+TEST_P(CudaEmuLogicDropout, Random) {
+  for (tidalrt_element_type_t t :
+       {TIDALRT_ELEMENT_TYPE_F32, TIDALRT_ELEMENT_TYPE_F64}) {
+    for (const Shape &s : {Shape{}, Shape{0}, Shape{1}, Shape{1003},
+                           Shape{3, 7, 11}, Shape{2, 40003}}) {
+      for (Kernel k : {KERNEL(random_normal), KERNEL(random_uniform)}) {
+        bool normal = std::string(k.name) == "random_normal";
+        Case c =
+            randomCase(t, s, normal ? 0.5 : 3.0, normal ? 2.0 : -1.0, -1, -1);
+        c.seed = 42, c.step = 3, c.opIndex = 5;
+        check(k, c);
+        Case seeded =
+            randomCase(t, s, normal ? 0.0 : 1.0, normal ? 1.0 : 0.0, 1234, -1);
+        seeded.seed = 99, seeded.step = 7;
+        check(k, seeded);
+        Case stream =
+            randomCase(t, s, normal ? -1.0 : 0.5, normal ? 0.0 : 0.5, -1, 17);
+        stream.seed = 5, stream.step = 1ull << 40, stream.opIndex = 3;
+        check(k, stream);
+      }
+    }
+  }
+}
+
+TEST_P(CudaEmuLogicDropout, RandomErrors) {
+  Case scale = randomCase(TIDALRT_ELEMENT_TYPE_F32, {5}, 0.0, -1.0, -1, -1);
+  checkError(KERNEL(random_normal), scale, "INVALID_ARGUMENT");
+  Case nan = randomCase(TIDALRT_ELEMENT_TYPE_F32, {5}, NAN, 1.0, -1, -1);
+  checkError(KERNEL(random_normal), nan, "INVALID_ARGUMENT");
+  Case order = randomCase(TIDALRT_ELEMENT_TYPE_F32, {5}, 1.0, 2.0, -1, -1);
+  checkError(KERNEL(random_uniform), order, "INVALID_ARGUMENT");
+  Case i32 = randomCase(TIDALRT_ELEMENT_TYPE_I32, {5}, 0.0, 1.0, -1, -1);
+  checkError(KERNEL(random_uniform), i32, "UNSUPPORTED");
+  Case two = randomCase(TIDALRT_ELEMENT_TYPE_F32, {5}, 0.0, 1.0, -1, -1);
+  two.out(TIDALRT_ELEMENT_TYPE_F32, {5});
+  two.what += " two tensors";
+  checkError(KERNEL(random_normal), two, "INTERNAL");
+  Case absent;
+  absent.absent().attrFloat(0.0).attrFloat(1.0).attrAbsent().attrAbsent();
+  absent.what = "absent output";
+  checkError(KERNEL(random_normal), absent, "INVALID_ARGUMENT");
+}
+
 INSTANTIATE_TEST_SUITE_P(CudaEmu, CudaEmuLogicDropout, TIDALRT_TEST_ISAS,
                          [](const ::testing::TestParamInfo<const char *> &i) {
                            return std::string(i.param);

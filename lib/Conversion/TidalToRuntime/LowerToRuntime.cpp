@@ -464,10 +464,10 @@ FailureOr<LLVM::LLVMFuncOp> LowerToRuntime::lowerFunction(
 void LowerToRuntime::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = module.getContext();
-  // Dropout masks are keyed by stream, not by op index (tidal-schedule numbers
+  // Random draws are keyed by stream, not by op index (tidal-schedule numbers
   // the streams before it reorders; this numbers unscheduled programs).
   for (auto func : module.getOps<func::FuncOp>())
-    assignDropoutStreams(func);
+    assignRandomStreams(func);
 
   std::vector<char> constantBytes;
   if (failed(fillConstants(module, constantBytes)))

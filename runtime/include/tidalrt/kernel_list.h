@@ -28,7 +28,7 @@
 
 /* Element-wise and reduction kernels, AVX2 with a scalar fallback
  * (runtime/src/cpu/elementwise_*.cpp, activation_backward.cpp, dropout.cpp,
- * reduce.cpp). */
+ * random.cpp, reduce.cpp). */
 #define TIDALRT_ELEMENTWISE_KERNEL_LIST(X)                                     \
   X(add)                                                                       \
   X(sub)                                                                       \
@@ -53,6 +53,8 @@
   X(gelu_backward)                                                             \
   X(dropout)                                                                   \
   X(dropout_backward)                                                          \
+  X(random_normal)                                                             \
+  X(random_uniform)                                                            \
   X(broadcast_to)                                                              \
   X(reduce_mean)                                                               \
   X(reduce_sum)                                                                \

@@ -10,6 +10,7 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/logic.cpp
   src/cpu/cast.cpp
   src/cpu/dropout.cpp
+  src/cpu/random.cpp
   src/cpu/reduce.cpp
   src/cpu/reduce_extreme.cpp
   src/cpu/simd_dispatch.cpp
@@ -30,6 +31,7 @@ list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_logic_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_cast_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_dropout_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_random_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_elementwise_reduce_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_reduce_extreme_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_simd_isa_test.cpp

@@ -50,6 +50,19 @@ uint64_t dropoutKey(const OpCall &op, uint64_t seed);
 // element count. Returns the count and sets `ratio`.
 int64_t checkDropoutBackward(const OpCall &op, double &ratio);
 
+// random_normal / random_uniform (random.cpp): one float32 or float64
+// output; a = mean (low), b = scale (high), checked finite with scale >= 0
+// (low <= high).
+struct RandomCall {
+  int64_t n = 0;
+  double a = 0.0, b = 1.0;
+  uint64_t seed = 0; // the seed attribute, else the context's seed
+};
+RandomCall checkRandom(const OpCall &op, bool normal);
+// The stream key of a random call at the current step (the stream
+// attribute, else the op index).
+uint64_t randomKey(const OpCall &op, uint64_t seed);
+
 // broadcast_to (reduce.cpp): input and result of one type of 1, 2, 4 or 8
 // bytes, the input broadcasting to the result as `plan` says. Returns the
 // element size.

@@ -5,6 +5,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tidal;
 
@@ -242,6 +244,23 @@ LogicalResult DropoutOp::verify() {
   float r = getRatio().convertToFloat();
   if (!(r >= 0.0f && r < 1.0f))
     return emitOpError("ratio must lie in [0, 1), got ") << r;
+  return success();
+}
+
+LogicalResult RandomNormalOp::verify() {
+  float mean = getMean().convertToFloat(), scale = getScale().convertToFloat();
+  if (!std::isfinite(mean) || !std::isfinite(scale) || scale < 0.0f)
+    return emitOpError("mean must be finite and scale finite and >= 0, got "
+                       "mean ")
+           << mean << ", scale " << scale;
+  return success();
+}
+
+LogicalResult RandomUniformOp::verify() {
+  float low = getLow().convertToFloat(), high = getHigh().convertToFloat();
+  if (!std::isfinite(low) || !std::isfinite(high) || !(low <= high))
+    return emitOpError("low and high must be finite with low <= high, got [")
+           << low << ", " << high << ")";
   return success();
 }
 

@@ -83,15 +83,21 @@ int64_t tidal::tensorByteSize(ShapedType type) {
   return type.getNumElements() * ((bits + 7) / 8);
 }
 
-void tidal::assignDropoutStreams(Operation *scope) {
+void tidal::assignRandomStreams(Operation *scope) {
+  // Dropout and the random draws share one numbering.
+  auto isRandom = [](Operation *op) {
+    return isa<DropoutOp, RandomNormalOp, RandomUniformOp>(op);
+  };
   int64_t next = 0;
-  scope->walk([&](DropoutOp op) {
-    if (std::optional<int64_t> stream = op.getStream())
-      next = std::max(next, *stream + 1);
+  scope->walk([&](Operation *op) {
+    if (!isRandom(op))
+      return;
+    if (auto stream = op->getAttrOfType<IntegerAttr>("stream"))
+      next = std::max(next, stream.getInt() + 1);
   });
   Builder b(scope->getContext());
-  scope->walk([&](DropoutOp op) {
-    if (!op.getStream())
-      op.setStreamAttr(b.getI64IntegerAttr(next++));
+  scope->walk([&](Operation *op) {
+    if (isRandom(op) && !op->getAttr("stream"))
+      op->setAttr("stream", b.getI64IntegerAttr(next++));
   });
 }

@@ -250,7 +250,7 @@ struct Schedule : tidal::impl::TidalSchedulePassBase<Schedule> {
       });
       if (nested.wasInterrupted())
         return signalPassFailure();
-      assignDropoutStreams(func);
+      assignRandomStreams(func);
       func->setAttr(kScheduleAttr, b.getStringAttr(strategy));
       if (strategy == "program")
         continue;

@@ -7,6 +7,7 @@
 #include "dropout.h"
 #include "list.h"
 #include "logic.h"
+#include "random.h"
 #include "reduce.h"
 #include "unary.h"
 

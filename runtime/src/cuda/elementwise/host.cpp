@@ -69,6 +69,17 @@ DropoutParams checkDropout(const OpCall &op) {
   return p;
 }
 
+RandomParams checkRandom(const OpCall &op, bool normal) {
+  const tidalrt::ew::RandomCall c = tidalrt::ew::checkRandom(op, normal);
+  RandomParams p;
+  p.n = c.n;
+  p.a = c.a;
+  p.b = c.b;
+  if (!preparing(op.context) && p.n)
+    p.key = tidalrt::ew::randomKey(op, c.seed);
+  return p;
+}
+
 int64_t checkDropoutBackward(const OpCall &op, double &scale) {
   double ratio = 0.0;
   const int64_t n = tidalrt::ew::checkDropoutBackward(op, ratio);

@@ -40,6 +40,15 @@ struct DropoutParams {
 };
 DropoutParams checkDropout(const OpCall &op);
 
+// random_normal / random_uniform: the element count, a = mean (low),
+// b = scale (high), and the stream key (computed only when drawing).
+struct RandomParams {
+  int64_t n = 0;
+  double a = 0.0, b = 1.0;
+  uint64_t key = 0;
+};
+RandomParams checkRandom(const OpCall &op, bool normal);
+
 // dropout_backward: returns the element count and sets `scale` to
 // 1 / (1 - ratio).
 int64_t checkDropoutBackward(const OpCall &op, double &scale);

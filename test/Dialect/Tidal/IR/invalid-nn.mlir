@@ -464,3 +464,27 @@ func.func @nll_bad_reduction(%s: tensor<8x10xf32>, %l: tensor<8xi64>) {
   %0 = tidal.nll_loss %s, %l {reduction = #tidal<reduction max>} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
   return
 }
+
+// -----
+
+func.func @random_normal_negative_scale() {
+  // expected-error @+1 {{'tidal.random_normal' op mean must be finite and scale finite and >= 0, got mean 0.000000e+00, scale -1.000000e+00}}
+  %0 = tidal.random_normal {scale = -1.0 : f32} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @random_uniform_empty_range() {
+  // expected-error @+1 {{'tidal.random_uniform' op low and high must be finite with low <= high, got [2.000000e+00, 1.000000e+00)}}
+  %0 = tidal.random_uniform {low = 2.0 : f32, high = 1.0 : f32} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @random_integer_result() {
+  // expected-error @+1 {{'tidal.random_normal' op result #0 must be statically shaped tensor of floating-point values}}
+  %0 = tidal.random_normal : tensor<4xi32>
+  return
+}

@@ -391,6 +391,15 @@ func.func @layer_norm_no_bias(%x: tensor<8x128xf32>, %s: tensor<128xf32>) {
 
 // -----
 
+// CHECK-LABEL: func.func @random
+// CHECK: tidal.random_normal {mean = 5.000000e-01 : f32, scale = 2.000000e+00 : f32, seed = 7 : i64} : tensor<2x3xf32>
+// CHECK: tidal.random_uniform : tensor<5xf64>
+func.func @random() -> (tensor<2x3xf32>, tensor<5xf64>) {
+  %0 = tidal.random_normal {mean = 0.5 : f32, scale = 2.0 : f32, seed = 7 : i64} : tensor<2x3xf32>
+  %1 = tidal.random_uniform : tensor<5xf64>
+  return %0, %1 : tensor<2x3xf32>, tensor<5xf64>
+}
+
 // CHECK-LABEL: func.func @dropout
 // CHECK: %output, %mask = tidal.dropout %arg0 {ratio = 1.000000e-01 : f32, seed = 42 : i64, training = true} : (tensor<4x10xf32>) -> (tensor<4x10xf32>, tensor<4x10xi1>)
 // CHECK: tidal.dropout %arg0 : (tensor<4x10xf32>) -> (tensor<4x10xf32>, tensor<4x10xi1>)

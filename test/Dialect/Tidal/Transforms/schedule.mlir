@@ -69,4 +69,19 @@ func.func @dropouts(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<
   return %a, %b, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
+// -----
+
+// Random draws share dropout's numbering, in program order: none of them
+// may share a stream with another.
+// CHECK-LABEL: func.func @random_draws
+// CHECK-DAG: tidal.random_normal {stream = 0 : i64} : tensor<4xf32>
+// CHECK-DAG: tidal.dropout %arg0 {stream = 1 : i64, training = true}
+// CHECK-DAG: tidal.random_uniform {high = 2.000000e+00 : f32, stream = 2 : i64} : tensor<4xf32>
+func.func @random_draws(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %n = tidal.random_normal : tensor<4xf32>
+  %a, %ma = tidal.dropout %x {ratio = 0.5 : f32, training = true} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>)
+  %u = tidal.random_uniform {high = 2.0 : f32} : tensor<4xf32>
+  return %n, %a, %u : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
 // STRATEGY: error: tidal-schedule: unknown strategy 'bogus' (expected memory or program)

@@ -122,9 +122,10 @@ inline constexpr llvm::StringLiteral kScheduleAttr = "tidal.schedule";
 /// Ops whose result is their operand's bytes reinterpreted (no kernel).
 bool isViewOp(Operation *op);
 
-/// Gives every tidal.dropout op in `scope` without a `stream` attribute the
-/// next stream number after the largest one present, in program order.
-void assignDropoutStreams(Operation *scope);
+/// Gives every random op in `scope` (tidal.dropout, tidal.random_normal,
+/// tidal.random_uniform) without a `stream` attribute the next stream number
+/// after the largest one present, in program order.
+void assignRandomStreams(Operation *scope);
 
 /// Bytes of a static tensor type's data (booleans take one byte each).
 int64_t tensorByteSize(ShapedType type);

@@ -293,9 +293,10 @@ def Tidal_DropoutOp : Tidal_InferOp<"dropout"> {
     all true. Not `Pure`: in training it draws random numbers.
 
     The mask is a function of (seed, step, `stream`, element), where `seed`
-    is the op's own or the run's and `stream` numbers the dropout ops of a
-    function in program order (`assignDropoutStreams`). Rescheduling keeps
-    `stream`, so a rescheduled program draws the same masks.
+    is the op's own or the run's and `stream` numbers a function's random
+    ops (dropout, random_normal, random_uniform) in program order
+    (`assignRandomStreams`). Rescheduling keeps `stream`, so a rescheduled
+    program draws the same masks.
   }];
   let arguments = (ins Tidal_FloatTensor:$input,
                        DefaultValuedAttr<F32Attr, "0.5">:$ratio,
@@ -304,6 +305,41 @@ def Tidal_DropoutOp : Tidal_InferOp<"dropout"> {
                        OptionalAttr<I64Attr>:$stream);
   let results = (outs Tidal_FloatTensor:$output, Tidal_MaskTensor:$mask);
   let hasVerifier = 1;
+}
+
+// Random draws of the result's static shape (no operands). Not `Pure`, like
+// dropout: CSE must not merge two draws, nor passes hoist or erase one.
+class Tidal_RandomOp<string mnemonic> : Tidal_Op<mnemonic> {
+  let results = (outs Tidal_FloatTensor:$output);
+  let assemblyFormat = "attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+def Tidal_RandomNormalOp : Tidal_RandomOp<"random_normal"> {
+  let summary = "normally distributed values (ONNX RandomNormal[Like])";
+  let description = [{
+    `mean + scale * z` with z standard normal, drawn per element from
+    (seed, step, `stream`, element) like dropout's mask (`seed` the op's own
+    or the run's, `stream` numbered by `assignRandomStreams`), so that
+    recomputing or rescheduling the op draws the same values.
+  }];
+  let arguments = (ins DefaultValuedAttr<F32Attr, "0.0">:$mean,
+                       DefaultValuedAttr<F32Attr, "1.0">:$scale,
+                       OptionalAttr<I64Attr>:$seed,
+                       OptionalAttr<I64Attr>:$stream);
+}
+
+def Tidal_RandomUniformOp : Tidal_RandomOp<"random_uniform"> {
+  let summary = "uniformly distributed values in [low, high) (ONNX "
+                "RandomUniform[Like], Bernoulli's draw)";
+  let description = [{
+    `low + (high - low) * u` with u uniform in [0, 1) on a 2^-24 grid, drawn
+    per element from (seed, step, `stream`, element) as `random_normal`.
+  }];
+  let arguments = (ins DefaultValuedAttr<F32Attr, "0.0">:$low,
+                       DefaultValuedAttr<F32Attr, "1.0">:$high,
+                       OptionalAttr<I64Attr>:$seed,
+                       OptionalAttr<I64Attr>:$stream);
 }
 
 //===----------------------------------------------------------------------===//
