@@ -1,0 +1,174 @@
+//===- FoldElementwise.cpp - element-wise compile-time folds
+//----------------===//
+//
+// Identity, Neg, Sqrt, Cast, the arithmetic and comparisons, Mod, the mask
+// logic, ConstantOfShape, Range and Where on constants (ShapeFolding.cpp
+// decides which nodes reach here).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FoldSupport.h"
+
+#include "tidal/Dialect/Tidal/IR/ShapeUtils.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tidal;
+using namespace mlir::tidal::importer;
+using namespace mlir::tidal::importer::fold;
+
+bool fold::foldElementwise(FoldCall &c) {
+  const onnx::NodeProto &node = c.node;
+  const std::string &op = node.op_type();
+  llvm::ArrayRef<DenseElementsAttr> in = c.in;
+  llvm::SmallVectorImpl<DenseElementsAttr> &results = c.results;
+  std::string &error = c.error;
+  MLIRContext *ctx = c.ctx;
+  const Vals &x = c.x;
+  llvm::ArrayRef<int64_t> shape = x.type.getShape();
+  if (op == "Identity") {
+    results.push_back(in[0]);
+  } else if (op == "Neg" || op == "Sqrt") {
+    auto type = x.type;
+    llvm::SmallVector<double> v;
+    for (int64_t k = 0; k < type.getNumElements(); ++k)
+      v.push_back(op == "Neg" ? -x.at(k) : std::sqrt(x.at(k)));
+    results.push_back(makeConstant(type, v));
+  } else if (op == "Cast") {
+    Type elt = elementTypeFor(ctx, intAttr(node, "to", 0));
+    if (!elt) {
+      error = "Cast to an unsupported type";
+      return true;
+    }
+    auto type = RankedTensorType::get(shape, elt);
+    if (isa<FloatType>(elt)) {
+      llvm::SmallVector<double> v;
+      for (int64_t k = 0; k < type.getNumElements(); ++k)
+        v.push_back(x.at(k));
+      results.push_back(makeConstant(type, v));
+    } else {
+      llvm::SmallVector<int64_t> v;
+      for (int64_t k = 0; k < type.getNumElements(); ++k)
+        v.push_back(x.iat(k));
+      results.push_back(makeConstant(type, v));
+    }
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+             op == "Equal" || op == "Less" || op == "Greater" || op == "Pow") {
+    if (in.size() < 2 || !in[1])
+      return false;
+    DenseElementsAttr r = binary(x, Vals(in[1]), op, error);
+    if (!r)
+      return true;
+    results.push_back(r);
+  } else if (op == "Mod") {
+    // Integers only (the float folds above leave it out): fmod = 0 takes
+    // the divisor's sign, as Python's %; fmod = 1 the dividend's, as C's.
+    if (in.size() < 2 || !in[1])
+      return false;
+    auto pair = broadcastPair(x, Vals(in[1]), error);
+    if (!pair)
+      return true;
+    const Vals &xv = pair->first, &yv = pair->second;
+    const int64_t n = xv.type.getNumElements();
+    const bool fmod = intAttr(node, "fmod", 0) != 0;
+    llvm::SmallVector<int64_t> v;
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t a = xv.iat(k), b = yv.iat(k);
+      if (b == 0) {
+        error = "integer modulo by zero in a shape computation";
+        return true;
+      }
+      int64_t r = a % b;
+      if (!fmod && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+      v.push_back(r);
+    }
+    results.push_back(makeConstant(
+        RankedTensorType::get(xv.type.getShape(), x.type.getElementType()), v));
+  } else if (op == "Not" || op == "And" || op == "Or") {
+    // Booleans by truth (non-zero), broadcast as the binary ops do.
+    Vals y = x;
+    if (op != "Not") {
+      if (in.size() < 2 || !in[1])
+        return false;
+      y = Vals(in[1]);
+    }
+    auto pair = broadcastPair(x, y, error);
+    if (!pair)
+      return true;
+    const Vals &xv = pair->first, &yv = pair->second;
+    llvm::SmallVector<int64_t> v;
+    for (int64_t k = 0, n = xv.type.getNumElements(); k < n; ++k) {
+      bool a = xv.iat(k) != 0, b = yv.iat(k) != 0;
+      v.push_back(op == "Not" ? !a : op == "And" ? (a && b) : (a || b));
+    }
+    results.push_back(makeConstant(
+        RankedTensorType::get(xv.type.getShape(), IntegerType::get(ctx, 1)),
+        v));
+  } else if (op == "ConstantOfShape") {
+    llvm::SmallVector<int64_t> outShape = intValues(in[0]);
+    if (llvm::any_of(outShape, [](int64_t d) { return d < 0; }))
+      return false;
+    DenseElementsAttr value;
+    if (const auto *a = findAttribute(node, "value")) {
+      value = decodeTensor(ctx, a->t(), "", error);
+      if (!value)
+        return true;
+    } else {
+      value = makeConstant(RankedTensorType::get({1}, Float32Type::get(ctx)),
+                           llvm::ArrayRef<double>{0.0});
+    }
+    if (numElements(outShape) > kMaxFoldElements)
+      return false;
+    Vals v(value);
+    results.push_back(gatherElements(v, outShape, [](int64_t) { return 0; }));
+  } else if (op == "Range") {
+    if (in.size() < 3 || !in[1] || !in[2])
+      return false;
+    double start = x.at(0), limit = Vals(in[1]).at(0),
+           delta = Vals(in[2]).at(0);
+    if (delta == 0) {
+      error = "Range delta is zero";
+      return true;
+    }
+    int64_t n =
+        std::max<int64_t>(0, int64_t(std::ceil((limit - start) / delta)));
+    if (n > kMaxFoldElements)
+      return false;
+    auto type = RankedTensorType::get({n}, x.type.getElementType());
+    llvm::SmallVector<double> v;
+    for (int64_t k = 0; k < n; ++k)
+      v.push_back(start + k * delta);
+    results.push_back(makeConstant(type, v));
+  } else if (op == "Where") {
+    if (in.size() < 3 || !in[1] || !in[2])
+      return false;
+    Vals c(in[0]), a(in[1]), b(in[2]);
+    auto s1 = broadcastShapes(c.type.getShape(), a.type.getShape());
+    auto s2 = s1 ? broadcastShapes(*s1, b.type.getShape()) : std::nullopt;
+    if (!s2) {
+      error = "Where operands do not broadcast";
+      return true;
+    }
+    // Broadcast each operand by adding a zero of the full shape.
+    auto zeros =
+        makeConstant(RankedTensorType::get(*s2, IntegerType::get(ctx, 64)),
+                     llvm::SmallVector<int64_t>(numElements(*s2), 0));
+    Vals z(zeros);
+    DenseElementsAttr cb = binary(c, z, "Add", error),
+                      ab = binary(a, z, "Add", error),
+                      bb = binary(b, z, "Add", error);
+    if (!cb || !ab || !bb)
+      return true;
+    Vals cv(cb), av(ab), bv(bb);
+    auto type = RankedTensorType::get(*s2, a.type.getElementType());
+    llvm::SmallVector<double> v;
+    for (int64_t k = 0; k < type.getNumElements(); ++k)
+      v.push_back(cv.iat(k) ? av.at(k) : bv.at(k));
+    results.push_back(makeConstant(type, v));
+  } else {
+    return false;
+  }
+  return true;
+}
