@@ -260,13 +260,11 @@ bool fold::foldDataMovement(FoldCall &c) {
       error = "Expand shape does not broadcast";
       return true;
     }
-    auto zeros =
-        makeConstant(RankedTensorType::get(*target, x.type.getElementType()),
-                     llvm::SmallVector<int64_t>(numElements(*target), 0));
-    DenseElementsAttr r = binary(x, Vals(zeros), "Add", error);
+    auto r = broadcastTo(x, *target, error);
     if (!r)
       return true;
-    results.push_back(r);
+    results.push_back(r->isFloat ? makeConstant(r->type, r->f)
+                                 : makeConstant(r->type, r->i));
   } else if (op == "Transpose") {
     llvm::SmallVector<int64_t> perm;
     if (const auto *a = findAttribute(node, "perm"))

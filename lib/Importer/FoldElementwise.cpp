@@ -62,8 +62,8 @@ bool fold::foldElementwise(FoldCall &c) {
       return true;
     results.push_back(r);
   } else if (op == "Mod") {
-    // Integers only (the float folds above leave it out): fmod = 0 takes
-    // the divisor's sign, as Python's %; fmod = 1 the dividend's, as C's.
+    // Integers: fmod = 0 takes the divisor's sign, as Python's %; fmod = 1
+    // the dividend's, as C's. Floats: fmod must be 1 (ONNX), C's fmod.
     if (in.size() < 2 || !in[1])
       return false;
     auto pair = broadcastPair(x, Vals(in[1]), error);
@@ -72,6 +72,19 @@ bool fold::foldElementwise(FoldCall &c) {
     const Vals &xv = pair->first, &yv = pair->second;
     const int64_t n = xv.type.getNumElements();
     const bool fmod = intAttr(node, "fmod", 0) != 0;
+    if (xv.isFloat || yv.isFloat) {
+      if (!fmod) {
+        error = "Mod of floating-point values needs fmod = 1 (ONNX)";
+        return true;
+      }
+      llvm::SmallVector<double> v;
+      for (int64_t k = 0; k < n; ++k)
+        v.push_back(std::fmod(xv.at(k), yv.at(k)));
+      results.push_back(makeConstant(
+          RankedTensorType::get(xv.type.getShape(), x.type.getElementType()),
+          v));
+      return true;
+    }
     llvm::SmallVector<int64_t> v;
     for (int64_t k = 0; k < n; ++k) {
       int64_t a = xv.iat(k), b = yv.iat(k);
@@ -144,31 +157,59 @@ bool fold::foldElementwise(FoldCall &c) {
   } else if (op == "Where") {
     if (in.size() < 3 || !in[1] || !in[2])
       return false;
-    Vals c(in[0]), a(in[1]), b(in[2]);
-    auto s1 = broadcastShapes(c.type.getShape(), a.type.getShape());
+    Vals cond(in[0]), a(in[1]), b(in[2]);
+    auto s1 = broadcastShapes(cond.type.getShape(), a.type.getShape());
     auto s2 = s1 ? broadcastShapes(*s1, b.type.getShape()) : std::nullopt;
     if (!s2) {
       error = "Where operands do not broadcast";
       return true;
     }
-    // Broadcast each operand by adding a zero of the full shape.
-    auto zeros =
-        makeConstant(RankedTensorType::get(*s2, IntegerType::get(ctx, 64)),
-                     llvm::SmallVector<int64_t>(numElements(*s2), 0));
-    Vals z(zeros);
-    DenseElementsAttr cb = binary(c, z, "Add", error),
-                      ab = binary(a, z, "Add", error),
-                      bb = binary(b, z, "Add", error);
-    if (!cb || !ab || !bb)
+    auto cv = broadcastTo(cond, *s2, error), av = broadcastTo(a, *s2, error),
+         bv = broadcastTo(b, *s2, error);
+    if (!cv || !av || !bv)
       return true;
-    Vals cv(cb), av(ab), bv(bb);
     auto type = RankedTensorType::get(*s2, a.type.getElementType());
     llvm::SmallVector<double> v;
     for (int64_t k = 0; k < type.getNumElements(); ++k)
-      v.push_back(cv.iat(k) ? av.at(k) : bv.at(k));
+      v.push_back(cv->iat(k) ? av->at(k) : bv->at(k));
     results.push_back(makeConstant(type, v));
   } else {
     return false;
   }
+  return true;
+}
+
+bool fold::foldEyeLike(MLIRContext *ctx, const onnx::NodeProto &node,
+                       RankedTensorType like,
+                       llvm::SmallVectorImpl<DenseElementsAttr> &results,
+                       std::string &error) {
+  if (like.getRank() != 2) {
+    error = "input must have rank 2, got " + typeToString(like);
+    return true;
+  }
+  Type elt = like.getElementType();
+  if (const auto *dtype = findAttribute(node, "dtype")) {
+    elt = elementTypeFor(ctx, dtype->i());
+    if (!elt) {
+      error = "dtype " + onnxTypeName(dtype->i()) + " is not supported";
+      return true;
+    }
+  }
+  if (like.getNumElements() > kMaxEyeElements) {
+    error = "the identity matrix " + typeToString(like) + " has more than " +
+            std::to_string(kMaxEyeElements) + " elements";
+    return true;
+  }
+  const int64_t rows = like.getDimSize(0), cols = like.getDimSize(1);
+  const int64_t k = intAttr(node, "k", 0);
+  auto type = RankedTensorType::get({rows, cols}, elt);
+  llvm::SmallVector<double> v(rows * cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    if (r + k >= 0 && r + k < cols)
+      v[r * cols + r + k] = 1.0;
+  results.push_back(
+      isa<FloatType>(elt)
+          ? makeConstant(type, v)
+          : makeConstant(type, llvm::SmallVector<int64_t>(v.begin(), v.end())));
   return true;
 }

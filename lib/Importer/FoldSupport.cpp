@@ -109,6 +109,24 @@ DenseElementsAttr fold::binary(const Vals &a, const Vals &b, llvm::StringRef op,
   return isa<FloatType>(elt) ? makeConstant(type, fo) : makeConstant(type, io);
 }
 
+std::optional<Vals> fold::broadcastTo(const Vals &v,
+                                      llvm::ArrayRef<int64_t> shape,
+                                      std::string &error) {
+  auto zeros = makeConstant(
+      RankedTensorType::get(shape, IntegerType::get(v.type.getContext(), 64)),
+      llvm::SmallVector<int64_t>(numElements(shape), 0));
+  auto out = broadcastShapes(v.type.getShape(), shape);
+  if (!out || llvm::ArrayRef<int64_t>(*out) != shape) {
+    error = "a shape " + shapeToString(v.type.getShape()) +
+            " does not broadcast to " + shapeToString(shape);
+    return std::nullopt;
+  }
+  DenseElementsAttr r = binary(v, Vals(zeros), "Add", error);
+  if (!r)
+    return std::nullopt;
+  return Vals(r);
+}
+
 std::optional<std::pair<Vals, Vals>>
 fold::broadcastPair(const Vals &a, const Vals &b, std::string &error) {
   auto out = broadcastShapes(a.type.getShape(), b.type.getShape());
@@ -116,12 +134,8 @@ fold::broadcastPair(const Vals &a, const Vals &b, std::string &error) {
     error = "operand shapes do not broadcast";
     return std::nullopt;
   }
-  auto zeros = makeConstant(
-      RankedTensorType::get(*out, IntegerType::get(a.type.getContext(), 64)),
-      llvm::SmallVector<int64_t>(numElements(*out), 0));
-  DenseElementsAttr ab = binary(a, Vals(zeros), "Add", error),
-                    bb = binary(b, Vals(zeros), "Add", error);
+  auto ab = broadcastTo(a, *out, error), bb = broadcastTo(b, *out, error);
   if (!ab || !bb)
     return std::nullopt;
-  return std::make_pair(Vals(ab), Vals(bb));
+  return std::make_pair(std::move(*ab), std::move(*bb));
 }

@@ -58,8 +58,13 @@ DenseElementsAttr gatherElements(const Vals &v, llvm::ArrayRef<int64_t> shape,
 DenseElementsAttr binary(const Vals &a, const Vals &b, llvm::StringRef op,
                          std::string &error);
 
-/// `a` and `b` broadcast to their common shape (adding zeros), or nothing
-/// with `error` set when they do not broadcast.
+/// `v` broadcast to `shape` (adding zeros), or nothing with `error` set
+/// when it does not broadcast to it.
+std::optional<Vals> broadcastTo(const Vals &v, llvm::ArrayRef<int64_t> shape,
+                                std::string &error);
+
+/// `a` and `b` broadcast to their common shape, or nothing with `error` set
+/// when they do not broadcast.
 std::optional<std::pair<Vals, Vals>> broadcastPair(const Vals &a, const Vals &b,
                                                    std::string &error);
 
@@ -92,6 +97,16 @@ bool foldElementwise(FoldCall &c);
 /// ScatterND, Gather, Unsqueeze/Squeeze, Reshape/Flatten, Concat, Slice,
 /// Expand, Transpose; as foldElementwise.
 bool foldDataMovement(FoldCall &c);
+
+/// The most elements an EyeLike constant may have (16 MiB of float32).
+constexpr int64_t kMaxEyeElements = int64_t(1) << 22;
+
+/// EyeLike of a static `like` type: ones on diagonal `k`, `dtype` or
+/// `like`'s element type. Always true (results or `error` set).
+bool foldEyeLike(MLIRContext *ctx, const onnx::NodeProto &node,
+                 RankedTensorType like,
+                 llvm::SmallVectorImpl<DenseElementsAttr> &results,
+                 std::string &error);
 
 } // namespace mlir::tidal::importer::fold
 

@@ -14,6 +14,7 @@
 //                    undefined; here they add up)
 //   TopK             k rounds of argmax (argmin), each value a gather of
 //                    its index, then that element masked for the next
+//   OneHot           where(idx == range(depth) along axis, on, off)
 //   CumSum           float: log2(n) steps of y += y shifted by 1, 2, 4...
 //                    along the axis (slice + pad; exclusive shifts by one
 //                    first, reverse shifts the other way)
@@ -421,9 +422,68 @@ LogicalResult convertTopK(Node &n) {
   return success();
 }
 
+/// OneHot(indices, depth, values): where(unsqueeze(idx, axis) == range, on,
+/// off), the range [0, depth) laid along `axis` of the result; negative
+/// indices count from the end, out-of-range ones give all `off`.
+LogicalResult convertOneHot(Node &n) {
+  Indexer c{n};
+  auto idxIn = n.in(0), valuesIn = n.in(2);
+  if (failed(idxIn) || failed(valuesIn))
+    return failure();
+  RankedTensorType it = n.type(0), vt = n.type(2);
+  if (!it || !it.hasStaticShape() || !vt || vt.getNumElements() != 2)
+    return n.fail("indices must have a static shape and values two elements "
+                  "[off, on]");
+  DenseElementsAttr depthAttr = n.g.constInput(n.proto, 1);
+  if (!depthAttr || depthAttr.getNumElements() != 1)
+    return n.fail("input 'depth' ('" + n.proto.input(1) +
+                  "') must be one value known at compile time");
+  int64_t depth = isa<FloatType>(depthAttr.getElementType())
+                      ? int64_t(floatValues(depthAttr)[0])
+                      : intValues(depthAttr)[0];
+  if (depth < 1 || depth > (int64_t(1) << 24))
+    return n.fail("depth " + llvm::Twine(depth) + " is outside [1, 2^24]");
+  const int64_t outRank = it.getRank() + 1;
+  auto axis = n.axis(n.i("axis", -1), outRank);
+  if (failed(axis))
+    return failure();
+  // [..., 1 at axis, ...] indices against [1, ..., depth at axis, ..., 1].
+  llvm::SmallVector<int64_t> idxShape(it.getShape()), rangeShape(outRank, 1);
+  idxShape.insert(idxShape.begin() + *axis, 1);
+  rangeShape[*axis] = depth;
+  llvm::SmallVector<int64_t> range(depth);
+  for (int64_t k = 0; k < depth; ++k)
+    range[k] = k;
+  Value idx = c.normalize(asI64(c, *idxIn), depth);
+  Value hit = c.binary(EqualOp::getOperationName(), c.reshape(idx, idxShape),
+                       c.i64Const(rangeShape, range));
+  // off and on as scalars: constants when values is one, else slices.
+  Value off, on;
+  if (DenseElementsAttr values = n.g.constInput(n.proto, 2)) {
+    Type elt = vt.getElementType();
+    auto scalarOf = [&](int64_t k) {
+      auto type = RankedTensorType::get({}, elt);
+      Attribute a =
+          isa<FloatType>(elt)
+              ? Attribute(n.b().getFloatAttr(elt, floatValues(values)[k]))
+              : Attribute(n.b().getIntegerAttr(elt, intValues(values)[k]));
+      return c.op(ConstantOp::getOperationName(), {},
+                  {n.named("value", DenseElementsAttr::get(type, a))});
+    };
+    off = scalarOf(0);
+    on = scalarOf(1);
+  } else {
+    Value flat = c.reshape(*valuesIn, {2});
+    off = c.reshape(c.slice(flat, {2}, 0, 0), {});
+    on = c.reshape(c.slice(flat, {2}, 0, 1), {});
+  }
+  return c.bind(c.op(WhereOp::getOperationName(), {hit, on, off}));
+}
+
 } // namespace
 
 void importer::addIndexingConverters(llvm::StringMap<Converter> &map) {
+  map["OneHot"] = convertOneHot;
   map["TopK"] = convertTopK;
   map["GatherElements"] = convertGatherElements;
   map["GatherND"] = convertGatherND;

@@ -137,7 +137,8 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
       {"ReduceL1", {1}},     {"ReduceL2", {1}},       {"ReduceSumSquare", {1}},
       {"ReduceMean", {1}},   {"ReduceMax", {1}},      {"ReduceMin", {1}},
       {"ReduceProd", {1}},   {"ReduceLogSum", {1}},   {"ReduceLogSumExp", {1}},
-      {"Resize", {1, 2, 3}}, {"CumSum", {1}},         {"TopK", {1}}};
+      {"Resize", {1, 2, 3}}, {"CumSum", {1}},         {"TopK", {1}},
+      {"OneHot", {1, 2}}};
   llvm::StringSet<> compileTime;
   for (const auto *graph : graphs)
     for (const auto &node : graph->node())

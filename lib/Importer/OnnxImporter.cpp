@@ -292,6 +292,10 @@ LogicalResult ModelImporter::convertNodes(const onnx::GraphProto &g,
       return failure();
     }
     if (!isTrainingOp && tryFoldNode(*gi, node, folded, why)) {
+      if (!why.empty()) { // a fold that fails names its node
+        error = describeNode(node, index, inAlgorithm) + ": " + why;
+        return failure();
+      }
       for (auto [i, attr] : llvm::enumerate(folded))
         if (i < (size_t)node.output_size() && !node.output(i).empty())
           gi->constants[node.output(i)] = attr;

@@ -90,6 +90,22 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     return true;
   }
 
+  // Size and EyeLike need only the input's static type, too.
+  if (op == "Size" || op == "EyeLike") {
+    RankedTensorType t = g.hasInput(node, 0) ? g.inputType(node, 0) : nullptr;
+    if (!t || !t.hasStaticShape()) {
+      error = "input must have a static shape";
+      return true;
+    }
+    if (op == "Size") {
+      results.push_back(
+          makeConstant(RankedTensorType::get({}, IntegerType::get(ctx, 64)),
+                       llvm::ArrayRef<int64_t>{t.getNumElements()}));
+      return true;
+    }
+    return foldEyeLike(ctx, node, t, results, error);
+  }
+
   static const llvm::StringSet<> foldable = {"Gather",   "Unsqueeze",
                                              "Squeeze",  "Concat",
                                              "Slice",    "Cast",
@@ -132,7 +148,7 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
   if (!allInt && op != "Cast" && op != "Identity" && op != "Unsqueeze" &&
       op != "Squeeze" && op != "Reshape" && op != "Concat" && op != "Gather" &&
       op != "Slice" && op != "Sqrt" && op != "Div" && op != "Mul" &&
-      op != "ScatterND")
+      op != "ScatterND" && op != "Mod")
     return false;
 
   FoldCall c{ctx, node, in, results, error, Vals(in[0])};

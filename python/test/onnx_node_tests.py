@@ -69,6 +69,7 @@ COMPILE_TIME_OPERANDS = {
     "Resize": (1, 2, 3),
     "CumSum": (1,),
     "TopK": (1,),
+    "OneHot": (1, 2),
 }
 
 

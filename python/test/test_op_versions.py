@@ -42,12 +42,13 @@ def converter_ops():
 
 
 def folded_ops():
-    """Op types evaluated at compile time: ShapeFolding.cpp's, and If,
+    """Op types evaluated at compile time: ShapeFolding.cpp's (the foldable
+    set and the type-only folds Constant, Shape, Size, EyeLike), and If,
     whose branch taken IfInlining.cpp imports in its place."""
     text = _read("ShapeFolding.cpp")
     start = text.index("foldable = {")
     found = set(re.findall(r'"([A-Z][A-Za-z]*)"', text[start:text.index("};", start)]))
-    found |= {op for op in ("Constant", "Shape") if f'op == "{op}"' in text}
+    found |= {op for op in ("Constant", "Shape", "Size", "EyeLike") if f'op == "{op}"' in text}
     if 'node.op_type() == "If"' in _read("OnnxImporter.cpp") and "ModelImporter::inlineIf" in _read("IfInlining.cpp"):
         found.add("If")
     return found

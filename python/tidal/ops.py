@@ -23,13 +23,13 @@ SUPPORTED_OPS = frozenset(
     GatherElements GatherND ScatterElements ScatterND CumSum
     DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu
     ReduceMax ReduceMin ReduceProd ReduceLogSum ReduceLogSumExp ArgMax ArgMin
-    TopK
+    TopK OneHot
     """.split()
 )
 
 # Shape computations that tidal evaluates at compile time once the batch
 # size is bound; they never reach the runtime.
-FOLDED_SHAPE_OPS = frozenset("Shape Cast ConstantOfShape Range Expand Equal Where Mod If".split())
+FOLDED_SHAPE_OPS = frozenset("Shape Size EyeLike Cast ConstantOfShape Range Expand Equal Where Mod If".split())
 
 # The ai.onnx.preview.training optimizers, imported one tidal.onnx_* op per
 # tensor wherever they appear. Gradient is imported only inside a
@@ -37,9 +37,10 @@ FOLDED_SHAPE_OPS = frozenset("Shape Cast ConstantOfShape Range Expand Equal Wher
 TRAINING_OPTIMIZER_OPS = frozenset("Momentum Adagrad Adam".split())
 
 # What the ONNX node-test sweep counts as "in set": the supported ops plus
-# Shape (a Shape-rooted subgraph folds away) and the training optimizers
+# Shape, Size, EyeLike and ConstantOfShape (they fold once the shapes are
+# static) and the training optimizers
 # (test_adam, test_momentum, ... are plain graphs of one optimizer node).
-NODE_TEST_OPS = SUPPORTED_OPS | {"Shape"} | TRAINING_OPTIMIZER_OPS
+NODE_TEST_OPS = SUPPORTED_OPS | {"Shape", "Size", "EyeLike", "ConstantOfShape"} | TRAINING_OPTIMIZER_OPS
 
 
 def op_types(graph):

@@ -214,7 +214,10 @@ class MoEFeedForward(nn.Module):
     """A Mixtral-style sparse MLP: a router picks the top 2 of 4 SwiGLU
     experts per token (torch.topk), their softmaxed scores weigh the
     experts' outputs (scattered into a dense [.., experts] weight, every
-    expert computed: the small-model form of the dispatch)."""
+    expert computed: the small-model form of the dispatch). `aux` is
+    Mixtral's load-balancing loss of the last call (F.one_hot of the chosen
+    experts: the fraction of tokens routed to each expert times its mean
+    router probability, times the expert count)."""
 
     EXPERTS, TOP = 4, 2
 
@@ -226,8 +229,12 @@ class MoEFeedForward(nn.Module):
         self.down = nn.ModuleList(nn.Linear(d, d, bias=False) for _ in range(self.EXPERTS))
 
     def forward(self, x):
-        scores, chosen = self.router(x).topk(self.TOP, dim=-1)
+        logits = self.router(x)
+        scores, chosen = logits.topk(self.TOP, dim=-1)
         weights = torch.zeros(x.shape[:-1] + (self.EXPERTS,), dtype=x.dtype).scatter(-1, chosen, scores.softmax(-1))
+        routed = F.one_hot(chosen.reshape(-1, self.TOP), self.EXPERTS).to(x.dtype)  # [tokens, top, experts]
+        probs = logits.softmax(-1).reshape(-1, self.EXPERTS)
+        self.aux = (routed.mean(0) * probs.mean(0)).sum() * self.EXPERTS
         out = 0
         for e in range(self.EXPERTS):
             expert = self.down[e](F.silu(self.gate[e](x)) * self.up[e](x))
@@ -246,13 +253,19 @@ class MoEBlock(LlamaBlock):
 
 
 class MoE(Llama):
-    """The LLaMA-style LM with Mixtral-style top-2-of-4 expert MLPs."""
+    """The LLaMA-style LM with Mixtral-style top-2-of-4 expert MLPs; the loss
+    adds Mixtral's router load-balancing loss (coefficient 0.02)."""
 
     VOCAB, BLOCK, D, HEADS, LAYERS = 96, 16, 32, 4, 2
+    AUX = 0.02
 
     def __init__(self):
         super().__init__()
         self.layers = nn.ModuleList(MoEBlock(self.D, self.HEADS, self.BLOCK) for _ in range(self.LAYERS))
+
+    def forward(self, input_ids, labels):
+        loss = super().forward(input_ids, labels)
+        return loss + self.AUX * sum(layer.moe.aux for layer in self.layers)
 
 
 class BertLayer(nn.Module):

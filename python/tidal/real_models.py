@@ -267,7 +267,8 @@ def _other_models() -> List[RealModel]:
                    Input("labels", (MoE.BLOCK,), torch.int64, MoE.VOCAB)),
                   loss="output", outputs=("loss",),
                   note="the LLaMA-style LM (d 32) with Mixtral-style MLPs: a top-2-of-4 router (torch.topk),"
-                       " SwiGLU experts weighted by the softmaxed scores; loss inside"),
+                       " SwiGLU experts weighted by the softmaxed scores; loss inside, with Mixtral's load-balancing loss"
+                       " (F.one_hot)"),
         RealModel("bert", "transformer", Bert,
                   (Input("input_ids", (SEQ,), torch.int64, Bert.VOCAB),
                    Input("token_type_ids", (SEQ,), torch.int64, Bert.TYPES),

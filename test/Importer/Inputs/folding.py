@@ -1,6 +1,7 @@
 """Writes OUTDIR/*.onnx for shape-folding.test: masks computed from
 constants with Mod, Equal, Not, And, Or and ScatterND (as Swin
-Transformer's exported attention mask is), and a Mod of a graph input."""
+Transformer's exported attention mask is), a Mod of a graph input, Size
+and EyeLike of a graph input (they need only its type) and float Mod."""
 import os
 import sys
 
@@ -63,6 +64,36 @@ def main(out):
         node("Mul", ["x", "pf"], ["y"]),
     ]
     save(os.path.join(out, "mod_of_data.onnx"), nodes, [x, i], ys[:1])
+
+    # Size (x.numel() / 6 = N) and EyeLike of x's type; float Mod (C's fmod,
+    # as ONNX requires for floats).
+    sq = helper.make_tensor_value_info("sq", TensorProto.FLOAT, [6, 6])
+    nodes = [
+        node("Size", ["x"], ["numel"]),
+        node("Cast", ["numel"], ["numel_f"], to=TensorProto.FLOAT),
+        node("Mul", ["x", "numel_f"], ["scaled"]),
+        node("EyeLike", ["sq"], ["eye"], k=1),
+        node("MatMul", ["scaled", "eye"], ["shifted"]),
+        const("fa", [-3.5, 2.5, 7.0, -1.0, 0.5, 5.0], np.float32),
+        const("fb", [2.0, -2.0, 3.0, 3.0, 0.25, 5.0], np.float32),
+        node("Mod", ["fa", "fb"], ["fm"], fmod=1),  # [-1.5, 0.5, 1, -1, 0, 0]
+        node("Add", ["shifted", "fm"], ["y"]),
+    ]
+    save(os.path.join(out, "size_eye.onnx"), nodes, [x, sq], ys[:1])
+    nodes[-2] = node("Mod", ["fa", "fb"], ["fm"])  # fmod 0: not defined for floats
+    save(os.path.join(out, "float_mod_python.onnx"), nodes, [x, sq], ys[:1])
+
+    # A fold that fails names its node (it used to leave the output
+    # undefined and blame the consumer).
+    nodes = [
+        const("n", [4, 5]),
+        const("z", [2, 0]),
+        node("Mod", ["n", "z"], ["r"]),
+        node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+        node("Mul", ["x", "rf"], ["y"]),
+    ]
+    save(os.path.join(out, "mod_by_zero.onnx"), nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2])],
+         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])])
 
 
 if __name__ == "__main__":
