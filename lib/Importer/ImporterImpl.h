@@ -81,6 +81,11 @@ LogicalResult sortNodes(const onnx::GraphProto &g, llvm::StringSet<> available,
                         bool inAlgorithm, std::vector<int> &order,
                         std::string &error);
 
+/// Replaces every call of a model-local function (ModelProto.functions) in
+/// the graph and the training_info algorithms by the function's body,
+/// recursively (FunctionInlining.cpp). Returns failure with `error` set.
+LogicalResult inlineModelFunctions(onnx::ModelProto &model, std::string &error);
+
 /// The tensors that `node`'s graph attributes (an If's branches, at any
 /// depth) read from outside them, added to `refs`.
 void collectOuterReferences(const onnx::NodeProto &node,

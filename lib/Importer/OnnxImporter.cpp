@@ -340,7 +340,8 @@ ModelImporter::buildGraphOutputs(SmallVectorImpl<Value> &results,
 }
 
 OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
-  if (failed(load(error)) || failed(checkOpsets(error)) ||
+  if (failed(load(error)) || failed(inlineModelFunctions(model, error)) ||
+      failed(checkOpsets(error)) ||
       failed(analyzeTrainingInfo(model, training, error)))
     return nullptr;
   if (options.batchSize && *options.batchSize <= 0) {

@@ -33,8 +33,10 @@ import tempfile
 import unittest
 import warnings
 
+import onnx
 import support
 
+from tidal import export as zoo_export
 from tidal import real_models, real_training
 
 _SKIP = support.skip_reason("tidalc")
@@ -155,6 +157,39 @@ class RealModelsTest(unittest.TestCase):
                 self.rows.append(r.comparison.row() + f"  [{r.stage}]" +
                                  (f" opset {self.upgrade}" if self.upgrade else ""))
         return result
+
+
+class ModulesAsFunctionsTest(unittest.TestCase):
+    """The suite's transformers exported with every module an ONNX function
+    (export_modules_as_functions, opset 15): tidal expands the calls
+    (lib/Importer/FunctionInlining.cpp) and trains as from the flat export."""
+
+    @classmethod
+    def setUpClass(cls):
+        warnings.filterwarnings("ignore")
+        cls.tmp = tempfile.mkdtemp(prefix="tidal-real-fn-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def check(self, name):
+        tidalc = support.tool("tidalc")
+        work = os.path.join(self.tmp, name)
+        with zoo_export.export_options(export_modules_as_functions=True):
+            result = real_training.evaluate(name, tidalc, work, threads=THREADS, opset=15)
+        proto = onnx.load(os.path.join(work, "model.onnx"))
+        self.assertGreater(len(proto.functions), 0, "the export holds no functions")
+        self.assertEqual(result.failure, "ok", f"{name} as functions failed at {result.failure}"
+                         + (f"\n  tidalc: {result.compile_error}" if result.compile_error else ""))
+
+    @unittest.skipIf(_SKIP, _SKIP)
+    def test_gpt2(self):
+        self.check("gpt2")
+
+    @unittest.skipIf(_SKIP, _SKIP)
+    def test_transformer_encoder(self):
+        self.check("transformer_encoder")
 
 
 def _add_tests():

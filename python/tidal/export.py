@@ -10,6 +10,7 @@ and of every non-scalar output) is symbolic ("N") unless `batch` is given.
 """
 
 import argparse
+import contextlib
 import functools
 import inspect
 import io
@@ -30,6 +31,23 @@ MAX_OPSET = 17
 TRACE_BATCH = 2  # not 1: tracing with 1 invites size-1 specialisation
 # Exported without torch's ONNX shape inference (see export_model).
 SHAPE_INFERENCE_OFF = ("resnet56", "resnet110", "resnet1202")
+
+
+# Extra torch.onnx.export arguments, set by export_options().
+_EXTRA_ARGS: dict = {}
+
+
+@contextlib.contextmanager
+def export_options(**kwargs):
+    """Adds torch.onnx.export arguments (e.g. export_modules_as_functions,
+    opset 15 and up) to the exports made inside the block."""
+    saved = dict(_EXTRA_ARGS)
+    _EXTRA_ARGS.update(kwargs)
+    try:
+        yield
+    finally:
+        _EXTRA_ARGS.clear()
+        _EXTRA_ARGS.update(saved)
 
 
 def export_model(name: str, opset: int = DEFAULT_OPSET, batch: Optional[int] = None) -> onnx.ModelProto:
@@ -84,6 +102,7 @@ def export_model(name: str, opset: int = DEFAULT_OPSET, batch: Optional[int] = N
             input_names=input_names,
             output_names=output_names,
             dynamic_axes=dynamic_axes,
+            **_EXTRA_ARGS,
         )
     proto = onnx.load_from_string(buf.getvalue())
     _restore_initial_state(proto, initial_state)
