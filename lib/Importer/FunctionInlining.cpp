@@ -17,17 +17,20 @@
 //   - subgraphs of body nodes (If branches) read outer names through the
 //     same renaming.
 // Errors name the call and the function: a recursive function, a body that
-// imports another version of the default opset, overloads (IR version 10).
+// imports another version of the default opset, overloads (IR version 10),
+// an expansion past 2^22 nodes (calls nested to double at every level).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ImporterImpl.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <google/protobuf/unknown_field_set.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -47,6 +50,9 @@ constexpr int kAttributeProtoField = 11;
 constexpr int kOverloadField = 13;
 /// The deepest chain of calls expanded.
 constexpr int kMaxDepth = 64;
+/// The most nodes the expansion may produce (a function calling another
+/// twice, nested, doubles the count per level).
+constexpr int64_t kMaxNodes = int64_t(1) << 22;
 
 struct Function {
   const onnx::FunctionProto *proto;
@@ -66,6 +72,7 @@ private:
   std::map<std::pair<std::string, std::string>, Function> functions;
   int64_t defaultOpset = 0;
   int64_t calls = 0;
+  int64_t emitted = 0; // nodes written so far
   llvm::StringSet<> prefixes;
   std::vector<std::string> stack; // the functions being expanded
 
@@ -83,6 +90,23 @@ private:
   expandNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
               google::protobuf::RepeatedPtrField<onnx::NodeProto> &out);
   LogicalResult expandGraphAttrs(onnx::NodeProto &node);
+  /// The nodes `node` expands to (calls in If branches not counted),
+  /// saturating past kMaxNodes; a recursive call counts 1 (expandCall
+  /// reports it).
+  int64_t expandedSize(const onnx::NodeProto &node) {
+    const Function *fn = find(node);
+    if (!fn)
+      return 1;
+    auto [it, fresh] = sizes.try_emplace(fn->proto, -1);
+    if (!fresh)
+      return it->second < 0 ? 1 : it->second;
+    int64_t n = 0;
+    for (const auto &body : fn->proto->node())
+      n = std::min(kMaxNodes + 1, n + expandedSize(body));
+    sizes[fn->proto] = n;
+    return n;
+  }
+  llvm::DenseMap<const onnx::FunctionProto *, int64_t> sizes;
   LogicalResult
   expandCall(const onnx::NodeProto &call, const Function &fn,
              google::protobuf::RepeatedPtrField<onnx::NodeProto> &out);
@@ -132,6 +156,16 @@ LogicalResult Inliner::run() {
   }
   if (functions.empty())
     return success();
+  // Count first: copying a doubling chain of calls would take minutes
+  // before the limit below stops it.
+  int64_t total = 0;
+  for (const auto &node : model.graph().node())
+    total = std::min(kMaxNodes + 1, total + expandedSize(node));
+  if (total > kMaxNodes) {
+    error = "expanding the model's functions gives more than " +
+            std::to_string(kMaxNodes) + " nodes";
+    return failure();
+  }
   google::protobuf::RepeatedPtrField<onnx::NodeProto> flat;
   if (failed(expandNodes(model.graph().node(), flat)))
     return failure();
@@ -172,6 +206,11 @@ LogicalResult Inliner::expandNodes(
       if (failed(expandCall(node, *fn, out)))
         return failure();
       continue;
+    }
+    if (++emitted > kMaxNodes) {
+      error = "expanding the model's functions gives more than " +
+              std::to_string(kMaxNodes) + " nodes";
+      return failure();
     }
     onnx::NodeProto *copy = out.Add();
     *copy = node;

@@ -108,6 +108,12 @@ def main(out):
     # Errors: a function calling itself; a body on another opset.
     selfish = fn("Loop1", ["x"], ["y"], [helper.make_node("Loop1", ["x"], ["y"], domain=DOMAIN)])
     save(f"{out}/recursive.onnx", [helper.make_node("Loop1", ["x"], ["y"], name="outer", domain=DOMAIN)], [selfish])
+    # Each level calls the one below twice: 2^30 nodes if expanded.
+    levels = [fn("L0", ["x"], ["y"], [helper.make_node("Relu", ["x"], ["y"])])]
+    for k in range(1, 31):
+        levels.append(fn(f"L{k}", ["x"], ["y"], [helper.make_node(f"L{k - 1}", ["x"], ["t"], domain=DOMAIN),
+                                                  helper.make_node(f"L{k - 1}", ["t"], ["y"], domain=DOMAIN)]))
+    save(f"{out}/doubling.onnx", [helper.make_node("L30", ["x"], ["y"], name="top", domain=DOMAIN)], levels)
     old = fn("Old", ["x"], ["y"], [helper.make_node("Relu", ["x"], ["y"])], opset=13)
     save(f"{out}/other_opset.onnx", [helper.make_node("Old", ["x"], ["y"], domain=DOMAIN)], [old])
 
