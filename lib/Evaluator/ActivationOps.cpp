@@ -107,6 +107,33 @@ Handled eval::evalActivationOp(Operation *op, EvalState &st,
       .Case([&](CosOp o) {
         return unary(o.getInput(), [](double x) { return std::cos(x); });
       })
+      .Case([&](TanOp o) {
+        return unary(o.getInput(), [](double x) { return std::tan(x); });
+      })
+      .Case([&](AsinOp o) {
+        return unary(o.getInput(), [](double x) { return std::asin(x); });
+      })
+      .Case([&](AcosOp o) {
+        return unary(o.getInput(), [](double x) { return std::acos(x); });
+      })
+      .Case([&](AtanOp o) {
+        return unary(o.getInput(), [](double x) { return std::atan(x); });
+      })
+      .Case([&](SinhOp o) {
+        return unary(o.getInput(), [](double x) { return std::sinh(x); });
+      })
+      .Case([&](CoshOp o) {
+        return unary(o.getInput(), [](double x) { return std::cosh(x); });
+      })
+      .Case([&](AsinhOp o) {
+        return unary(o.getInput(), [](double x) { return std::asinh(x); });
+      })
+      .Case([&](AcoshOp o) {
+        return unary(o.getInput(), [](double x) { return std::acosh(x); });
+      })
+      .Case([&](AtanhOp o) {
+        return unary(o.getInput(), [](double x) { return std::atanh(x); });
+      })
       .Case([&](SignOp o) { return unary(o.getInput(), sign); })
       .Case([&](FloorOp o) {
         return unary(o.getInput(), [](double x) { return std::floor(x); });

@@ -1,7 +1,8 @@
 //===- ActivationConverters.cpp - activations and element-wise math -------===//
 //
 // ONNX Clip, HardSigmoid, HardSwish, Elu, Selu, Celu, Softplus, Softsign,
-// Mish, Abs, Reciprocal, Sin, Cos, Sign, Floor, Ceil and Round to their tidal
+// Mish, Abs, Reciprocal, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
+// Acosh, Atanh, Sign, Floor, Ceil and Round to their tidal
 // ops (TidalActivationOps.td), with ONNX's attribute defaults made explicit.
 //
 //===----------------------------------------------------------------------===//
@@ -86,6 +87,15 @@ void importer::addActivationConverters(llvm::StringMap<Converter> &map) {
   map["Reciprocal"] = unary(ReciprocalOp::getOperationName());
   map["Sin"] = unary(SinOp::getOperationName());
   map["Cos"] = unary(CosOp::getOperationName());
+  map["Tan"] = unary(TanOp::getOperationName());
+  map["Asin"] = unary(AsinOp::getOperationName());
+  map["Acos"] = unary(AcosOp::getOperationName());
+  map["Atan"] = unary(AtanOp::getOperationName());
+  map["Sinh"] = unary(SinhOp::getOperationName());
+  map["Cosh"] = unary(CoshOp::getOperationName());
+  map["Asinh"] = unary(AsinhOp::getOperationName());
+  map["Acosh"] = unary(AcoshOp::getOperationName());
+  map["Atanh"] = unary(AtanhOp::getOperationName());
   map["Sign"] = unary(SignOp::getOperationName());
   map["Floor"] = unary(FloorOp::getOperationName());
   map["Ceil"] = unary(CeilOp::getOperationName());

@@ -14,7 +14,8 @@ SUPPORTED_OPS = frozenset(
     ReduceMean ReduceSum Identity Constant Dropout Pow Sqrt Erf Exp Log Neg
     Gather Slice Split Squeeze Unsqueeze LayerNormalization
     Clip HardSigmoid HardSwish Elu Selu Celu Softplus Softsign Mish Abs
-    Reciprocal Sin Cos Sign Floor Ceil Round
+    Reciprocal Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh
+    Sign Floor Ceil Round
     Equal Less LessOrEqual Greater GreaterOrEqual And Or Xor Not Where Expand
     Max Min Sum Mean Pad InstanceNormalization GroupNormalization Gelu PRelu
     Trilu Tile ReduceL1 ReduceL2 ReduceSumSquare LSTM GRU RNN

@@ -81,6 +81,15 @@
   X(reciprocal)                                                                \
   X(sin)                                                                       \
   X(cos)                                                                       \
+  X(tan)                                                                       \
+  X(asin)                                                                      \
+  X(acos)                                                                      \
+  X(atan)                                                                      \
+  X(sinh)                                                                      \
+  X(cosh)                                                                      \
+  X(asinh)                                                                     \
+  X(acosh)                                                                     \
+  X(atanh)                                                                     \
   X(sign)                                                                      \
   X(floor)                                                                     \
   X(ceil)                                                                      \

@@ -69,6 +69,15 @@ enum class Kind {
   Reciprocal,
   Sin,
   Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
   Sign,
   Floor,
   Ceil,
@@ -129,6 +138,24 @@ TIDALRT_ACT_HD inline float fsin(float x) { return sinf(x); }
 TIDALRT_ACT_HD inline double fsin(double x) { return sin(x); }
 TIDALRT_ACT_HD inline float fcos(float x) { return cosf(x); }
 TIDALRT_ACT_HD inline double fcos(double x) { return cos(x); }
+TIDALRT_ACT_HD inline float ftan(float x) { return tanf(x); }
+TIDALRT_ACT_HD inline double ftan(double x) { return tan(x); }
+TIDALRT_ACT_HD inline float fasin(float x) { return asinf(x); }
+TIDALRT_ACT_HD inline double fasin(double x) { return asin(x); }
+TIDALRT_ACT_HD inline float facos(float x) { return acosf(x); }
+TIDALRT_ACT_HD inline double facos(double x) { return acos(x); }
+TIDALRT_ACT_HD inline float fatan(float x) { return atanf(x); }
+TIDALRT_ACT_HD inline double fatan(double x) { return atan(x); }
+TIDALRT_ACT_HD inline float fsinh(float x) { return sinhf(x); }
+TIDALRT_ACT_HD inline double fsinh(double x) { return sinh(x); }
+TIDALRT_ACT_HD inline float fcosh(float x) { return coshf(x); }
+TIDALRT_ACT_HD inline double fcosh(double x) { return cosh(x); }
+TIDALRT_ACT_HD inline float fasinh(float x) { return asinhf(x); }
+TIDALRT_ACT_HD inline double fasinh(double x) { return asinh(x); }
+TIDALRT_ACT_HD inline float facosh(float x) { return acoshf(x); }
+TIDALRT_ACT_HD inline double facosh(double x) { return acosh(x); }
+TIDALRT_ACT_HD inline float fatanh(float x) { return atanhf(x); }
+TIDALRT_ACT_HD inline double fatanh(double x) { return atanh(x); }
 TIDALRT_ACT_HD inline float ffloor(float x) { return floorf(x); }
 TIDALRT_ACT_HD inline double ffloor(double x) { return floor(x); }
 TIDALRT_ACT_HD inline float fceil(float x) { return ceilf(x); }
@@ -187,6 +214,24 @@ TIDALRT_ACT_HD inline T forward(T x, Params<T> p) {
     return fsin(x);
   } else if constexpr (K == Kind::Cos) {
     return fcos(x);
+  } else if constexpr (K == Kind::Tan) {
+    return ftan(x);
+  } else if constexpr (K == Kind::Asin) {
+    return fasin(x);
+  } else if constexpr (K == Kind::Acos) {
+    return facos(x);
+  } else if constexpr (K == Kind::Atan) {
+    return fatan(x);
+  } else if constexpr (K == Kind::Sinh) {
+    return fsinh(x);
+  } else if constexpr (K == Kind::Cosh) {
+    return fcosh(x);
+  } else if constexpr (K == Kind::Asinh) {
+    return fasinh(x);
+  } else if constexpr (K == Kind::Acosh) {
+    return facosh(x);
+  } else if constexpr (K == Kind::Atanh) {
+    return fatanh(x);
   } else if constexpr (K == Kind::Sign) {
     return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x); // +-0 and NaN kept
   } else if constexpr (K == Kind::Floor) {

@@ -2,7 +2,8 @@
 //
 // The activation family (ONNX Clip, HardSigmoid, HardSwish, Elu, Selu, Celu,
 // Softplus, Softsign, Mish) with their backward ops, and the element-wise
-// math ops (Abs, Reciprocal, Sin, Cos, Sign, Floor, Ceil, Round). The
+// math ops (Abs, Reciprocal, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh,
+// Asinh, Acosh, Atanh, Sign, Floor, Ceil, Round). The
 // formulas, PyTorch's, are in runtime/src/cpu/activation_math.h and
 // docs/dialect.md; every backward op takes the forward input as `saved`.
 //
@@ -71,6 +72,33 @@ def Tidal_SinOp : Tidal_UnaryOp<"sin"> {
 }
 def Tidal_CosOp : Tidal_UnaryOp<"cos"> {
   let summary = "cosine (ONNX Cos)";
+}
+def Tidal_TanOp : Tidal_UnaryOp<"tan"> {
+  let summary = "tangent (ONNX Tan)";
+}
+def Tidal_AsinOp : Tidal_UnaryOp<"asin"> {
+  let summary = "arcsine (ONNX Asin)";
+}
+def Tidal_AcosOp : Tidal_UnaryOp<"acos"> {
+  let summary = "arccosine (ONNX Acos)";
+}
+def Tidal_AtanOp : Tidal_UnaryOp<"atan"> {
+  let summary = "arctangent (ONNX Atan)";
+}
+def Tidal_SinhOp : Tidal_UnaryOp<"sinh"> {
+  let summary = "hyperbolic sine (ONNX Sinh)";
+}
+def Tidal_CoshOp : Tidal_UnaryOp<"cosh"> {
+  let summary = "hyperbolic cosine (ONNX Cosh)";
+}
+def Tidal_AsinhOp : Tidal_UnaryOp<"asinh"> {
+  let summary = "inverse hyperbolic sine (ONNX Asinh)";
+}
+def Tidal_AcoshOp : Tidal_UnaryOp<"acosh"> {
+  let summary = "inverse hyperbolic cosine (ONNX Acosh)";
+}
+def Tidal_AtanhOp : Tidal_UnaryOp<"atanh"> {
+  let summary = "inverse hyperbolic tangent (ONNX Atanh)";
 }
 def Tidal_SignOp : Tidal_UnaryOp<"sign", Tidal_NumTensor> {
   let summary = "-1, 0 or 1 by the sign of x (ONNX Sign); zero gradient";
