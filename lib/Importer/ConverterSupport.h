@@ -206,6 +206,9 @@ void addDecomposedConverters(llvm::StringMap<Converter> &converters);
 /// (RecurrentConverters.cpp).
 void addRecurrentConverters(llvm::StringMap<Converter> &converters);
 
+/// Adds GridSample, as gathers (GridSampleConverter.cpp).
+void addGridSampleConverter(llvm::StringMap<Converter> &converters);
+
 /// Adds RandomNormal[Like], RandomUniform[Like] and Bernoulli
 /// (RandomConverters.cpp).
 void addRandomConverters(llvm::StringMap<Converter> &converters);

@@ -559,6 +559,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addDecomposedConverters(map);
     addRecurrentConverters(map);
     addRandomConverters(map);
+    addGridSampleConverter(map);
     addEinsumConverter(map);
     addReduceConverters(map);
     addConvTransposeConverter(map);

@@ -96,6 +96,9 @@ const OpVersionInfo kOps[] = {
     {"", "GreaterOrEqual", v(12, 16), v(12, 16), op, "16: types"},
     {"", "GroupNormalization", v(18, 21), v(18, 21), op,
      "18: scale and bias per group; 21: per channel"},
+    {"", "GridSample", v(16, 20), v(16, 20), op,
+     "4-D; bilinear (20: linear) and nearest, padding zeros, border, "
+     "reflection; bicubic is rejected"},
     {"", "HardSigmoid", v(1, 6), v(6), op, ""},
     {"", "HardSwish", v(14), v(14), op, ""},
     {"", "Identity", v(1, 13, 14, 16, 19, 21), v(13, 14, 16, 19, 21), op,

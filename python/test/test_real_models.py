@@ -71,6 +71,7 @@ EXPECTED_TO_TRAIN = [
     "bert",
     "unet",
     "vae",
+    "stn",
     "resnet18",
     "mnasnet0_5",
     "inception_v3",

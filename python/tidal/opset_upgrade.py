@@ -12,6 +12,7 @@ PyTorch 2.x write them:
   ReduceLogSum, ReduceLogSumExp, ReduceSumSquare (18): the `axes` attribute
   becomes an int64 initializer input.
 - Split (18) without sizes: `num_outputs` = the number of outputs.
+- GridSample (20): mode "bilinear" is called "linear", "bicubic" "cubic".
 - BatchNormalization (14): PyTorch's five-output training form (opset 9)
   becomes `training_mode=1` with three outputs; the saved mean and variance
   outputs must be unused.
@@ -36,7 +37,7 @@ REDUCE_AXES_INPUT_AT_18 = frozenset(
 # Operators whose meaning changes between 13 and 21 in a way not rewritten
 # here, with the opset of the change.
 UNHANDLED = {"GroupNormalization": 21, "LpPool": 18, "Col2Im": 18,
-             "CenterCropPad": 18, "DFT": 20, "GridSample": 20}
+             "CenterCropPad": 18, "DFT": 20}
 # The IR version ONNX pairs with each opset (onnx.helper.VERSION_TABLE).
 IR_VERSION = {18: 8, 19: 9, 20: 9, 21: 10}
 
@@ -91,6 +92,13 @@ def _upgrade_graph(graph, source, target, what):
             has_sizes = len(node.input) > 1 and node.input[1]
             if not has_sizes and _attr(node, "split") is None:
                 node.attribute.append(helper.make_attribute("num_outputs", len(node.output)))
+        elif node.op_type == "GridSample" and source < 20 <= target:
+            mode = _attr(node, "mode")
+            renamed = {b"bilinear": b"linear", b"bicubic": b"cubic"}
+            if mode is not None and mode.s in renamed:
+                mode.s = renamed[mode.s]
+            elif mode is None:  # the default became "linear" under its new name
+                node.attribute.append(helper.make_attribute("mode", "linear"))
         elif node.op_type == "BatchNormalization" and source < 14 <= target:
             outputs = list(node.output)
             if len([o for o in outputs[1:] if o]) == 0:

@@ -423,3 +423,33 @@ class VAE(nn.Module):
         recon = self.dec(self.expand(z).view(-1, 32, 8, 8))
         kl = -0.5 * torch.mean(torch.sum(1 + logvar - mu * mu - logvar.exp(), dim=1))
         return torch.mean((recon - x) ** 2) + 0.01 * kl
+
+
+class STN(nn.Module):
+    """A spatial transformer classifier (Jaderberg et al., 2015) on 3x32x32:
+    a localisation CNN regresses an affine theta (near the identity), the
+    sampling grid is theta applied to the output pixels' normalised
+    coordinates (F.affine_grid written out: torch 1.13 cannot export it),
+    F.grid_sample (ONNX GridSample, opset 16) warps the image bilinearly
+    with zero padding, and a small CNN classifies the warped image."""
+
+    SIZE = 32
+
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Sequential(nn.Conv2d(3, 8, 5, 2, 2), nn.ReLU(), nn.Conv2d(8, 8, 3, 2, 1), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 6))
+        with torch.no_grad():
+            self.loc[-1].weight.mul_(0.1)
+            self.loc[-1].bias.copy_(torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+        self.cls = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.ReLU(), nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, CLASSES))
+        # (x, y, 1) of every output pixel, align_corners=False.
+        c = (2 * torch.arange(self.SIZE, dtype=torch.float32) + 1) / self.SIZE - 1
+        ys, xs = torch.meshgrid(c, c, indexing="ij")
+        self.register_buffer("base", torch.stack([xs, ys, torch.ones_like(xs)], -1).reshape(-1, 3), persistent=False)
+
+    def forward(self, x):
+        theta = self.loc(x).view(-1, 2, 3)
+        grid = (self.base @ theta.transpose(1, 2)).view(-1, self.SIZE, self.SIZE, 2)
+        return self.cls(F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False))

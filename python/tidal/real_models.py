@@ -4,7 +4,7 @@ Every entry builds a real architecture (torchvision's classification
 families through torchvision's own classes, VisionTransformer, Swin
 Transformer, nn.Transformer*, GPT-2- and LLaMA-style LMs, a mixture of
 experts, a BERT-style
-encoder, a U-Net, a VAE, LSTM, GRU and RNN classifiers) at a size where 5 training steps take seconds on 2 cores,
+encoder, a U-Net, a VAE, a spatial transformer, LSTM, GRU and RNN classifiers) at a size where 5 training steps take seconds on 2 cores,
 with example inputs and a loss form:
 
 - "cross-entropy": the model returns class logits [N, 10]; tidalc adds the
@@ -42,7 +42,7 @@ import torch.nn as nn
 from tidal import export as zoo_export
 from tidal import zoo
 from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama, MoE,
-                                   RNNClassifier, Seq2SeqClassifier, UNet, VAE)
+                                   RNNClassifier, Seq2SeqClassifier, STN, UNet, VAE)
 
 SEED = 0
 DATA_SEED = 1234
@@ -63,7 +63,7 @@ class Input:
 @dataclass(frozen=True)
 class RealModel:
     name: str
-    family: str  # "torchvision", "transformer", "rnn", "unet", "vae"
+    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn"
     build: Callable[[], nn.Module]  # the small version
     inputs: Tuple[Input, ...]
     loss: str = "cross-entropy"  # | "mse" | "output"
@@ -74,6 +74,8 @@ class RealModel:
     full_inputs: Optional[Tuple[Input, ...]] = None
     batch: int = 4
     outputs: Tuple[str, ...] = field(default=("output",))
+    # The lowest opset the model exports at (GridSample needs 16).
+    min_opset: int = 13
 
     def inputs_for(self, size: str) -> Tuple[Input, ...]:
         return self.full_inputs if size == "full" and self.full_inputs else self.inputs
@@ -274,6 +276,9 @@ def _other_models() -> List[RealModel]:
                    Input("token_type_ids", (SEQ,), torch.int64, Bert.TYPES),
                    Input("attention_mask", (SEQ,), torch.int64, 2)),
                   note="vocab 128, sequence 16 (padded), d 64, 4 heads, FFN 128, 2 layers, pooler + classifier"),
+        RealModel("stn", "stn", STN, _image(32), min_opset=16,
+                  note="spatial transformer: localisation CNN -> affine theta -> grid (written out) ->"
+                       " F.grid_sample (GridSample, opset 16) -> CNN classifier"),
         RealModel("vae", "vae", VAE, _image(32), loss="output", outputs=("loss",),
                   note="conv VAE 3x32x32 -> 16-d latent -> ConvTranspose2d, torch.randn_like reparameterisation"
                        " (RandomNormalLike; references draw tidal's noise), MSE + 0.01 KL inside"),

@@ -267,6 +267,7 @@ def export_and_compile(name: str, tidalc: str, workdir: str, opset: int = 13, si
     `upgrade`, the export is converted to that opset (tidal.opset_upgrade,
     as onnx's version converter would) before it is compiled."""
     result = Result(name)
+    opset = max(opset, real_models.spec(name).min_opset)
     os.makedirs(workdir, exist_ok=True)
     path = os.path.join(workdir, "model.onnx")
     t0 = time.perf_counter()
@@ -340,6 +341,7 @@ def evaluate(name: str, tidalc: str, workdir: str, optimizers: Sequence[str] = t
     not bound that. Its moments, the gradient and its square, are
     checked through SGD's.)
     """
+    opset = max(opset, real_models.spec(name).min_opset)
     result, proto = export_and_compile(name, tidalc, workdir, opset, size, optimizers[0], steps, upgrade)
     if result.stage in ("export", "compile"):
         return result

@@ -1,0 +1,205 @@
+//===- GridSampleConverter.cpp - ONNX GridSample as gathers ---------------===//
+//
+// GridSample (opsets 16 and 20; F.grid_sample: spatial transformers,
+// optical flow, deformable attention) on a 4-D input X [N, C, H, W] and a
+// grid [N, Ho, Wo, 2] of (x, y) in [-1, 1]:
+//   ix = unnormalize(x) (align_corners: (x + 1) (W - 1) / 2, else
+//        ((x + 1) W - 1) / 2), iy likewise;
+//   padding border: ix, iy clipped to the image; reflection: reflected
+//        about its edges (PyTorch's reflect_coordinates), then clipped;
+//   bilinear: the four corners floor(ix) + {0, 1} x floor(iy) + {0, 1},
+//        each a gather of X viewed [N H W, C] at n H W + y W + x, weighted
+//        by (1 - |ix - x|)(1 - |iy - y|) and, with zero padding, by whether
+//        the corner lies inside; nearest: the corner round(ix), round(iy)
+//        (half to even, as PyTorch's nearbyint).
+// No new op: the gradient is gather's scatter-add for X and flows to the
+// grid through the weights (floor and round pass none), as PyTorch's
+// grid_sampler_2d_backward computes it. Not supported: bicubic, 5-D.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterSupport.h"
+
+using namespace mlir;
+using namespace mlir::tidal;
+using namespace mlir::tidal::importer;
+
+namespace {
+
+struct Sampler : Composer {
+  FloatType ft;
+  int64_t batch = 0, c = 0, h = 0, w = 0, ho = 0, wo = 0;
+  bool alignCorners = false, zeros = true;
+  Value table; // X as [N H W, C]
+  Value base;  // n H W, [N, 1, 1] int64
+
+  Value scalar(double v) { return splat(ft, {}, v); }
+  Value add(Value a, Value b) {
+    return binary(AddOp::getOperationName(), a, b);
+  }
+  Value sub(Value a, Value b) {
+    return binary(SubOp::getOperationName(), a, b);
+  }
+  Value mul(Value a, Value b) {
+    return binary(MulOp::getOperationName(), a, b);
+  }
+  Value unary(llvm::StringRef name, Value v) { return op(name, {v}); }
+  Value clip(Value v, double lo, double hi) {
+    return op(ClipOp::getOperationName(), {v},
+              {n_.named("min", n_.b().getF32FloatAttr(lo)),
+               n_.named("max", n_.b().getF32FloatAttr(hi))});
+  }
+  Value castTo(Value v, Type elt) {
+    if (!ok)
+      return {};
+    auto t = castType(v, elt);
+    return n_.b().create<CastOp>(n_.g.loc, t, v).getResult();
+  }
+  static RankedTensorType castType(Value v, Type elt) {
+    return RankedTensorType::get(cast<RankedTensorType>(v.getType()).getShape(),
+                                 elt);
+  }
+  Node &n_;
+  Sampler(Node &node) : Composer{node}, n_(node) {}
+
+  /// The pixel coordinate of normalized `g` on an axis of `size`, padded.
+  Value coordinate(Value g, int64_t size, bool border, bool reflection) {
+    Value x = alignCorners ? mul(add(g, scalar(1.0)), scalar((size - 1) / 2.0))
+                           : sub(mul(add(g, scalar(1.0)), scalar(size / 2.0)),
+                                 scalar(0.5));
+    if (reflection) {
+      // Reflect about [lo, hi] = [0, size - 1] (align_corners) or
+      // [-0.5, size - 0.5]: in = |x - lo|, flips = floor(in / span),
+      // extra = in - flips span, odd flips mirror extra.
+      double lo = alignCorners ? 0.0 : -0.5;
+      double span = alignCorners ? size - 1.0 : double(size);
+      if (span <= 0.0)
+        return splat(ft, cast<RankedTensorType>(x.getType()).getShape(), 0.0);
+      Value in = unary(AbsOp::getOperationName(), sub(x, scalar(lo)));
+      Value flips =
+          unary(FloorOp::getOperationName(), mul(in, scalar(1.0 / span)));
+      Value extra = sub(in, mul(flips, scalar(span)));
+      Value half = unary(FloorOp::getOperationName(), mul(flips, scalar(0.5)));
+      Value odd = sub(flips, mul(half, scalar(2.0))); // 0 or 1
+      x = add(add(extra, scalar(lo)),
+              mul(odd, sub(scalar(span), mul(extra, scalar(2.0)))));
+    }
+    if (border || reflection)
+      x = clip(x, 0.0, double(size - 1));
+    return x;
+  }
+
+  /// X at integer-valued float coordinates (x, y) [N, Ho, Wo], as
+  /// [N Ho Wo, C], times `weight` (with zero padding, 0 outside).
+  Value corner(Value x, Value y, Value weight) {
+    if (zeros) {
+      auto inside = [&](Value v, int64_t size) {
+        Value lo = binary(GreaterOrEqualOp::getOperationName(), v, scalar(0));
+        Value hi = binary(LessOrEqualOp::getOperationName(), v,
+                          scalar(double(size - 1)));
+        return binary(LogicalAndOp::getOperationName(), lo, hi);
+      };
+      Value in =
+          binary(LogicalAndOp::getOperationName(), inside(x, w), inside(y, h));
+      Value mask = castTo(in, ft);
+      weight = weight ? mul(weight, mask) : mask;
+    }
+    Value xi = castTo(clip(x, 0.0, double(w - 1)), n_.b().getI64Type());
+    Value yi = castTo(clip(y, 0.0, double(h - 1)), n_.b().getI64Type());
+    Value wScalar = splat(n_.b().getI64Type(), {}, double(w));
+    Value idx = add(add(base, mul(yi, wScalar)), xi);
+    Value g = op(GatherOp::getOperationName(),
+                 {table, reshape(idx, {batch * ho * wo})},
+                 {n_.named("axis", n_.b().getI64IntegerAttr(0))});
+    if (!weight)
+      return g;
+    return mul(g, reshape(weight, {batch * ho * wo, 1}));
+  }
+};
+
+LogicalResult convertGridSample(Node &node) {
+  Sampler s(node);
+  auto xIn = node.in(0), gridIn = node.in(1);
+  if (failed(xIn) || failed(gridIn))
+    return failure();
+  RankedTensorType xt = node.type(0), gt = node.type(1);
+  if (!xt || xt.getRank() != 4 || !xt.hasStaticShape())
+    return node.fail("X must be a 4-D tensor of static shape [N, C, H, W] "
+                     "(tidal samples 2-D grids), got " +
+                     (xt ? typeToString(xt) : std::string("?")));
+  auto ft = dyn_cast<FloatType>(xt.getElementType());
+  if (!ft || (!ft.isF32() && !ft.isF64()))
+    return node.fail("X must be float32 or float64, got " + typeToString(xt));
+  s.ft = ft;
+  s.batch = xt.getDimSize(0), s.c = xt.getDimSize(1), s.h = xt.getDimSize(2),
+  s.w = xt.getDimSize(3);
+  if (!gt || gt.getRank() != 4 || !gt.hasStaticShape() ||
+      gt.getDimSize(0) != s.batch || gt.getDimSize(3) != 2 ||
+      gt.getElementType() != ft)
+    return node.fail("grid must be [" + llvm::Twine(s.batch) +
+                     ", Ho, Wo, 2] of X's element type, got " +
+                     (gt ? typeToString(gt) : std::string("?")));
+  s.ho = gt.getDimSize(1), s.wo = gt.getDimSize(2);
+  std::string mode = node.s("mode", "bilinear");
+  if (mode == "linear")
+    mode = "bilinear";
+  if (mode != "bilinear" && mode != "nearest")
+    return node.fail("mode '" + mode +
+                     "' is not supported (bilinear/linear and nearest)");
+  std::string padding = node.s("padding_mode", "zeros");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return node.fail("padding_mode '" + padding + "' is not valid");
+  s.alignCorners = node.i("align_corners", 0) != 0;
+  s.zeros = padding == "zeros";
+
+  // X as a table of [N H W, C] rows; row n H W + y W + x.
+  s.table = s.reshape(s.op(TransposeOp::getOperationName(), {*xIn},
+                           {node.arr("perm", {0, 2, 3, 1})}),
+                      {s.batch * s.h * s.w, s.c});
+  llvm::SmallVector<int64_t> offsets;
+  for (int64_t k = 0; k < s.batch; ++k)
+    offsets.push_back(k * s.h * s.w);
+  {
+    auto type = RankedTensorType::get({s.batch, 1, 1}, node.b().getI64Type());
+    s.base = s.op(ConstantOp::getOperationName(), {},
+                  {node.named("value", DenseElementsAttr::get(
+                                           type, llvm::ArrayRef(offsets)))});
+  }
+  auto component = [&](int64_t k) {
+    llvm::SmallVector<int64_t> starts{0, 0, 0, k},
+        ends{s.batch, s.ho, s.wo, k + 1}, steps{1, 1, 1, 1};
+    return s.reshape(s.op(SliceOp::getOperationName(), {*gridIn},
+                          {node.arr("starts", starts), node.arr("ends", ends),
+                           node.arr("steps", steps)}),
+                     {s.batch, s.ho, s.wo});
+  };
+  bool border = padding == "border", reflection = padding == "reflection";
+  Value ix = s.coordinate(component(0), s.w, border, reflection);
+  Value iy = s.coordinate(component(1), s.h, border, reflection);
+
+  Value out;
+  if (mode == "nearest") {
+    out = s.corner(s.unary(RoundOp::getOperationName(), ix),
+                   s.unary(RoundOp::getOperationName(), iy), Value());
+  } else {
+    Value x0 = s.unary(FloorOp::getOperationName(), ix);
+    Value y0 = s.unary(FloorOp::getOperationName(), iy);
+    Value x1 = s.add(x0, s.scalar(1.0)), y1 = s.add(y0, s.scalar(1.0));
+    Value wx1 = s.sub(ix, x0), wy1 = s.sub(iy, y0);
+    Value wx0 = s.sub(s.scalar(1.0), wx1), wy0 = s.sub(s.scalar(1.0), wy1);
+    out = s.add(s.add(s.corner(x0, y0, s.mul(wx0, wy0)),
+                      s.corner(x1, y0, s.mul(wx1, wy0))),
+                s.add(s.corner(x0, y1, s.mul(wx0, wy1)),
+                      s.corner(x1, y1, s.mul(wx1, wy1))));
+  }
+  Value y = s.op(TransposeOp::getOperationName(),
+                 {s.reshape(out, {s.batch, s.ho, s.wo, s.c})},
+                 {node.arr("perm", {0, 3, 1, 2})});
+  return s.bind(y);
+}
+
+} // namespace
+
+void importer::addGridSampleConverter(llvm::StringMap<Converter> &map) {
+  map["GridSample"] = convertGridSample;
+}
