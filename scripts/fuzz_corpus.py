@@ -47,7 +47,7 @@ max_one_input min_one_input""".split()
 # tidal's own test models (python/tools/gen_test_models.py): the error
 # cases, the training_info cases and the MLP with its loss.
 TIDAL_MODELS = r"(bad_attr|cycle|dangling_edge|empty|no_graph_output|" \
-    r"opset11_unsqueeze|opset22|symbolic_dim|unresolved_shape|" \
+    r"opset11_unsqueeze|opset23|symbolic_dim|unresolved_shape|" \
     r"unsupported_op|shape_subgraph|ti_.*|mlp_with_loss)\.onnx"
 
 

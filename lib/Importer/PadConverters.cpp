@@ -1,6 +1,6 @@
 //===- PadConverters.cpp - ONNX Pad ---------------------------------------===//
 //
-// Pad at opsets 13-21 (pads, constant_value and, from 18, axes as inputs
+// Pad at opsets 13-22 (pads, constant_value and, from 18, axes as inputs
 // known at compile time; opset 2's attributes), modes constant, reflect and
 // edge. Negative pads crop: they become a slice before the padding.
 //

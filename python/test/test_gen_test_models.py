@@ -79,7 +79,7 @@ class GenTestModelsTest(unittest.TestCase):
             return onnx.load(self.path(name))
 
         self.assertIn("Hardmax", [n.op_type for n in model("unsupported_op.onnx").graph.node])
-        self.assertEqual(model("opset22.onnx").opset_import[0].version, 22)
+        self.assertEqual(model("opset23.onnx").opset_import[0].version, 23)
         m = model("opset11_unsqueeze.onnx")
         self.assertEqual(m.opset_import[0].version, 11)
         self.assertEqual([a.name for a in m.graph.node[0].attribute], ["axes"])

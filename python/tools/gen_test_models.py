@@ -32,7 +32,7 @@ well-formed and has a symbolic batch, so the defect is what gets reported):
   garbage.onnx           4 KiB of random bytes (does not parse)
   empty.onnx             0 bytes (parses as an empty ModelProto: no graph)
   unsupported_op.onnx    Relu -> Hardmax (node "hm0") -> Relu
-  opset22.onnx           a valid Relu model that imports opset 22 (past 21)
+  opset23.onnx           a valid Relu model that imports opset 23 (past 22)
   opset11_unsqueeze.onnx opset 11, Unsqueeze-11 with the `axes` attribute
   dangling_edge.onnx     Add node "add0" reads "ghost", which nothing produces
   unresolved_shape.onnx  Reshape "reshape0" whose shape is a graph input
@@ -119,7 +119,7 @@ MODELS = {
     "unsupported_op.onnx": TestModel(
         "malformed", "Hardmax between Relus", builder="unsupported_op", expect=(("Hardmax",), ("hm0",))
     ),
-    "opset22.onnx": TestModel("malformed", "opset 22", builder="opset22", expect=(("22",),)),
+    "opset23.onnx": TestModel("malformed", "opset 23", builder="opset23", expect=(("23",),)),
     "opset11_unsqueeze.onnx": TestModel(
         "malformed", "Unsqueeze-11 with an axes attribute", builder="opset11_unsqueeze", expect=(("11",), ("Unsqueeze",))
     ),
@@ -266,8 +266,8 @@ def build_unsupported_op():
     return _model(nodes, [_float("x", ["N", 10])], [_float("y", ["N", 10])])
 
 
-def build_opset22():
-    return _relu_model(22)
+def build_opset23():
+    return _relu_model(23)
 
 
 def build_opset11_unsqueeze():

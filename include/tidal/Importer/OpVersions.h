@@ -25,7 +25,7 @@ namespace mlir::tidal {
 /// older model is accepted when every operator it uses is defined exactly as
 /// at kMinOpset.
 inline constexpr int64_t kMinOpset = 13;
-inline constexpr int64_t kMaxOpset = 21;
+inline constexpr int64_t kMaxOpset = 22;
 
 /// How the importer handles an operator.
 enum class OpImport {

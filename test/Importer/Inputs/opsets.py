@@ -1,4 +1,4 @@
-"""Writes OUTDIR/*.onnx: models at opsets 13-22 written with onnx.helper
+"""Writes OUTDIR/*.onnx: models at opsets 13-23 written with onnx.helper
 directly (onnx 1.12 writes any opset number; its checker knows only up to
 17, so it is not run), for opsets.test and opset-errors.test."""
 import os
@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 def model(nodes, inputs, outputs, inits=(), opset=21):
     graph = helper.make_graph(nodes, "opsets", inputs, outputs, list(inits))
-    # IR version 10 is the one ONNX pairs with opsets 21-22; 8 before.
+    # IR version 10 is the one ONNX pairs with opsets 21-23; 8 before.
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 10 if opset >= 21 else 8
     return m
@@ -158,10 +158,10 @@ MODELS = {
     "split21.onnx": lambda: split(21),
     "shapes20.onnx": shapes19,
     "pad19.onnx": pad18,
-    **{f"mlp{o}.onnx": (lambda o=o: mlp(o)) for o in (13, 18, 19, 20, 21)},
-    **{f"cnn{o}.onnx": (lambda o=o: cnn(o)) for o in (13, 15, 21)},
+    **{f"mlp{o}.onnx": (lambda o=o: mlp(o)) for o in (13, 18, 19, 20, 21, 22)},
+    **{f"cnn{o}.onnx": (lambda o=o: cnn(o)) for o in (13, 15, 21, 22)},
     # Errors.
-    "relu22.onnx": lambda: one("Relu", 22),
+    "relu23.onnx": lambda: one("Relu", 23),
     "layernorm16.onnx": lambda: one("LayerNormalization", 16, ins=("x", "s"), inits=[weight("s", (4,), 9)]),
     "softmax11.onnx": lambda: one("Softmax", 11),
     "hardswish13.onnx": lambda: one("HardSwish", 13),
