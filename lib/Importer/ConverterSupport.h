@@ -206,7 +206,7 @@ void addDecomposedConverters(llvm::StringMap<Converter> &converters);
 /// (RecurrentConverters.cpp).
 void addRecurrentConverters(llvm::StringMap<Converter> &converters);
 
-/// Adds GridSample, as gathers (GridSampleConverter.cpp).
+/// Adds GridSample (as gathers) and AffineGrid (GridSampleConverter.cpp).
 void addGridSampleConverter(llvm::StringMap<Converter> &converters);
 
 /// Adds RandomNormal[Like], RandomUniform[Like] and Bernoulli

@@ -1,4 +1,4 @@
-//===- GridSampleConverter.cpp - ONNX GridSample as gathers ---------------===//
+//===- GridSampleConverter.cpp - ONNX GridSample and AffineGrid -----------===//
 //
 // GridSample (opsets 16 and 20; F.grid_sample: spatial transformers,
 // optical flow, deformable attention) on a 4-D input X [N, C, H, W] and a
@@ -15,6 +15,7 @@
 // No new op: the gradient is gather's scatter-add for X and flows to the
 // grid through the weights (floor and round pass none), as PyTorch's
 // grid_sampler_2d_backward computes it. Not supported: bicubic, 5-D.
+// AffineGrid (opset 20) is a constant grid of coordinates times theta^T.
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,8 +199,83 @@ LogicalResult convertGridSample(Node &node) {
   return s.bind(y);
 }
 
+/// AffineGrid (opset 20; F.affine_grid): the normalized coordinates of
+/// every output position, (x, y, 1) (or (x, y, z, 1)), a constant [P, k+1],
+/// times theta^T [N, k+1, k]: one batched matmul, [N, P, k] reshaped to
+/// [N, (D,) H, W, k]. The gradient reaches theta through the matmul.
+LogicalResult convertAffineGrid(Node &node) {
+  Composer c{node};
+  auto theta = node.in(0);
+  if (failed(theta))
+    return failure();
+  RankedTensorType tt = node.type(0);
+  auto size = node.constInts(1, "size");
+  if (failed(size))
+    return failure();
+  const int64_t k = int64_t(size->size()) - 2; // 2 or 3 spatial dims
+  if ((k != 2 && k != 3) || !tt || !tt.hasStaticShape() || tt.getRank() != 3 ||
+      tt.getDimSize(0) != (*size)[0] || tt.getDimSize(1) != k ||
+      tt.getDimSize(2) != k + 1)
+    return node.fail("theta must be [N, 2, 3] (or [N, 3, 4]) for a size of "
+                     "[N, C, H, W] (or [N, C, D, H, W]), got theta " +
+                     (tt ? typeToString(tt) : std::string("?")) +
+                     " and a size of " + llvm::Twine(size->size()) + " values");
+  auto ft = dyn_cast<FloatType>(tt.getElementType());
+  if (!ft)
+    return node.fail("theta must be a float tensor");
+  const bool align = node.i("align_corners", 0) != 0;
+  // Spatial sizes innermost first: W, H (, D).
+  llvm::SmallVector<int64_t> spatial(size->begin() + 2, size->end());
+  int64_t points = 1;
+  for (int64_t d : spatial) {
+    if (d <= 0 || d > (int64_t(1) << 24))
+      return node.fail("size " + llvm::Twine(d) + " is outside [1, 2^24]");
+    points *= d;
+  }
+  if (points > (int64_t(1) << 24))
+    return node.fail("the grid has more than 2^24 points");
+  auto coord = [&](int64_t i, int64_t n) {
+    if (n == 1)
+      return 0.0;
+    return align ? -1.0 + 2.0 * double(i) / double(n - 1)
+                 : (2.0 * double(i) + 1.0) / double(n) - 1.0;
+  };
+  llvm::SmallVector<double> base;
+  base.reserve(points * (k + 1));
+  for (int64_t p = 0; p < points; ++p) {
+    int64_t rest = p;
+    llvm::SmallVector<double> xyz(k);
+    for (int64_t d = k - 1; d >= 0; --d) { // spatial[d], row-major
+      int64_t n = spatial[d];
+      xyz[k - 1 - d] = coord(rest % n, n);
+      rest /= n;
+    }
+    base.append(xyz.begin(), xyz.end());
+    base.push_back(1.0);
+  }
+  auto baseType = RankedTensorType::get({points, k + 1}, ft);
+  llvm::SmallVector<APFloat> values;
+  for (double v : base) {
+    APFloat f(v);
+    bool lost;
+    f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(f);
+  }
+  Value b =
+      c.op(ConstantOp::getOperationName(), {},
+           {node.named("value", DenseElementsAttr::get(baseType, values))});
+  Value thetaT = c.op(TransposeOp::getOperationName(), {*theta},
+                      {node.arr("perm", {0, 2, 1})});
+  Value grid = c.op(MatMulOp::getOperationName(), {b, thetaT});
+  llvm::SmallVector<int64_t> shape{(*size)[0]};
+  shape.append(spatial.begin(), spatial.end());
+  shape.push_back(k);
+  return c.bind(c.reshape(grid, shape));
+}
+
 } // namespace
 
 void importer::addGridSampleConverter(llvm::StringMap<Converter> &map) {
   map["GridSample"] = convertGridSample;
+  map["AffineGrid"] = convertAffineGrid;
 }

@@ -138,7 +138,7 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
       {"ReduceMean", {1}},   {"ReduceMax", {1}},      {"ReduceMin", {1}},
       {"ReduceProd", {1}},   {"ReduceLogSum", {1}},   {"ReduceLogSumExp", {1}},
       {"Resize", {1, 2, 3}}, {"CumSum", {1}},         {"TopK", {1}},
-      {"OneHot", {1, 2}}};
+      {"OneHot", {1, 2}},    {"AffineGrid", {1}}};
   llvm::StringSet<> compileTime;
   for (const auto *graph : graphs)
     for (const auto &node : graph->node())

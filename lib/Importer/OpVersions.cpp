@@ -40,6 +40,7 @@ const OpVersionInfo kOps[] = {
     {"", "Acos", v(7, 22), v(7, 22), op, "22: types"},
     {"", "Acosh", v(9, 22), v(9, 22), op, "22: types"},
     {"", "Add", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
+    {"", "AffineGrid", v(20), v(20), op, "`size` known at compile time"},
     {"", "And", v(1, 7), v(7), op, ""},
     {"", "ArgMax", v(1, 11, 12, 13), v(13), op, "bool input not supported"},
     {"", "ArgMin", v(1, 11, 12, 13), v(13), op, "bool input not supported"},
