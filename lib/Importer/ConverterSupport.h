@@ -206,6 +206,10 @@ void addDecomposedConverters(llvm::StringMap<Converter> &converters);
 /// (RecurrentConverters.cpp).
 void addRecurrentConverters(llvm::StringMap<Converter> &converters);
 
+/// Adds LpNormalization, MeanVarianceNormalization and Hardmax
+/// (NormalizationConverters.cpp).
+void addNormalizationConverters(llvm::StringMap<Converter> &converters);
+
 /// Adds GridSample (as gathers) and AffineGrid (GridSampleConverter.cpp).
 void addGridSampleConverter(llvm::StringMap<Converter> &converters);
 

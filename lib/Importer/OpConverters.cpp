@@ -560,6 +560,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addRecurrentConverters(map);
     addRandomConverters(map);
     addGridSampleConverter(map);
+    addNormalizationConverters(map);
     addEinsumConverter(map);
     addReduceConverters(map);
     addConvTransposeConverter(map);

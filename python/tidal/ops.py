@@ -24,7 +24,7 @@ SUPPORTED_OPS = frozenset(
     GatherElements GatherND ScatterElements ScatterND CumSum
     DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu
     ReduceMax ReduceMin ReduceProd ReduceLogSum ReduceLogSumExp ArgMax ArgMin
-    TopK OneHot GridSample AffineGrid
+    TopK OneHot GridSample AffineGrid LpNormalization MeanVarianceNormalization Hardmax
     """.split()
 )
 
