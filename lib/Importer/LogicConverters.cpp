@@ -9,6 +9,8 @@
 
 #include "ConverterSupport.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
@@ -118,9 +120,40 @@ LogicalResult convertCast(Node &n, bool like) {
   return success();
 }
 
+/// IsNaN as x != x (logical_not of equal(x, x): IEEE's NaN is unequal to
+/// itself); IsInf as equal(x, +inf), equal(x, -inf) or equal(|x|, inf) by
+/// detect_positive / detect_negative. No new kernel.
+LogicalResult convertIsNaNOrInf(Node &n, bool nan) {
+  auto x = n.in(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType t = n.type(0);
+  auto ft = t ? dyn_cast<FloatType>(t.getElementType()) : FloatType();
+  if (!ft)
+    return n.fail("input must be a float tensor");
+  Composer b{n};
+  if (nan)
+    return b.bind(b.op(LogicalNotOp::getOperationName(),
+                       {b.binary(EqualOp::getOperationName(), *x, *x)}));
+  bool positive = n.i("detect_positive", 1),
+       negative = n.i("detect_negative", 1);
+  if (!positive && !negative) {
+    auto type = RankedTensorType::get(t.getShape(), n.b().getI1Type());
+    return b.bind(b.op(
+        ConstantOp::getOperationName(), {},
+        {n.named("value",
+                 DenseElementsAttr::get(type, n.b().getBoolAttr(false)))}));
+  }
+  Value v = positive && negative ? b.op(AbsOp::getOperationName(), {*x}) : *x;
+  Value inf = b.splat(ft, {}, negative && !positive ? -INFINITY : INFINITY);
+  return b.bind(b.binary(EqualOp::getOperationName(), v, inf));
+}
+
 } // namespace
 
 void importer::addLogicConverters(llvm::StringMap<Converter> &map) {
+  map["IsNaN"] = [](Node &n) { return convertIsNaNOrInf(n, true); };
+  map["IsInf"] = [](Node &n) { return convertIsNaNOrInf(n, false); };
   auto binary = [](llvm::StringRef name) -> Converter {
     return [name](Node &n) { return simple(n, name, 2); };
   };

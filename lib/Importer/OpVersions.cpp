@@ -113,6 +113,8 @@ const OpVersionInfo kOps[] = {
      "`squeeze(dim)`): the branch taken is imported in place of the node; "
      "16, 19, 21: types"},
     {"", "InstanceNormalization", v(1, 6, 22), v(6, 22), op, "22: types"},
+    {"", "IsInf", v(10, 20), v(10, 20), op, "20: types"},
+    {"", "IsNaN", v(9, 13, 20), v(13, 20), op, "13, 20: types"},
     {"", "LSTM", v(1, 7, 14, 22), v(7, 14, 22), op, "14: `layout`; 22: types"},
     {"", "LayerNormalization", v(17), v(17), op, ""},
     {"", "LeakyRelu", v(1, 6, 16), v(6, 16), op, "16: types"},
