@@ -43,7 +43,16 @@ where_example clip_default_inbounds dropout_default dropout_default_old
 shape top_k sce_sum nllloss_NC adam momentum adagrad depthtospace_example
 globalaveragepool flatten_default_axis constant triu onehot_without_axis
 pow_example erf instancenorm_example sum_one_input mean_one_input
-max_one_input min_one_input""".split()
+max_one_input min_one_input simple_rnn_defaults bernoulli gridsample
+hardmax_example mvn isnan isinf tan onehot_with_axis size eyelike_with_dtype""".split()
+# Models the importer's lit tests write (test/Importer/Inputs): model-local
+# functions, random draws, GridSample/AffineGrid; {script: [files]}.
+LIT_INPUTS = {
+    "functions.py": ["calls.onnx", "branch.onnx", "recursive.onnx"],
+    "random_nodes.py": ["draws.onnx"],
+    "grid_sample.py": ["bilinear.onnx", "linear20.onnx", "affine.onnx"],
+    "rnn_nodes.py": ["relu_bidirectional.onnx"],
+}
 # tidal's own test models (python/tools/gen_test_models.py): the error
 # cases, the training_info cases and the MLP with its loss.
 TIDAL_MODELS = r"(bad_attr|cycle|dangling_edge|empty|no_graph_output|" \
@@ -129,6 +138,12 @@ def importer(build, tiny):
                         os.path.join(out, "tidal_" + name))
     for name, data in tiny.items():
         write(out, "tiny_" + name + ".onnx", data)
+    with tempfile.TemporaryDirectory() as tmp:
+        for script, files in LIT_INPUTS.items():
+            subprocess.run([sys.executable, os.path.join(ROOT, "test", "Importer", "Inputs", script), tmp],
+                           check=True)
+            for name in files:
+                shutil.copy(os.path.join(tmp, name), os.path.join(out, "lit_" + script[:-3] + "_" + name))
 
 
 def checkpoint(tiny):
