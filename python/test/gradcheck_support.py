@@ -458,3 +458,16 @@ def run_cases(cases: Sequence[Case], seed_name: str) -> List[CaseOutcome]:
                 except ToolFailure as err:
                     outcomes.append(CaseOutcome(c, error=str(err)))
     return outcomes
+
+
+def check_family(test, family: str, cases: Sequence[Case]) -> None:
+    """Runs `cases` (seeded by `family`) and fails `test` with one subtest
+    per failing case; prints the family's worst relative error."""
+    outcomes = run_cases(cases, family)
+    worst = max((o.max_err for o in outcomes if not o.error and not o.problems), default=0.0)
+    print(f"\n  {family}: {len(outcomes)} cases, max relative error {worst:.2e}", end="")
+    test.assertEqual(len(outcomes), len(cases))
+    for o in outcomes:
+        with test.subTest(case=o.case.name):
+            test.assertFalse(o.error, f"{o.case.describe()}\n{o.error}")
+            test.assertFalse(o.problems, f"{o.case.describe()}\n" + "\n".join(o.problems))

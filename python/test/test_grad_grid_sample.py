@@ -42,15 +42,7 @@ def grid_sample_cases(rng):
 @unittest.skipIf(_SKIP, _SKIP)
 class GradGridSampleTest(unittest.TestCase):
     def test_grad_grid_sample(self):
-        cases = grid_sample_cases(gs.rng_for("grid_sample"))
-        outcomes = gs.run_cases(cases, "grid_sample")
-        worst = max((o.max_err for o in outcomes if not o.error and not o.problems), default=0.0)
-        print(f"\n  grid_sample: {len(outcomes)} cases, max relative error {worst:.2e}", end="")
-        self.assertEqual(len(outcomes), len(cases))
-        for o in outcomes:
-            with self.subTest(case=o.case.name):
-                self.assertFalse(o.error, f"{o.case.describe()}\n{o.error}")
-                self.assertFalse(o.problems, f"{o.case.describe()}\n" + "\n".join(o.problems))
+        gs.check_family(self, "grid_sample", grid_sample_cases(gs.rng_for("grid_sample")))
 
 
 if __name__ == "__main__":

@@ -59,15 +59,7 @@ def normalization_cases(rng):
 @unittest.skipIf(_SKIP, _SKIP)
 class GradNormalizationTest(unittest.TestCase):
     def test_grad_normalization(self):
-        cases = normalization_cases(gs.rng_for("normalization"))
-        outcomes = gs.run_cases(cases, "normalization")
-        worst = max((o.max_err for o in outcomes if not o.error and not o.problems), default=0.0)
-        print(f"\n  normalization: {len(outcomes)} cases, max relative error {worst:.2e}", end="")
-        self.assertEqual(len(outcomes), len(cases))
-        for o in outcomes:
-            with self.subTest(case=o.case.name):
-                self.assertFalse(o.error, f"{o.case.describe()}\n{o.error}")
-                self.assertFalse(o.problems, f"{o.case.describe()}\n" + "\n".join(o.problems))
+        gs.check_family(self, "normalization", normalization_cases(gs.rng_for("normalization")))
 
 
 if __name__ == "__main__":

@@ -50,15 +50,7 @@ def trig_cases(rng):
 @unittest.skipIf(_SKIP, _SKIP)
 class GradTrigTest(unittest.TestCase):
     def test_grad_trig(self):
-        cases = trig_cases(gs.rng_for("trig"))
-        outcomes = gs.run_cases(cases, "trig")
-        worst = max((o.max_err for o in outcomes if not o.error and not o.problems), default=0.0)
-        print(f"\n  trig: {len(outcomes)} cases, max relative error {worst:.2e}", end="")
-        for o in outcomes:
-            with self.subTest(case=o.case.name):
-                self.assertFalse(o.error, f"{o.case.describe()}\n{o.error}")
-                self.assertFalse(o.problems, f"{o.case.describe()}\n" + "\n".join(o.problems))
-        self.assertEqual(len(outcomes), len(cases))
+        gs.check_family(self, "trig", trig_cases(gs.rng_for("trig")))
 
 
 if __name__ == "__main__":
