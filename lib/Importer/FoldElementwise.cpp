@@ -1,9 +1,9 @@
 //===- FoldElementwise.cpp - element-wise compile-time folds
 //----------------===//
 //
-// Identity, Neg, Sqrt, Cast, the arithmetic and comparisons, Mod, the mask
-// logic, ConstantOfShape, Range and Where on constants (ShapeFolding.cpp
-// decides which nodes reach here).
+// Identity, Neg, Sqrt, Abs, Relu, Ceil, Floor, Cast, the arithmetic and
+// comparisons, Mod, the mask logic, ConstantOfShape, Range and Where on
+// constants (ShapeFolding.cpp decides which nodes reach here).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,11 +29,25 @@ bool fold::foldElementwise(FoldCall &c) {
   llvm::ArrayRef<int64_t> shape = x.type.getShape();
   if (op == "Identity") {
     results.push_back(in[0]);
-  } else if (op == "Neg" || op == "Sqrt") {
+  } else if (op == "Neg" || op == "Sqrt" || op == "Abs" || op == "Relu" ||
+             op == "Ceil" || op == "Floor") {
+    // Shape arithmetic: ceil-division for padding and trip counts (ONNX's
+    // Range function body is Relu(Ceil((limit - start) / delta))).
     auto type = x.type;
+    auto apply = [&](double a) {
+      if (op == "Neg")
+        return -a;
+      if (op == "Sqrt")
+        return std::sqrt(a);
+      if (op == "Abs")
+        return std::fabs(a);
+      if (op == "Relu")
+        return a > 0 ? a : 0.0;
+      return op == "Ceil" ? std::ceil(a) : std::floor(a);
+    };
     llvm::SmallVector<double> v;
     for (int64_t k = 0; k < type.getNumElements(); ++k)
-      v.push_back(op == "Neg" ? -x.at(k) : std::sqrt(x.at(k)));
+      v.push_back(apply(x.at(k)));
     results.push_back(makeConstant(type, v));
   } else if (op == "Cast") {
     Type elt = elementTypeFor(ctx, intAttr(node, "to", 0));

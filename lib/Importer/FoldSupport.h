@@ -89,14 +89,18 @@ struct FoldCall {
   }
 };
 
-/// Identity, Neg, Sqrt, Cast, Add/Sub/Mul/Div/Pow and the comparisons, Mod,
-/// Not/And/Or, ConstantOfShape, Range, Where. False when `c.node` is none
-/// of these; else true, with the results or `c.error` set.
+/// Identity, Neg, Sqrt, Abs, Relu, Ceil, Floor, Cast, Add/Sub/Mul/Div/Pow and
+/// the comparisons, Mod, Not/And/Or, ConstantOfShape, Range, Where. False when
+/// `c.node` is none of these; else true, with the results or `c.error` set.
 bool foldElementwise(FoldCall &c);
 
 /// ScatterND, Gather, Unsqueeze/Squeeze, Reshape/Flatten, Concat, Slice,
 /// Expand, Transpose; as foldElementwise.
 bool foldDataMovement(FoldCall &c);
+
+/// ReduceProd, ReduceSum, ReduceMax, ReduceMin of integer constants; as
+/// foldElementwise.
+bool foldReduce(FoldCall &c);
 
 /// The most elements an EyeLike constant may have (16 MiB of float32).
 constexpr int64_t kMaxEyeElements = int64_t(1) << 22;

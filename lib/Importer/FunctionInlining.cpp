@@ -220,33 +220,6 @@ LogicalResult Inliner::expandNodes(
   return success();
 }
 
-/// Renames the names `g` reads from outside it (at any depth) by `rename`.
-void renameOuter(
-    onnx::GraphProto &g, llvm::StringSet<> local,
-    const std::function<std::string(const std::string &)> &rename) {
-  for (const auto &in : g.input())
-    local.insert(in.name());
-  for (const auto &init : g.initializer())
-    local.insert(init.name());
-  for (const auto &node : g.node())
-    for (const std::string &o : node.output())
-      local.insert(o);
-  for (auto &node : *g.mutable_node()) {
-    for (std::string &in : *node.mutable_input())
-      if (!in.empty() && !local.contains(in))
-        in = rename(in);
-    for (auto &attr : *node.mutable_attribute()) {
-      if (attr.has_g())
-        renameOuter(*attr.mutable_g(), local, rename);
-      for (auto &sub : *attr.mutable_graphs())
-        renameOuter(sub, local, rename);
-    }
-  }
-  for (auto &out : *g.mutable_output())
-    if (!local.contains(out.name()))
-      out.set_name(rename(out.name()));
-}
-
 LogicalResult
 Inliner::expandCall(const onnx::NodeProto &call, const Function &fn,
                     google::protobuf::RepeatedPtrField<onnx::NodeProto> &out) {
@@ -336,6 +309,32 @@ Inliner::expandCall(const onnx::NodeProto &call, const Function &fn,
 }
 
 } // namespace
+
+void importer::renameOuter(
+    onnx::GraphProto &g, llvm::StringSet<> local,
+    const std::function<std::string(const std::string &)> &rename) {
+  for (const auto &in : g.input())
+    local.insert(in.name());
+  for (const auto &init : g.initializer())
+    local.insert(init.name());
+  for (const auto &node : g.node())
+    for (const std::string &o : node.output())
+      local.insert(o);
+  for (auto &node : *g.mutable_node()) {
+    for (std::string &in : *node.mutable_input())
+      if (!in.empty() && !local.contains(in))
+        in = rename(in);
+    for (auto &attr : *node.mutable_attribute()) {
+      if (attr.has_g())
+        renameOuter(*attr.mutable_g(), local, rename);
+      for (auto &sub : *attr.mutable_graphs())
+        renameOuter(sub, local, rename);
+    }
+  }
+  for (auto &out : *g.mutable_output())
+    if (!local.contains(out.name()))
+      out.set_name(rename(out.name()));
+}
 
 LogicalResult importer::inlineModelFunctions(onnx::ModelProto &model,
                                              std::string &error) {

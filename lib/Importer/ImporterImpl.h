@@ -20,6 +20,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
+#include <string>
+
 namespace mlir::tidal::importer {
 
 /// MLIR element type of an ONNX TensorProto data type, or null.
@@ -85,6 +88,11 @@ LogicalResult sortNodes(const onnx::GraphProto &g, llvm::StringSet<> available,
 /// the graph and the training_info algorithms by the function's body,
 /// recursively (FunctionInlining.cpp). Returns failure with `error` set.
 LogicalResult inlineModelFunctions(onnx::ModelProto &model, std::string &error);
+
+/// Renames the names `g` reads from outside it (those not in `local`,
+/// its inputs, initializers or node outputs), at any depth, by `rename`.
+void renameOuter(onnx::GraphProto &g, llvm::StringSet<> local,
+                 const std::function<std::string(const std::string &)> &rename);
 
 /// The tensors that `node`'s graph attributes (an If's branches, at any
 /// depth) read from outside them, added to `refs`.

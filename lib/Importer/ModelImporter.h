@@ -43,6 +43,38 @@ private:
   LogicalResult inlineIf(const onnx::NodeProto &node, int index,
                          bool inAlgorithm, std::string &why,
                          std::string &error);
+  /// A tensor bound to a name: a compile-time constant or an SSA value.
+  struct Bound {
+    DenseElementsAttr constant;
+    Value value;
+    Type type() const;
+  };
+  /// Loop and Scan whose trip count the bound shapes decide, unrolled: each
+  /// iteration imports a renamed copy of the body (LoopUnrolling.cpp).
+  LogicalResult unrollLoop(const onnx::NodeProto &node, int index,
+                           bool inAlgorithm, std::string &why,
+                           std::string &error);
+  LogicalResult unrollScan(const onnx::NodeProto &node, int index,
+                           bool inAlgorithm, std::string &why,
+                           std::string &error);
+  /// Imports a copy of `body` whose names carry `prefix`, its inputs bound
+  /// to `inputs`; `outputs` receives its outputs.
+  LogicalResult importBody(const onnx::GraphProto &body,
+                           const std::string &prefix,
+                           llvm::ArrayRef<Bound> inputs,
+                           llvm::SmallVectorImpl<Bound> &outputs,
+                           bool inAlgorithm, std::string &why,
+                           std::string &error);
+  /// `parts` stacked along a new dimension `axis`.
+  FailureOr<Bound> stackTensors(llvm::ArrayRef<Bound> parts, int64_t axis,
+                                std::string &why);
+  /// Element `index` of `b` along `axis`, that dimension dropped.
+  FailureOr<Bound> takeIndex(const Bound &b, int64_t axis, int64_t index,
+                             std::string &why);
+  void bindTensor(const std::string &name, const Bound &b);
+  FailureOr<Bound> boundTensor(const std::string &name, std::string &why);
+  /// A prefix for an unrolled node's values no other loop used.
+  std::string unrollPrefix(const onnx::NodeProto &node, int index);
   LogicalResult buildGraphOutputs(SmallVectorImpl<Value> &results,
                                   SmallVectorImpl<DictionaryAttr> &resAttrs,
                                   std::string &error);
@@ -66,6 +98,8 @@ private:
   Location fileLoc;
   SmallVector<DictionaryAttr> argAttrs;
   llvm::StringMap<ArgRole> argRoles;
+  /// The prefixes of the loops unrolled so far.
+  llvm::StringSet<> unrolled;
 };
 
 } // namespace mlir::tidal::importer

@@ -9,6 +9,8 @@
 
 #include "ModelImporter.h"
 
+#include <functional>
+
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -115,18 +117,34 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
   llvm::SmallVector<const onnx::GraphProto *, 2> graphs{&g};
   if (training)
     graphs.push_back(training.algorithm);
+  // The nodes of those graphs and of their subgraphs (If branches, Loop and
+  // Scan bodies), which read the initializers by name too.
+  std::vector<const onnx::NodeProto *> nodes;
+  std::function<void(const onnx::GraphProto &)> collect =
+      [&](const onnx::GraphProto &graph) {
+        for (const auto &node : graph.node()) {
+          nodes.push_back(&node);
+          for (const auto &attr : node.attribute()) {
+            if (attr.has_g())
+              collect(attr.g());
+            for (const auto &sub : attr.graphs())
+              collect(sub);
+          }
+        }
+      };
+  for (const auto *graph : graphs)
+    collect(*graph);
 
   // Initializers: which are BatchNormalization running statistics?
   llvm::StringSet<> initNames, stateNames, frozen;
   for (const auto *graph : graphs)
     for (const auto &init : graph->initializer())
       initNames.insert(init.name());
-  for (const auto *graph : graphs)
-    for (const auto &node : graph->node())
-      if (node.op_type() == "BatchNormalization")
-        for (int i : {3, 4})
-          if (i < node.input_size() && initNames.contains(node.input(i)))
-            stateNames.insert(node.input(i));
+  for (const onnx::NodeProto *node : nodes)
+    if (node->op_type() == "BatchNormalization")
+      for (int i : {3, 4})
+        if (i < node->input_size() && initNames.contains(node->input(i)))
+          stateNames.insert(node->input(i));
   // Initializers read at compile time (a Reshape shape, a Dropout ratio...)
   // are constants whatever their type, never parameters.
   static const llvm::StringMap<std::vector<int>> compileTimeOperands = {
@@ -140,13 +158,12 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
       {"Resize", {1, 2, 3}}, {"CumSum", {1}},         {"TopK", {1}},
       {"OneHot", {1, 2}},    {"AffineGrid", {1}}};
   llvm::StringSet<> compileTime;
-  for (const auto *graph : graphs)
-    for (const auto &node : graph->node())
-      if (auto it = compileTimeOperands.find(node.op_type());
-          it != compileTimeOperands.end())
-        for (int i : it->second)
-          if (i < node.input_size() && initNames.contains(node.input(i)))
-            compileTime.insert(node.input(i));
+  for (const onnx::NodeProto *node : nodes)
+    if (auto it = compileTimeOperands.find(node->op_type());
+        it != compileTimeOperands.end())
+      for (int i : it->second)
+        if (i < node->input_size() && initNames.contains(node->input(i)))
+          compileTime.insert(node->input(i));
   for (const std::string &f : options.freeze) {
     if (!initNames.contains(f)) {
       error = "--freeze names '" + f + "', which is not an initializer";
@@ -164,13 +181,12 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
   // optimizer state a tidal executable's --save keeps beside the weights)
   // are not part of the computation.
   llvm::StringSet<> used;
-  for (const auto *graph : graphs) {
-    for (const auto &node : graph->node())
-      for (const std::string &input : node.input())
-        used.insert(input);
+  for (const onnx::NodeProto *node : nodes)
+    for (const std::string &input : node->input())
+      used.insert(input);
+  for (const auto *graph : graphs)
     for (const auto &output : graph->output())
       used.insert(output.name());
-  }
 
   std::string baseDir = llvm::sys::path::parent_path(path).str();
   llvm::StringSet<> seen;

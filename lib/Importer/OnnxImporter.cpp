@@ -291,6 +291,18 @@ LogicalResult ModelImporter::convertNodes(const onnx::GraphProto &g,
         error = describeNode(node, index, inAlgorithm) + ": " + why;
       return failure();
     }
+    if (!isTrainingOp &&
+        (node.op_type() == "Loop" || node.op_type() == "Scan")) {
+      LogicalResult done =
+          node.op_type() == "Loop"
+              ? unrollLoop(node, index, inAlgorithm, why, error)
+              : unrollScan(node, index, inAlgorithm, why, error);
+      if (succeeded(done))
+        continue;
+      if (!why.empty())
+        error = describeNode(node, index, inAlgorithm) + ": " + why;
+      return failure();
+    }
     if (!isTrainingOp && tryFoldNode(*gi, node, folded, why)) {
       if (!why.empty()) { // a fold that fails names its node
         error = describeNode(node, index, inAlgorithm) + ": " + why;

@@ -31,7 +31,7 @@ template <typename... T> constexpr uint32_t v(T... versions) {
 }
 
 constexpr OpImport op = OpImport::op, folded = OpImport::compileTime,
-                   training = OpImport::training;
+                   training = OpImport::training, unrolled = OpImport::unrolled;
 
 // Notes name the changes in the versions tidal reads; "types" changes only
 // add element types.
@@ -123,6 +123,11 @@ const OpVersionInfo kOps[] = {
     {"", "Log", v(1, 6, 13), v(13), op, ""},
     {"", "LogSoftmax", v(1, 11, 13), v(13), op,
      "13: `axis` names one dimension (before, the input was coerced to 2-D)"},
+    {"", "Loop", v(1, 11, 13, 16, 19, 21), v(13, 16, 19, 21), unrolled,
+     "trip count and condition known at compile time (nn.EmbeddingBag, "
+     "Tensor.unfold, scripted loops): the body is imported once per "
+     "iteration, scan outputs stacked; tensor state only (no sequences or "
+     "optionals); 16, 19, 21: types"},
     {"", "LpNormalization", v(1, 22), v(1, 22), op, "p 1 or 2; 22: types"},
     {"", "MatMul", v(1, 9, 13), v(13), op, ""},
     {"", "Max", v(1, 6, 8, 12, 13), v(13), op, ""},
@@ -182,6 +187,10 @@ const OpVersionInfo kOps[] = {
     {"", "RNN", v(1, 7, 14, 22), v(7, 14, 22), op,
      "14: `layout`; activations Tanh or Relu; 22: types"},
     {"", "Round", v(11, 22), v(11, 22), op, "22: types"},
+    {"", "Scan", v(8, 9, 11, 16, 19, 21), v(11, 16, 19, 21), unrolled,
+     "sequence length from the scan inputs' static shapes: the body is "
+     "imported once per element, both directions, any scan axes; 16, 19, "
+     "21: types"},
     {"", "ScatterElements", v(11, 13, 16, 18), v(13, 16, 18), op,
      "16: `reduction` (none and add are supported); 18: max, min"},
     {"", "ScatterND", v(11, 13, 16, 18), v(13, 16, 18), op,
@@ -353,10 +362,11 @@ void mlir::tidal::printSupportedOps(llvm::raw_ostream &os) {
     for (const OpVersionInfo &op : kOps) {
       if (isDefaultDomain(op.domain) != defaultDomain)
         continue;
-      llvm::StringRef how = op.how == OpImport::op ? "tidal ops"
-                            : op.how == OpImport::compileTime
-                                ? "compile-time constants only"
-                                : "optimizer / gradient ops";
+      llvm::StringRef how =
+          op.how == OpImport::op            ? "tidal ops"
+          : op.how == OpImport::compileTime ? "compile-time constants only"
+          : op.how == OpImport::unrolled    ? "body unrolled"
+                                            : "optimizer / gradient ops";
       std::string opsets = defaultDomain ? acceptedOpsets(op, 0) : "1";
       os << "| " << op.opType << " | " << listVersions(op.since) << " | "
          << listVersions(op.handled) << " | " << opsets << " | " << how << " | "

@@ -106,21 +106,25 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     return foldEyeLike(ctx, node, t, results, error);
   }
 
-  static const llvm::StringSet<> foldable = {"Gather",   "Unsqueeze",
-                                             "Squeeze",  "Concat",
-                                             "Slice",    "Cast",
-                                             "Reshape",  "Identity",
-                                             "Add",      "Sub",
-                                             "Mul",      "Div",
-                                             "Neg",      "ConstantOfShape",
-                                             "Range",    "Equal",
-                                             "Where",    "Expand",
-                                             "Less",     "Greater",
-                                             "Sqrt",     "Pow",
-                                             "Flatten",  "Transpose",
-                                             "Mod",      "Not",
-                                             "And",      "Or",
-                                             "ScatterND"};
+  static const llvm::StringSet<> foldable = {"Gather",    "Unsqueeze",
+                                             "Squeeze",   "Concat",
+                                             "Slice",     "Cast",
+                                             "Reshape",   "Identity",
+                                             "Add",       "Sub",
+                                             "Mul",       "Div",
+                                             "Neg",       "ConstantOfShape",
+                                             "Range",     "Equal",
+                                             "Where",     "Expand",
+                                             "Less",      "Greater",
+                                             "Sqrt",      "Pow",
+                                             "Flatten",   "Transpose",
+                                             "Mod",       "Not",
+                                             "And",       "Or",
+                                             "ScatterND", "Abs",
+                                             "Relu",      "Ceil",
+                                             "Floor",     "ReduceProd",
+                                             "ReduceSum", "ReduceMax",
+                                             "ReduceMin"};
   if (!foldable.contains(op))
     return false;
   // Fold only when every given input is known; optional empty inputs are
@@ -148,9 +152,10 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
   if (!allInt && op != "Cast" && op != "Identity" && op != "Unsqueeze" &&
       op != "Squeeze" && op != "Reshape" && op != "Concat" && op != "Gather" &&
       op != "Slice" && op != "Sqrt" && op != "Div" && op != "Mul" &&
-      op != "ScatterND" && op != "Mod")
+      op != "ScatterND" && op != "Mod" && op != "Abs" && op != "Relu" &&
+      op != "Ceil" && op != "Floor")
     return false;
 
   FoldCall c{ctx, node, in, results, error, Vals(in[0])};
-  return foldElementwise(c) || foldDataMovement(c);
+  return foldElementwise(c) || foldDataMovement(c) || foldReduce(c);
 }

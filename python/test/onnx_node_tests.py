@@ -71,6 +71,7 @@ COMPILE_TIME_OPERANDS = {
     "CumSum": (1,),
     "TopK": (1,),
     "OneHot": (1, 2),
+    "Loop": (0, 1),
     "AffineGrid": (1,),
 }
 

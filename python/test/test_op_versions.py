@@ -119,6 +119,18 @@ class OpVersionTableTest(unittest.TestCase):
         self.assertEqual(sorted(compile_time & converter_ops()), [], "an op both converted and folded-only")
         self.assertEqual(set(self.training), training_ops())
 
+    def test_unrolled_ops(self):
+        """Rows marked 'body unrolled' are the node types OnnxImporter.cpp
+        hands to LoopUnrolling.cpp, and tidal.ops lists them."""
+        unrolled = {op for op, r in self.default.items() if r["how"] == "body unrolled"}
+        dispatched = set(re.findall(r'node\.op_type\(\) == "(\w+)"', _read("OnnxImporter.cpp"))) - {"If", "Gradient"}
+        text = _read("LoopUnrolling.cpp")
+        self.assertEqual(unrolled, {"Loop", "Scan"})
+        self.assertEqual(dispatched, unrolled)
+        for op in unrolled:
+            self.assertIn(f"ModelImporter::unroll{op}", text)
+        self.assertEqual(ops.UNROLLED_OPS, unrolled)
+
     def test_python_op_sets_agree(self):
         self.assertEqual(sorted(ops.SUPPORTED_OPS - set(self.default)), [])
         self.assertEqual(sorted(ops.FOLDED_SHAPE_OPS - set(self.default)), [])

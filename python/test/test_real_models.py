@@ -75,6 +75,7 @@ EXPECTED_TO_TRAIN = [
     "resnet18",
     "mnasnet0_5",
     "inception_v3",
+    "dlrm",
 ]
 
 # model -> "<first failing stage>: <substring of the reason>"

@@ -89,6 +89,29 @@ class UpgradeTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "saved mean/variance"):
             opset_upgrade.upgrade(used_saved, 21)
 
+    def test_loop_body_is_rewritten(self):
+        """A Reduce inside a Loop body gets its axes as a Constant node of
+        the body (a subgraph's initializer would be read by nothing), named
+        apart from the enclosing graph's names."""
+        body = helper.make_graph(
+            [helper.make_node("ReduceMean", ["x"], ["r"], name="rm", axes=[1]),
+             helper.make_node("Identity", ["c"], ["c_out"])],
+            "body", [helper.make_tensor_value_info("i", onnx.TensorProto.INT64, []),
+                     helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])],
+            [helper.make_tensor_value_info("c_out", onnx.TensorProto.BOOL, []),
+             helper.make_tensor_value_info("r", onnx.TensorProto.FLOAT, None)])
+        m = self.graph_model([helper.make_node("Identity", ["x"], ["rm_axes"], name="taken"),
+                              helper.make_node("Loop", ["n", ""], ["y"], name="loop", body=body)],
+                             [numpy_helper.from_array(np.array(2, dtype=np.int64), "n")])
+        up = opset_upgrade.upgrade(m, 18)
+        new_body = up.graph.node[1].attribute[0].g
+        self.assertEqual([n.op_type for n in new_body.node], ["Constant", "ReduceMean", "Identity"])
+        self.assertEqual(list(new_body.node[1].input), ["x", "rm_axes_1"])
+        self.assertEqual(list(new_body.node[0].output), ["rm_axes_1"])
+        np.testing.assert_array_equal(numpy_helper.to_array(_attrs(new_body.node[0])["value"]), [1])
+        self.assertEqual(len(new_body.initializer), 0)
+        self.assertEqual(len(body.node), 2)  # the input is left alone
+
     def test_refuses_what_it_cannot_rewrite(self):
         with self.assertRaisesRegex(ValueError, "13..21"):
             opset_upgrade.upgrade(self.graph_model([]), 22)

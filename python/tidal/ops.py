@@ -33,6 +33,10 @@ SUPPORTED_OPS = frozenset(
 # size is bound; they never reach the runtime.
 FOLDED_SHAPE_OPS = frozenset("Shape Size EyeLike Cast ConstantOfShape Range Expand Equal Where Mod If".split())
 
+# Control flow whose trip count the bound shapes decide: the body is
+# imported once per iteration (lib/Importer/LoopUnrolling.cpp).
+UNROLLED_OPS = frozenset("Loop Scan".split())
+
 # The ai.onnx.preview.training optimizers, imported one tidal.onnx_* op per
 # tensor wherever they appear. Gradient is imported only inside a
 # training_info algorithm graph (docs/training-info.md).
@@ -40,9 +44,10 @@ TRAINING_OPTIMIZER_OPS = frozenset("Momentum Adagrad Adam".split())
 
 # What the ONNX node-test sweep counts as "in set": the supported ops plus
 # Shape, Size, EyeLike and ConstantOfShape (they fold once the shapes are
-# static) and the training optimizers
+# static), Loop and Scan (unrolled), and the training optimizers
 # (test_adam, test_momentum, ... are plain graphs of one optimizer node).
-NODE_TEST_OPS = SUPPORTED_OPS | {"Shape", "Size", "EyeLike", "ConstantOfShape"} | TRAINING_OPTIMIZER_OPS
+NODE_TEST_OPS = (SUPPORTED_OPS | {"Shape", "Size", "EyeLike", "ConstantOfShape"} | UNROLLED_OPS
+                 | TRAINING_OPTIMIZER_OPS)
 
 
 def op_types(graph):

@@ -20,7 +20,8 @@ PyTorch 2.x write them:
 Every other operator tidal reads changes at most its element types between
 13 and 21. An operator whose semantics change otherwise (GroupNormalization
 at 21, LpPool at 18, ...) raises ValueError rather than being left wrong.
-Subgraphs (If, Loop, Scan) are not rewritten and raise ValueError too.
+Subgraphs (If branches, Loop and Scan bodies) are rewritten the same way;
+there an `axes` input is a Constant node, not an initializer.
 """
 
 import argparse
@@ -60,9 +61,12 @@ def _drop_attr(node, name):
     node.attribute.extend(kept)
 
 
-def _upgrade_graph(graph, source, target, what):
+def _upgrade_graph(graph, source, target, what, outer=frozenset()):
     used = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
-    taken = used | {i.name for i in graph.initializer} | {o for node in graph.node for o in node.output}
+    taken = set(outer) | used | {i.name for i in graph.initializer} | {o for node in graph.node for o in node.output}
+    taken |= {i.name for i in graph.input}
+    nested = bool(outer)
+    constants = {}  # node index -> Constant nodes to put before it (subgraphs)
 
     def fresh(base):
         name, k = base, 0
@@ -74,8 +78,10 @@ def _upgrade_graph(graph, source, target, what):
 
     for index, node in enumerate(graph.node):
         who = f"{what} node {node.name or index!r} ({node.op_type})"
-        if any(a.g.node or a.graphs for a in node.attribute):
-            raise ValueError(f"{who}: subgraphs are not rewritten")
+        for a in node.attribute:
+            for k, sub in enumerate([a.g] if a.HasField("g") else list(a.graphs)):
+                _upgrade_graph(sub, source, target, f"{who} {a.name}" + (f"[{k}]" if a.graphs else ""),
+                               outer=taken | {name for name in used})
         if node.domain not in ("", "ai.onnx"):
             continue
         changed_at = UNHANDLED.get(node.op_type)
@@ -85,7 +91,11 @@ def _upgrade_graph(graph, source, target, what):
             axes = _attr(node, "axes")
             if axes is not None:
                 name = fresh(f"{node.name or node.op_type}_axes")
-                graph.initializer.append(numpy_helper.from_array(np.array(list(axes.ints), dtype=np.int64), name))
+                value = numpy_helper.from_array(np.array(list(axes.ints), dtype=np.int64), name)
+                if nested:
+                    constants.setdefault(index, []).append(helper.make_node("Constant", [], [name], value=value))
+                else:
+                    graph.initializer.append(value)
                 node.input.append(name)
                 _drop_attr(node, "axes")
         elif node.op_type == "Split" and source < 18 <= target:
@@ -107,6 +117,12 @@ def _upgrade_graph(graph, source, target, what):
                 raise ValueError(f"{who}: the saved mean/variance outputs are used; BatchNormalization-14 has none")
             del node.output[3:]
             node.attribute.append(helper.make_attribute("training_mode", 1))
+    if constants:
+        nodes = []
+        for index, node in enumerate(graph.node):
+            nodes += constants.get(index, []) + [node]
+        del graph.node[:]
+        graph.node.extend(nodes)
 
 
 def upgrade(model, target=MAX_OPSET):

@@ -453,3 +453,31 @@ class STN(nn.Module):
         theta = self.loc(x).view(-1, 2, 3)
         grid = (self.base @ theta.transpose(1, 2)).view(-1, self.SIZE, self.SIZE, 2)
         return self.cls(F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False))
+
+
+class DLRM(nn.Module):
+    """A DLRM-style recommender (Naumov et al., 2019): a bottom MLP over
+    dense features; one nn.EmbeddingBag per sparse feature over a fixed-size
+    bag of ids (sum pooling, one table mean), which PyTorch exports as an
+    ONNX Loop over the bags; the pairwise dot products of the bottom output
+    and the pooled embeddings (bmm, the upper triangle gathered); a top MLP.
+    forward(dense [N, 8], sparse [N, 3, 4] ids)."""
+
+    DENSE, TABLES, ROWS, DIM, BAG = 8, 3, 50, 16, 4
+
+    def __init__(self):
+        super().__init__()
+        self.bottom = nn.Sequential(nn.Linear(self.DENSE, 32), nn.ReLU(), nn.Linear(32, self.DIM), nn.ReLU())
+        self.tables = nn.ModuleList(nn.EmbeddingBag(self.ROWS, self.DIM, mode="mean" if t == 1 else "sum")
+                                    for t in range(self.TABLES))
+        n = self.TABLES + 1
+        upper = [i * n + j for i in range(n) for j in range(i + 1, n)]
+        self.register_buffer("pairs", torch.tensor(upper, dtype=torch.int64), persistent=False)
+        self.top = nn.Sequential(nn.Linear(self.DIM + len(upper), 32), nn.ReLU(), nn.Linear(32, CLASSES))
+
+    def forward(self, dense, sparse):
+        x = self.bottom(dense)
+        pooled = [table(sparse[:, t]) for t, table in enumerate(self.tables)]
+        z = torch.stack([x] + pooled, dim=1)
+        interactions = torch.bmm(z, z.transpose(1, 2)).flatten(1)[:, self.pairs]
+        return self.top(torch.cat([x, interactions], dim=1))

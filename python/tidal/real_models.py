@@ -41,8 +41,8 @@ import torch.nn as nn
 
 from tidal import export as zoo_export
 from tidal import zoo
-from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama, MoE,
-                                   RNNClassifier, Seq2SeqClassifier, STN, UNet, VAE)
+from tidal.real_model_nets import (CLASSES, DLRM, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama,
+                                   MoE, RNNClassifier, Seq2SeqClassifier, STN, UNet, VAE)
 
 SEED = 0
 DATA_SEED = 1234
@@ -63,7 +63,7 @@ class Input:
 @dataclass(frozen=True)
 class RealModel:
     name: str
-    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn"
+    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn", "recommender"
     build: Callable[[], nn.Module]  # the small version
     inputs: Tuple[Input, ...]
     loss: str = "cross-entropy"  # | "mse" | "output"
@@ -290,6 +290,10 @@ def _other_models() -> List[RealModel]:
                   note="nn.GRU 16 -> 32, bidirectional, sequence 16"),
         RealModel("rnn", "rnn", lambda: RNNClassifier("rnn"), (Input("input", (SEQ, FEATURES // 2)),),
                   note="nn.RNN 16 -> 32, 2 layers, bidirectional, ReLU, sequence 16"),
+        RealModel("dlrm", "recommender", DLRM,
+                  (Input("dense", (DLRM.DENSE,)), Input("sparse", (DLRM.TABLES, DLRM.BAG), torch.int64, DLRM.ROWS)),
+                  note="DLRM-style: bottom MLP 8-32-16, 3 nn.EmbeddingBag tables 50x16 over bags of 4 ids (sum, mean,"
+                       " sum; ONNX Loop over the bags), dot-product interactions, top MLP 22-32-10"),
     ]
 
 

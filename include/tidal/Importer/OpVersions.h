@@ -37,6 +37,9 @@ enum class OpImport {
   compileTime,
   /// An ai.onnx.preview.training operator (TrainingOps.cpp).
   training,
+  /// Control flow whose trip count the bound shapes decide: the body is
+  /// imported once per iteration (LoopUnrolling.cpp).
+  unrolled,
 };
 
 /// One operator tidal imports.

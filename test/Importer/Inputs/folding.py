@@ -1,7 +1,10 @@
 """Writes OUTDIR/*.onnx for shape-folding.test: masks computed from
 constants with Mod, Equal, Not, And, Or and ScatterND (as Swin
 Transformer's exported attention mask is), a Mod of a graph input, Size
-and EyeLike of a graph input (they need only its type) and float Mod."""
+and EyeLike of a graph input (they need only its type), float Mod, and the
+reductions and rounding of shape arithmetic (ReduceProd of a shape, as
+nn.EmbeddingBag's export counts elements; Relu(Ceil(a / b)), as ONNX's
+Range function computes a trip count)."""
 import os
 import sys
 
@@ -94,6 +97,41 @@ def main(out):
     ]
     save(os.path.join(out, "mod_by_zero.onnx"), nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2])],
          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])])
+
+    # Shape arithmetic: x [N, 3, 4] -> ReduceProd(Shape) = 12 N elements,
+    # ReduceSum / Max / Min over axis 0 of [[3, 4], [1, 7]] (keepdims 0 and
+    # 1), Relu(Ceil(-3.5)) and Floor / Abs of [-2.5, 1.5]; each result times x's
+    # flattened form (the max: x as pairs), so that the folds show as two
+    # constants.
+    x3 = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 4])
+    nodes = [
+        node("Shape", ["x"], ["shape"]),
+        node("ReduceProd", ["shape"], ["count"], keepdims=1),
+        const("m", [[3, 4], [1, 7]]),
+        const("ax0", [0]),
+        node("ReduceSum", ["m", "ax0"], ["msum"], keepdims=0),
+        node("ReduceMax", ["m"], ["mmax"], axes=[0], keepdims=1),
+        node("ReduceMin", ["m"], ["mmin"], axes=[-1], keepdims=0),
+        const("neg", [-3.5, 2.2], np.float32),
+        node("Ceil", ["neg"], ["ceiled"]),
+        node("Relu", ["ceiled"], ["trips"]),
+        const("halves", [-2.5, 1.5], np.float32),
+        node("Floor", ["halves"], ["floored"]),
+        node("Abs", ["halves"], ["absolute"]),
+        node("Concat", ["count", "msum", "mmin"], ["ints"], axis=0),
+        node("Cast", ["ints"], ["intsf"], to=TensorProto.FLOAT),
+        node("Cast", ["mmax"], ["mmaxf"], to=TensorProto.FLOAT),
+        const("one", [1.0], np.float32),
+        node("Concat", ["intsf", "trips", "floored", "absolute", "one"], ["all"], axis=0),
+        const("flat", [0, -1]),
+        node("Reshape", ["x", "flat"], ["xf"]),
+        node("Mul", ["xf", "all"], ["y1"]),
+        const("pairs", [0, 6, 2]),
+        node("Reshape", ["x", "pairs"], ["xp"]),
+        node("Mul", ["xp", "mmaxf"], ["y2"]),
+    ]
+    save(os.path.join(out, "shape_arithmetic.onnx"), nodes, [x3],
+         [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in ("y1", "y2")])
 
 
 if __name__ == "__main__":

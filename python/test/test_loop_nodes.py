@@ -1,0 +1,57 @@
+"""ONNX's own Loop and Scan node tests, compiled and run.
+
+libonnx-testdata's test_loop11 (a trip count and condition given as
+inputs, a loop-carried value and a scan output) and test_scan9_sum (two
+states, one scan input, one scan output) are at opsets 11 and 9, below the
+opset 13 tidal starts at, so the sweep of test_compiled_node.py leaves them
+out. Here each is upgraded to opset 13 with onnx's version converter (Loop
+and Scan did not change in between), its inputs bound as the sweep binds
+them, and it goes through the same check: compiled with
+`tidalc --mode forward`, run, every output compared with ONNX's expected
+one. Loop and Scan are unrolled at import (lib/Importer/LoopUnrolling.cpp).
+"""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+import onnx
+from onnx import version_converter
+
+import onnx_node_tests
+import support
+import test_compiled_node
+import test_eval_node
+
+CASES = ("test_loop11", "test_scan9_sum")
+
+
+@unittest.skipIf(support.skip_reason("tidalc", "tidal-eval"), support.skip_reason("tidalc", "tidal-eval"))
+@unittest.skipUnless(all(os.path.isdir(os.path.join(onnx_node_tests.NODE_DIR, c)) for c in CASES),
+                     "libonnx-testdata's Loop and Scan node tests are not installed")
+class UpgradedLoopNodeTest(unittest.TestCase):
+    def test_loop_and_scan_match_onnx(self):
+        saved = onnx_node_tests.NODE_DIR, test_eval_node.NODE_DIR
+        with tempfile.TemporaryDirectory(prefix="tidal-loop-nodes-") as work:
+            for name in CASES:
+                shutil.copytree(os.path.join(saved[0], name), os.path.join(work, name))
+                path = os.path.join(work, name, "model.onnx")
+                model = version_converter.convert_version(onnx.load(path), 13)
+                onnx.checker.check_model(model)
+                onnx.save(model, path)
+            onnx_node_tests.NODE_DIR = test_eval_node.NODE_DIR = work
+            try:
+                cases = {c[0]: c for c in test_eval_node.candidates()}
+                self.assertEqual(sorted(cases), sorted(CASES))
+                for name in CASES:
+                    with self.subTest(name=name):
+                        outcome, detail, compared, _ = test_compiled_node.run_case(cases[name])
+                        self.assertEqual((outcome, detail), ("passed", ""))
+                        self.assertEqual(compared, 2)
+            finally:
+                onnx_node_tests.NODE_DIR, test_eval_node.NODE_DIR = saved
+
+
+if __name__ == "__main__":
+    unittest.main()
