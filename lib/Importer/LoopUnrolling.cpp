@@ -1,6 +1,6 @@
 //===- LoopUnrolling.cpp - Loop and Scan with a compile-time trip count ---===//
 //
-// PyTorch exports nn.EmbeddingBag, Tensor.unfold and scripted loops as
+// PyTorch exports nn.EmbeddingBag and torch.jit.script for-loops as
 // ONNX Loop; tf2onnx and hand-written models use Scan. tidal's step is a
 // straight line of ops, so a loop whose trip count the bound shapes decide
 // is unrolled at import: each iteration imports a copy of the body whose

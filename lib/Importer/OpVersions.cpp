@@ -125,7 +125,7 @@ const OpVersionInfo kOps[] = {
      "13: `axis` names one dimension (before, the input was coerced to 2-D)"},
     {"", "Loop", v(1, 11, 13, 16, 19, 21), v(13, 16, 19, 21), unrolled,
      "trip count and condition known at compile time (nn.EmbeddingBag, "
-     "Tensor.unfold, scripted loops): the body is imported once per "
+     "torch.jit.script loops): the body is imported once per "
      "iteration, scan outputs stacked; tensor state only (no sequences or "
      "optionals); 16, 19, 21: types"},
     {"", "LpNormalization", v(1, 22), v(1, 22), op, "p 1 or 2; 22: types"},

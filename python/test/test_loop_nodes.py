@@ -9,6 +9,10 @@ and Scan did not change in between), its inputs bound as the sweep binds
 them, and it goes through the same check: compiled with
 `tidalc --mode forward`, run, every output compared with ONNX's expected
 one. Loop and Scan are unrolled at import (lib/Importer/LoopUnrolling.cpp).
+
+A torch.jit.script for-loop over a dimension of its input exports as Loop
+(the trip count a Shape of the input): compiled in forward mode at batch
+2, its output equals PyTorch's.
 """
 
 import os
@@ -16,9 +20,11 @@ import shutil
 import tempfile
 import unittest
 
+import numpy as np
 import onnx
 from onnx import version_converter
 
+import compiled_support as cs
 import onnx_node_tests
 import support
 import test_compiled_node
@@ -51,6 +57,46 @@ class UpgradedLoopNodeTest(unittest.TestCase):
                         self.assertEqual(compared, 2)
             finally:
                 onnx_node_tests.NODE_DIR, test_eval_node.NODE_DIR = saved
+
+
+try:
+    import torch
+except ImportError:  # the scripted-loop test needs Debian's torch
+    torch = None
+
+if torch is not None:
+    class _Scripted(torch.nn.Module):
+        """h_t = tanh(W (x_t + mean_t(h)) + b) + h, over the sequence."""
+
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = x
+            for i in range(x.shape[1]):
+                h = torch.tanh(self.linear(h[:, i:i + 1, :].squeeze(1) + h.mean(1))).unsqueeze(1) + h
+            return h
+
+
+@unittest.skipIf(support.skip_reason("tidalc"), support.skip_reason("tidalc"))
+@unittest.skipIf(torch is None, "needs torch (Debian's python3-torch)")
+class ScriptedLoopTest(unittest.TestCase):
+    def test_script_loop_matches_torch(self):
+        torch.manual_seed(0)
+        module = torch.jit.script(_Scripted())
+        x = torch.randn(2, 3, 4)
+        with tempfile.TemporaryDirectory(prefix="tidal-scripted-loop-") as work:
+            path = os.path.join(work, "scripted.onnx")
+            torch.onnx.export(module, (x,), path, opset_version=13, input_names=["x"], output_names=["y"],
+                              dynamic_axes={"x": {0: "N"}})
+            self.assertIn("Loop", {n.op_type for n in onnx.load(path).graph.node})
+            exe = os.path.join(work, "forward")
+            error = cs.tidalc(path, exe, "--mode", "forward", "--batch-size", "2")
+            self.assertIsNone(error)
+            error, results = cs.run_forward(exe, {"x": x.numpy()}, ["y"], work)
+            self.assertIsNone(error)
+            np.testing.assert_allclose(results["y"], module(x).detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 if __name__ == "__main__":
