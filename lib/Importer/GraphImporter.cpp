@@ -44,9 +44,18 @@ DenseElementsAttr GraphImporter::constInput(const onnx::NodeProto &node,
   return it == constants.end() ? DenseElementsAttr() : it->second;
 }
 
+Type importer::Bound::type() const {
+  return sequence ? Type() : constant ? constant.getType() : value.getType();
+}
+
 FailureOr<Value> GraphImporter::input(const onnx::NodeProto &node, int i,
                                       std::string &error) {
   const std::string &name = node.input(i);
+  if (sequences.count(name)) {
+    error =
+        "input '" + name + "' is a sequence, where the operator takes a tensor";
+    return failure();
+  }
   if (auto v = values.find(name); v != values.end())
     return v->second;
   if (auto m = materialized.find(name); m != materialized.end())

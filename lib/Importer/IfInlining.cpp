@@ -94,24 +94,19 @@ LogicalResult ModelImporter::inlineIf(const onnx::NodeProto &node, int index,
       failed(convertNodes(g, order, inAlgorithm, error)))
     return inBranch();
   // The If's outputs are the branch's: constants stay constants (a shape
-  // computation may go on folding), the rest are the branch's values.
+  // computation may go on folding), sequences sequences, the rest are the
+  // branch's values.
   for (int i = 0; i < node.output_size(); ++i) {
     const std::string &out = node.output(i);
     if (out.empty())
       continue;
     const std::string &from = g.output(i).name();
-    if (auto c = gi->constants.find(from); c != gi->constants.end()) {
-      gi->constants[out] = c->second;
-      continue;
-    }
-    onnx::NodeProto read;
-    read.add_input(from);
-    FailureOr<Value> v = gi->input(read, 0, why);
-    if (failed(v)) {
+    FailureOr<Bound> b = boundTensor(from, why);
+    if (failed(b)) {
       why = std::string(name) + " output '" + from + "': " + why;
       return failure();
     }
-    gi->values[out] = *v;
+    bindTensor(out, *b);
   }
   return success();
 }

@@ -21,7 +21,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir::tidal::importer {
 
@@ -58,6 +60,19 @@ DenseElementsAttr makeConstant(RankedTensorType type,
                                llvm::ArrayRef<double> values);
 
 class GraphImporter;
+
+/// What a name is bound to while importing: a compile-time constant, an SSA
+/// value, or a sequence of them (SequenceConstruct, SplitToSequence, ...:
+/// tracked at import, never IR).
+struct Bound {
+  DenseElementsAttr constant;
+  Value value;
+  std::shared_ptr<const std::vector<Bound>> sequence;
+
+  bool isSequence() const { return sequence != nullptr; }
+  /// The tensor type (null for a sequence).
+  Type type() const;
+};
 
 /// Evaluates a node at compile time when it is a shape computation whose
 /// inputs are all known (Shape of a static tensor, Gather/Concat/Slice/...
@@ -171,6 +186,8 @@ public:
   llvm::StringMap<DenseElementsAttr> constants;
   /// Initializers not yet turned into function arguments.
   llvm::StringMap<const onnx::TensorProto *> pendingInitializers;
+  /// Sequences by name (SequenceOps.cpp).
+  llvm::StringMap<std::vector<Bound>> sequences;
   /// Materialized tidal.constant ops, by tensor name.
   llvm::StringMap<Value> materialized;
   /// Creates the function argument of a pending initializer on first use.

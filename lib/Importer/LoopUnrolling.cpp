@@ -88,26 +88,26 @@ std::string shapeText(Type t) { return typeToString(t); }
 } // namespace
 
 void ModelImporter::bindTensor(const std::string &name, const Bound &b) {
-  if (b.constant)
+  if (b.sequence)
+    gi->sequences[name] = *b.sequence;
+  else if (b.constant)
     gi->constants[name] = b.constant;
   else
     gi->values[name] = b.value;
 }
 
-FailureOr<ModelImporter::Bound>
-ModelImporter::boundTensor(const std::string &name, std::string &why) {
+FailureOr<Bound> ModelImporter::boundTensor(const std::string &name,
+                                            std::string &why) {
+  if (auto s = gi->sequences.find(name); s != gi->sequences.end())
+    return Bound{{}, {}, std::make_shared<std::vector<Bound>>(s->second)};
   if (auto c = gi->constants.find(name); c != gi->constants.end())
-    return Bound{c->second, {}};
+    return Bound{c->second, {}, {}};
   onnx::NodeProto read;
   read.add_input(name);
   FailureOr<Value> v = gi->input(read, 0, why);
   if (failed(v))
     return failure();
-  return Bound{{}, *v};
-}
-
-Type ModelImporter::Bound::type() const {
-  return constant ? constant.getType() : value.getType();
+  return Bound{{}, *v, {}};
 }
 
 LogicalResult ModelImporter::importBody(const onnx::GraphProto &body,
@@ -154,9 +154,13 @@ LogicalResult ModelImporter::importBody(const onnx::GraphProto &body,
   return success();
 }
 
-FailureOr<ModelImporter::Bound>
-ModelImporter::stackTensors(llvm::ArrayRef<Bound> parts, int64_t axis,
-                            std::string &why) {
+FailureOr<Bound> ModelImporter::stackTensors(llvm::ArrayRef<Bound> parts,
+                                             int64_t axis, std::string &why) {
+  for (const Bound &p : parts)
+    if (p.isSequence()) {
+      why = "it is a sequence (ONNX stacks only tensors)";
+      return failure();
+    }
   auto first = cast<RankedTensorType>(parts[0].type());
   for (const Bound &p : parts)
     if (p.type() != first) {
@@ -372,10 +376,8 @@ LogicalResult ModelImporter::unrollLoop(const onnx::NodeProto &node, int index,
   return success();
 }
 
-FailureOr<ModelImporter::Bound> ModelImporter::takeIndex(const Bound &b,
-                                                         int64_t axis,
-                                                         int64_t index,
-                                                         std::string &why) {
+FailureOr<Bound> ModelImporter::takeIndex(const Bound &b, int64_t axis,
+                                          int64_t index, std::string &why) {
   auto type = cast<RankedTensorType>(b.type());
   llvm::SmallVector<int64_t> shape(type.getShape());
   llvm::SmallVector<int64_t> rest(shape);
@@ -471,6 +473,10 @@ LogicalResult ModelImporter::unrollScan(const onnx::NodeProto &node, int index,
   // The sequence length: every scan input's extent along its axis.
   int64_t length = -1;
   for (int64_t m = 0; m < scanIns; ++m) {
+    if (scanned[m].isSequence()) {
+      why = "scan input " + std::to_string(m) + " is a sequence";
+      return failure();
+    }
     auto type = cast<RankedTensorType>(scanned[m].type());
     int64_t rank = type.getRank(), &axis = (*inAxes)[m];
     if (axis < -rank || axis >= rank) {

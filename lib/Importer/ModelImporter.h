@@ -43,12 +43,6 @@ private:
   LogicalResult inlineIf(const onnx::NodeProto &node, int index,
                          bool inAlgorithm, std::string &why,
                          std::string &error);
-  /// A tensor bound to a name: a compile-time constant or an SSA value.
-  struct Bound {
-    DenseElementsAttr constant;
-    Value value;
-    Type type() const;
-  };
   /// Loop and Scan whose trip count the bound shapes decide, unrolled: each
   /// iteration imports a renamed copy of the body (LoopUnrolling.cpp).
   LogicalResult unrollLoop(const onnx::NodeProto &node, int index,
@@ -73,6 +67,19 @@ private:
                              std::string &why);
   void bindTensor(const std::string &name, const Bound &b);
   FailureOr<Bound> boundTensor(const std::string &name, std::string &why);
+  /// Sequence operators, and Identity of a sequence: the sequence is a list
+  /// of its elements at import (SequenceOps.cpp).
+  bool isSequenceOp(const onnx::NodeProto &node) const;
+  LogicalResult convertSequenceNode(const onnx::NodeProto &node, int index,
+                                    bool inAlgorithm, std::string &why,
+                                    std::string &error);
+  FailureOr<std::vector<Bound>> sequenceInput(const onnx::NodeProto &node,
+                                              int input, std::string &why);
+  /// `b` as an SSA value (a constant materialized).
+  FailureOr<Value> valueOf(const Bound &b, std::string &why);
+  /// [start, end) of `b` along `axis`, that dimension dropped if `squeeze`.
+  FailureOr<Bound> sliceAlong(const Bound &b, int64_t axis, int64_t start,
+                              int64_t end, bool squeeze, std::string &why);
   /// A prefix for an unrolled node's values no other loop used.
   std::string unrollPrefix(const onnx::NodeProto &node, int index);
   LogicalResult buildGraphOutputs(SmallVectorImpl<Value> &results,

@@ -303,6 +303,13 @@ LogicalResult ModelImporter::convertNodes(const onnx::GraphProto &g,
         error = describeNode(node, index, inAlgorithm) + ": " + why;
       return failure();
     }
+    if (!isTrainingOp && isSequenceOp(node)) {
+      if (succeeded(convertSequenceNode(node, index, inAlgorithm, why, error)))
+        continue;
+      if (!why.empty())
+        error = describeNode(node, index, inAlgorithm) + ": " + why;
+      return failure();
+    }
     if (!isTrainingOp && tryFoldNode(*gi, node, folded, why)) {
       if (!why.empty()) { // a fold that fails names its node
         error = describeNode(node, index, inAlgorithm) + ": " + why;
@@ -328,6 +335,12 @@ ModelImporter::buildGraphOutputs(SmallVectorImpl<Value> &results,
                                  SmallVectorImpl<DictionaryAttr> &resAttrs,
                                  std::string &error) {
   for (const auto &out : model.graph().output()) {
+    if (gi->sequences.count(out.name())) {
+      error = "graph output '" + out.name() +
+              "' is a sequence; a tidal step's outputs are tensors "
+              "(ConcatFromSequence or SequenceAt make one)";
+      return failure();
+    }
     onnx::NodeProto ref;
     ref.add_input(out.name());
     std::string why;

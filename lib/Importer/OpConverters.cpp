@@ -497,9 +497,13 @@ LogicalResult importer::convertNode(GraphImporter &g,
   const std::string &op = node.op_type();
   // Every input must be defined (sortNodes checked the edges; this also
   // catches an empty required input).
-  for (int i = 0; i < node.input_size(); ++i)
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (n.has(i) && g.sequences.count(node.input(i)))
+      return n.fail("input '" + node.input(i) +
+                    "' is a sequence, where the operator takes a tensor");
     if (n.has(i) && !g.inputType(node, i))
       return n.fail("input '" + node.input(i) + "' is not defined");
+  }
 
   auto unary = [](llvm::StringRef name) -> Converter {
     return [name](Node &n) { return simple(n, name, 1); };

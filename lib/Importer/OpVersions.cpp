@@ -31,7 +31,8 @@ template <typename... T> constexpr uint32_t v(T... versions) {
 }
 
 constexpr OpImport op = OpImport::op, folded = OpImport::compileTime,
-                   training = OpImport::training, unrolled = OpImport::unrolled;
+                   training = OpImport::training, unrolled = OpImport::unrolled,
+                   sequence = OpImport::sequence;
 
 // Notes name the changes in the versions tidal reads; "types" changes only
 // add element types.
@@ -63,6 +64,8 @@ const OpVersionInfo kOps[] = {
     {"", "Clip", v(1, 6, 11, 12, 13), v(13), op,
      "`min` and `max` are inputs known at compile time"},
     {"", "Concat", v(1, 4, 11, 13), v(13), op, ""},
+    {"", "ConcatFromSequence", v(11), v(11), sequence,
+     "one concat of the elements (`new_axis`: stacked)"},
     {"", "Constant", v(1, 9, 11, 12, 13, 19, 21), v(13, 19, 21), folded,
      "19, 21: types"},
     {"", "ConstantOfShape", v(9, 20, 21), v(9, 20, 21), folded,
@@ -196,6 +199,17 @@ const OpVersionInfo kOps[] = {
     {"", "ScatterND", v(11, 13, 16, 18), v(13, 16, 18), op,
      "16: `reduction` (none and add are supported); 18: max, min"},
     {"", "Selu", v(1, 6, 22), v(6, 22), op, "22: types"},
+    {"", "SequenceAt", v(11), v(11), sequence,
+     "the position known at compile time"},
+    {"", "SequenceConstruct", v(11), v(11), sequence, ""},
+    {"", "SequenceEmpty", v(11), v(11), sequence, ""},
+    {"", "SequenceErase", v(11), v(11), sequence,
+     "the position known at compile time"},
+    {"", "SequenceInsert", v(11), v(11), sequence,
+     "the position known at compile time"},
+    {"", "SequenceLength", v(11), v(11), sequence, "a constant"},
+    {"", "SequenceMap", v(17), v(17), sequence,
+     "the body imported once per element"},
     {"", "Shape", v(1, 13, 15, 19, 21), v(13, 15, 19, 21), folded,
      "15: `start` and `end`; 19, 21: types"},
     {"", "Shrink", v(9), v(9), op, ""},
@@ -214,6 +228,8 @@ const OpVersionInfo kOps[] = {
     {"", "Split", v(1, 2, 11, 13, 18), v(13, 18), op,
      "13: `split` is an input; 18: `num_outputs` (an uneven last chunk is "
      "smaller)"},
+    {"", "SplitToSequence", v(11), v(11), sequence,
+     "`split` known at compile time; slices of the input"},
     {"", "Sqrt", v(1, 6, 13), v(13), op, ""},
     {"", "Squeeze", v(1, 11, 13, 21), v(13, 21), op,
      "13: `axes` is an input; 21: types"},
@@ -366,6 +382,7 @@ void mlir::tidal::printSupportedOps(llvm::raw_ostream &os) {
           op.how == OpImport::op            ? "tidal ops"
           : op.how == OpImport::compileTime ? "compile-time constants only"
           : op.how == OpImport::unrolled    ? "body unrolled"
+          : op.how == OpImport::sequence    ? "list of tensors at import"
                                             : "optimizer / gradient ops";
       std::string opsets = defaultDomain ? acceptedOpsets(op, 0) : "1";
       os << "| " << op.opType << " | " << listVersions(op.since) << " | "

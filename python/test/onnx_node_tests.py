@@ -128,6 +128,15 @@ def untyped_inputs(model):
     return names
 
 
+def non_tensor_io(model):
+    """Graph inputs and outputs typed as sequences, optionals or maps
+    ("input 'x'", ...): a tidal step takes and returns tensors."""
+    found = [f"input '{vi.name}'" for vi in model.graph.input if not vi.type.HasField("tensor_type")]
+    found += [f"output '{vi.name}'" for vi in model.graph.output
+              if vi.type.WhichOneof("value") not in (None, "tensor_type")]
+    return found
+
+
 def classify(name, model):
     """(category, detail) for one node-test model. For "out_of_set", detail
     lists what the error may name: an unsupported op type, or another defect
@@ -144,6 +153,10 @@ def classify(name, model):
         return "old_opset", changed
     if name in EXPECTED_UNSUPPORTED:
         return "expected_unsupported", EXPECTED_UNSUPPORTED[name]
+    io = non_tensor_io(model)
+    if io:
+        return "expected_unsupported", (f"graph {', '.join(io)} not a tensor: a tidal step takes and returns tensors"
+                                        " (sequences inside the graph are lists at import)")
     runtime = runtime_operands(model)
     if runtime:
         return "runtime_operand", runtime

@@ -11,8 +11,10 @@ them, and it goes through the same check: compiled with
 one. Loop and Scan are unrolled at import (lib/Importer/LoopUnrolling.cpp).
 
 A torch.jit.script for-loop over a dimension of its input exports as Loop
-(the trip count a Shape of the input): compiled in forward mode at batch
-2, its output equals PyTorch's.
+(the trip count a Shape of the input), and a scripted torch.split by a size
+computed from the input's shape as SplitToSequence + SequenceAt
+(lib/Importer/SequenceOps.cpp): compiled in forward mode at batch 2, each
+output equals PyTorch's.
 """
 
 import os
@@ -78,19 +80,32 @@ if torch is not None:
                 h = torch.tanh(self.linear(h[:, i:i + 1, :].squeeze(1) + h.mean(1))).unsqueeze(1) + h
             return h
 
+    class _ScriptedSplit(torch.nn.Module):
+        """The halves of x along dim 1, multiplied."""
+
+        def forward(self, x):
+            parts = torch.split(x, x.shape[1] // 2, dim=1)
+            return parts[0] * parts[1]
+
 
 @unittest.skipIf(support.skip_reason("tidalc"), support.skip_reason("tidalc"))
 @unittest.skipIf(torch is None, "needs torch (Debian's python3-torch)")
 class ScriptedLoopTest(unittest.TestCase):
     def test_script_loop_matches_torch(self):
+        self.check(_Scripted(), "Loop")
+
+    def test_script_split_matches_torch(self):
+        self.check(_ScriptedSplit(), "SplitToSequence")
+
+    def check(self, module, op):
         torch.manual_seed(0)
-        module = torch.jit.script(_Scripted())
-        x = torch.randn(2, 3, 4)
-        with tempfile.TemporaryDirectory(prefix="tidal-scripted-loop-") as work:
+        module = torch.jit.script(module)
+        x = torch.randn(2, 4, 4)
+        with tempfile.TemporaryDirectory(prefix="tidal-scripted-") as work:
             path = os.path.join(work, "scripted.onnx")
             torch.onnx.export(module, (x,), path, opset_version=13, input_names=["x"], output_names=["y"],
                               dynamic_axes={"x": {0: "N"}})
-            self.assertIn("Loop", {n.op_type for n in onnx.load(path).graph.node})
+            self.assertIn(op, {n.op_type for n in onnx.load(path).graph.node})
             exe = os.path.join(work, "forward")
             error = cs.tidalc(path, exe, "--mode", "forward", "--batch-size", "2")
             self.assertIsNone(error)

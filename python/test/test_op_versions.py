@@ -131,6 +131,16 @@ class OpVersionTableTest(unittest.TestCase):
             self.assertIn(f"ModelImporter::unroll{op}", text)
         self.assertEqual(ops.UNROLLED_OPS, unrolled)
 
+    def test_sequence_ops(self):
+        """Rows marked 'list of tensors at import' are SequenceOps.cpp's set,
+        and tidal.ops lists them."""
+        rows = {op for op, r in self.default.items() if r["how"] == "list of tensors at import"}
+        text = _read("SequenceOps.cpp")
+        start = text.index("static const llvm::StringSet<> ops = {")
+        handled = set(re.findall(r'"([A-Z][A-Za-z]*)"', text[start:text.index("};", start)]))
+        self.assertEqual(rows, handled)
+        self.assertEqual(ops.SEQUENCE_OPS, rows)
+
     def test_python_op_sets_agree(self):
         self.assertEqual(sorted(ops.SUPPORTED_OPS - set(self.default)), [])
         self.assertEqual(sorted(ops.FOLDED_SHAPE_OPS - set(self.default)), [])

@@ -37,6 +37,11 @@ FOLDED_SHAPE_OPS = frozenset("Shape Size EyeLike Cast ConstantOfShape Range Expa
 # imported once per iteration (lib/Importer/LoopUnrolling.cpp).
 UNROLLED_OPS = frozenset("Loop Scan".split())
 
+# Sequence operators: a sequence is a list of tensors at import, never IR
+# (lib/Importer/SequenceOps.cpp).
+SEQUENCE_OPS = frozenset("""SequenceEmpty SequenceConstruct SequenceAt SequenceLength SequenceInsert SequenceErase
+    SplitToSequence ConcatFromSequence SequenceMap""".split())
+
 # The ai.onnx.preview.training optimizers, imported one tidal.onnx_* op per
 # tensor wherever they appear. Gradient is imported only inside a
 # training_info algorithm graph (docs/training-info.md).
@@ -44,9 +49,10 @@ TRAINING_OPTIMIZER_OPS = frozenset("Momentum Adagrad Adam".split())
 
 # What the ONNX node-test sweep counts as "in set": the supported ops plus
 # Shape, Size, EyeLike and ConstantOfShape (they fold once the shapes are
-# static), Loop and Scan (unrolled), and the training optimizers
+# static), Loop and Scan (unrolled), the sequence operators, and the
+# training optimizers
 # (test_adam, test_momentum, ... are plain graphs of one optimizer node).
-NODE_TEST_OPS = (SUPPORTED_OPS | {"Shape", "Size", "EyeLike", "ConstantOfShape"} | UNROLLED_OPS
+NODE_TEST_OPS = (SUPPORTED_OPS | {"Shape", "Size", "EyeLike", "ConstantOfShape"} | UNROLLED_OPS | SEQUENCE_OPS
                  | TRAINING_OPTIMIZER_OPS)
 
 

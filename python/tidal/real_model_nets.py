@@ -4,6 +4,7 @@ LM, a BERT-style encoder, LSTM/GRU classifiers) and a small U-Net, at the
 sizes the suite trains. Built through tidal.real_models, which seeds them.
 """
 import math
+from typing import List
 
 import torch
 import torch.nn as nn
@@ -481,3 +482,32 @@ class DLRM(nn.Module):
         z = torch.stack([x] + pooled, dim=1)
         interactions = torch.bmm(z, z.transpose(1, 2)).flatten(1)[:, self.pairs]
         return self.top(torch.cat([x, interactions], dim=1))
+
+
+class ScriptedCell(nn.Module):
+    """A hand-written recurrent cell looped in TorchScript, as research code
+    writes new cells: per step a layer-normalised minimal GRU (update gate
+    and candidate), the steps taken with x.unbind(1) and kept in a list,
+    then torch.stack. torch.jit.script exports the loop as an ONNX Loop over
+    a SplitToSequence, carrying the list as a sequence."""
+
+    HIDDEN = 32
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = self.HIDDEN
+        self.inp = nn.Linear(FEATURES // 2, 2 * self.HIDDEN)
+        self.rec = nn.Linear(self.HIDDEN, 2 * self.HIDDEN, bias=False)
+        self.norm = nn.LayerNorm(self.HIDDEN)
+        self.head = nn.Linear(self.HIDDEN, CLASSES)
+
+    def forward(self, x):
+        h = torch.zeros(x.shape[0], self.hidden, dtype=x.dtype)
+        outs: List[torch.Tensor] = []
+        for step in x.unbind(1):
+            gates = self.inp(step) + self.rec(h)
+            z = torch.sigmoid(gates[:, :self.hidden])
+            candidate = torch.tanh(gates[:, self.hidden:])
+            h = self.norm((1 - z) * h + z * candidate)
+            outs.append(h)
+        return self.head(torch.stack(outs, 1).mean(1))

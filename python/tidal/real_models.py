@@ -42,7 +42,7 @@ import torch.nn as nn
 from tidal import export as zoo_export
 from tidal import zoo
 from tidal.real_model_nets import (CLASSES, DLRM, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama,
-                                   MoE, RNNClassifier, Seq2SeqClassifier, STN, UNet, VAE)
+                                   MoE, RNNClassifier, ScriptedCell, Seq2SeqClassifier, STN, UNet, VAE)
 
 SEED = 0
 DATA_SEED = 1234
@@ -290,6 +290,10 @@ def _other_models() -> List[RealModel]:
                   note="nn.GRU 16 -> 32, bidirectional, sequence 16"),
         RealModel("rnn", "rnn", lambda: RNNClassifier("rnn"), (Input("input", (SEQ, FEATURES // 2)),),
                   note="nn.RNN 16 -> 32, 2 layers, bidirectional, ReLU, sequence 16"),
+        RealModel("scripted_cell", "rnn", lambda: torch.jit.script(ScriptedCell()),
+                  (Input("input", (SEQ, FEATURES // 2)),),
+                  note="a minimal GRU cell with LayerNorm written as a torch.jit.script for-loop over x.unbind(1),"
+                       " outputs kept in a list and stacked (ONNX Loop carrying a sequence), 16 -> 32, sequence 16"),
         RealModel("dlrm", "recommender", DLRM,
                   (Input("dense", (DLRM.DENSE,)), Input("sparse", (DLRM.TABLES, DLRM.BAG), torch.int64, DLRM.ROWS)),
                   note="DLRM-style: bottom MLP 8-32-16, 3 nn.EmbeddingBag tables 50x16 over bags of 4 ids (sum, mean,"

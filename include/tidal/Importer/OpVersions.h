@@ -40,6 +40,9 @@ enum class OpImport {
   /// Control flow whose trip count the bound shapes decide: the body is
   /// imported once per iteration (LoopUnrolling.cpp).
   unrolled,
+  /// A sequence operator: sequences are lists of tensors at import, never
+  /// IR (SequenceOps.cpp).
+  sequence,
 };
 
 /// One operator tidal imports.
