@@ -185,6 +185,14 @@ struct Composer {
 
 using Converter = std::function<LogicalResult(Node &)>;
 
+/// Resolves strides/dilations/pads/auto_pad of a window over `kernel`'s
+/// spatial dims of `x` (Conv, the pools; OpConverters.cpp).
+LogicalResult windowAttrs(Node &n, RankedTensorType x,
+                          llvm::ArrayRef<int64_t> kernel,
+                          llvm::SmallVectorImpl<int64_t> &strides,
+                          llvm::SmallVectorImpl<int64_t> &dilations,
+                          llvm::SmallVectorImpl<int64_t> &pads);
+
 /// Adds the converters of the activation family and the element-wise math
 /// ops (ActivationConverters.cpp).
 void addActivationConverters(llvm::StringMap<Converter> &converters);
@@ -241,6 +249,10 @@ void addIndexingConverters(llvm::StringMap<Converter> &converters);
 /// Adds DepthToSpace, SpaceToDepth, GlobalMaxPool, Shrink and
 /// ThresholdedRelu as compositions (RearrangeConverters.cpp).
 void addRearrangeConverters(llvm::StringMap<Converter> &converters);
+
+/// LpPool, GlobalLpPool and LRN as sums over windows through average_pool
+/// (WindowConverters.cpp).
+void addWindowConverters(llvm::StringMap<Converter> &converters);
 
 } // namespace mlir::tidal::importer
 

@@ -16,18 +16,11 @@ using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
 
-namespace {
-
-//===----------------------------------------------------------------------===//
-// Windowed ops
-//===----------------------------------------------------------------------===//
-
-/// Resolves strides/dilations/pads/auto_pad for `k` spatial dims.
-LogicalResult windowAttrs(Node &n, RankedTensorType x,
-                          llvm::ArrayRef<int64_t> kernel,
-                          llvm::SmallVectorImpl<int64_t> &strides,
-                          llvm::SmallVectorImpl<int64_t> &dilations,
-                          llvm::SmallVectorImpl<int64_t> &pads) {
+LogicalResult importer::windowAttrs(Node &n, RankedTensorType x,
+                                    llvm::ArrayRef<int64_t> kernel,
+                                    llvm::SmallVectorImpl<int64_t> &strides,
+                                    llvm::SmallVectorImpl<int64_t> &dilations,
+                                    llvm::SmallVectorImpl<int64_t> &pads) {
   size_t k = kernel.size();
   if (x.getRank() != int64_t(k) + 2)
     return n.fail("input of rank " + llvm::Twine(x.getRank()) + " does not " +
@@ -61,6 +54,12 @@ LogicalResult windowAttrs(Node &n, RankedTensorType x,
   }
   return success();
 }
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Windowed ops
+//===----------------------------------------------------------------------===//
 
 LogicalResult convertConv(Node &n) {
   auto ops = inputs(n, 2, 1);
@@ -571,6 +570,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addResizeConverters(map);
     addIndexingConverters(map);
     addRearrangeConverters(map);
+    addWindowConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

@@ -98,6 +98,8 @@ const OpVersionInfo kOps[] = {
     {"", "Gelu", v(20), v(20), op, "`approximate` none or tanh"},
     {"", "Gemm", v(1, 6, 7, 9, 11, 13), v(13), op, ""},
     {"", "GlobalAveragePool", v(1, 22), v(1, 22), op, "22: types"},
+    {"", "GlobalLpPool", v(1, 2, 22), v(2, 22), op,
+     "integer p >= 1: reduce_sum of |x|^p, ^(1/p); 22: types"},
     {"", "GlobalMaxPool", v(1, 22), v(1, 22), op, "22: types"},
     {"", "Greater", v(1, 7, 9, 13), v(13), op, ""},
     {"", "GreaterOrEqual", v(12, 16), v(12, 16), op, "16: types"},
@@ -118,6 +120,8 @@ const OpVersionInfo kOps[] = {
     {"", "InstanceNormalization", v(1, 6, 22), v(6, 22), op, "22: types"},
     {"", "IsInf", v(10, 20), v(10, 20), op, "20: types"},
     {"", "IsNaN", v(9, 13, 20), v(13, 20), op, "13, 20: types"},
+    {"", "LRN", v(1, 13), v(13), op,
+     "average_pool of x^2 over the channel window (ONNX model-zoo CNNs)"},
     {"", "LSTM", v(1, 7, 14, 22), v(7, 14, 22), op, "14: `layout`; 22: types"},
     {"", "LayerNormalization", v(17), v(17), op, ""},
     {"", "LeakyRelu", v(1, 6, 16), v(6, 16), op, "16: types"},
@@ -132,6 +136,9 @@ const OpVersionInfo kOps[] = {
      "iteration, scan outputs stacked; tensor state only (no sequences or "
      "optionals); 16, 19, 21: types"},
     {"", "LpNormalization", v(1, 22), v(1, 22), op, "p 1 or 2; 22: types"},
+    {"", "LpPool", v(1, 2, 11, 18, 22), v(11, 18, 22), op,
+     "integer p >= 1: average_pool of |x|^p times the window, ^(1/p); 18: "
+     "`ceil_mode` and `dilations` (1 only); 22: types"},
     {"", "MatMul", v(1, 9, 13), v(13), op, ""},
     {"", "Max", v(1, 6, 8, 12, 13), v(13), op, ""},
     {"", "MaxPool", v(1, 8, 10, 11, 12, 22), v(12, 22), op,

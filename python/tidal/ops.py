@@ -25,7 +25,7 @@ SUPPORTED_OPS = frozenset(
     DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu
     ReduceMax ReduceMin ReduceProd ReduceLogSum ReduceLogSumExp ArgMax ArgMin
     TopK OneHot GridSample AffineGrid LpNormalization MeanVarianceNormalization Hardmax
-    IsNaN IsInf
+    IsNaN IsInf LpPool GlobalLpPool LRN
     """.split()
 )
 
