@@ -131,6 +131,9 @@ LogicalResult convertIsNaNOrInf(Node &n, bool nan) {
   auto ft = t ? dyn_cast<FloatType>(t.getElementType()) : FloatType();
   if (!ft)
     return n.fail("input must be a float tensor");
+  if (!ft.isF32() && !ft.isF64())
+    return n.fail("element type " + llvm::Twine(typeToString(ft)) +
+                  " is not supported (float32, float64)");
   Composer b{n};
   if (nan)
     return b.bind(b.op(LogicalNotOp::getOperationName(),
