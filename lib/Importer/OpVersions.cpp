@@ -159,7 +159,7 @@ const OpVersionInfo kOps[] = {
     {"", "Or", v(1, 7), v(7), op, ""},
     {"", "PRelu", v(1, 6, 7, 9, 16), v(9, 16), op, "16: types"},
     {"", "Pad", v(1, 2, 11, 13, 18, 19, 21), v(13, 18, 19, 21), op,
-     "18: `axes` input; 19: `wrap` mode (not supported); 21: types"},
+     "18: `axes` input; 19: `wrap` mode (slices and concats); 21: types"},
     {"", "Pow", v(1, 7, 12, 13, 15), v(13, 15), op, "15: types"},
     {"", "RandomNormal", v(1, 22), v(1, 22), op,
      "float32 and float64 draws; 22: types"},

@@ -2,7 +2,8 @@
 //
 // Pad at opsets 13-22 (pads, constant_value and, from 18, axes as inputs
 // known at compile time; opset 2's attributes), modes constant, reflect and
-// edge. Negative pads crop: they become a slice before the padding.
+// edge (tidal.pad), and wrap (slices and concats). Negative pads crop: they
+// become a slice before the padding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,8 +68,11 @@ LogicalResult convertPad(Node &n) {
     pads[rank + axes[k]] = raw[axes.size() + k];
   }
   std::string modeName = n.s("mode", "constant");
-  PadMode mode;
-  if (modeName == "constant")
+  PadMode mode = PadMode::constant;
+  const bool wrap = modeName == "wrap";
+  if (wrap)
+    ; // slices and concats below
+  else if (modeName == "constant")
     mode = PadMode::constant;
   else if (modeName == "reflect")
     mode = PadMode::reflect;
@@ -76,7 +80,7 @@ LogicalResult convertPad(Node &n) {
     mode = PadMode::edge;
   else
     return n.fail("mode '" + modeName +
-                  "' is not supported (constant, reflect, edge)");
+                  "' is not supported (constant, reflect, edge, wrap)");
 
   // Negative pads crop first.
   Value v = *x;
@@ -102,6 +106,41 @@ LogicalResult convertPad(Node &n) {
   if (llvm::all_of(pads, [](int64_t p) { return p == 0; })) {
     n.g.bindOutputs(n.proto, v);
     return success();
+  }
+  if (wrap) {
+    // Circular (F.pad mode='circular'): per padded axis, the last `before`
+    // elements, the input, the first `after` ones.
+    Composer b{n};
+    for (int64_t d = 0; d < rank && b.ok; ++d) {
+      const int64_t before = pads[d], after = pads[rank + d];
+      if (before == 0 && after == 0)
+        continue;
+      auto vt = cast<RankedTensorType>(v.getType());
+      const int64_t dim = vt.getDimSize(d);
+      if (before > dim || after > dim)
+        return n.fail("wrap padding of " +
+                      llvm::Twine(std::max(before, after)) + " on dimension " +
+                      llvm::Twine(d) + " of size " + llvm::Twine(dim) +
+                      " (at most the size)");
+      auto piece = [&](int64_t start, int64_t end) {
+        llvm::SmallVector<int64_t> starts(rank, 0), ends(vt.getShape()),
+            steps(rank, 1);
+        starts[d] = start;
+        ends[d] = end;
+        return b.op(SliceOp::getOperationName(), {v},
+                    {n.arr("starts", starts), n.arr("ends", ends),
+                     n.arr("steps", steps)});
+      };
+      llvm::SmallVector<Value> parts;
+      if (before)
+        parts.push_back(piece(dim - before, dim));
+      parts.push_back(v);
+      if (after)
+        parts.push_back(piece(0, after));
+      v = b.op(ConcatOp::getOperationName(), parts,
+               {n.named("axis", n.b().getI64IntegerAttr(d))});
+    }
+    return b.bind(v);
   }
   return n.emit(PadOp::getOperationName(), {v},
                 {n.arr("pads", pads),

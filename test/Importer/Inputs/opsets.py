@@ -176,7 +176,9 @@ MODELS = {
         [node("ReduceMax", ["b"], ["y"], "rmax_bool", keepdims=0)],
         [helper.make_tensor_value_info("b", TensorProto.BOOL, ["N", 4])],
         [helper.make_tensor_value_info("y", TensorProto.BOOL, None)], opset=20),
-    "pad19_wrap.onnx": lambda: one("Pad", 19, ins=("x", "pads"), inits=[ints("pads", [0, 1, 0, 1])], mode="wrap"),
+    "pad19_wrap.onnx": lambda: one("Pad", 19, ins=("x", "pads"), inits=[ints("pads", [0, 1, 0, 2])], mode="wrap"),
+    "pad19_wrap_too_wide.onnx": lambda: one("Pad", 19, ins=("x", "pads"), inits=[ints("pads", [0, 5, 0, 0])],
+                                            mode="wrap"),
 }
 
 if __name__ == "__main__":
