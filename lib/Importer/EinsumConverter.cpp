@@ -2,7 +2,10 @@
 //
 // One- and two-operand Einsum in explicit form ("bhqd,bhkd->bhqk") or
 // implicit form (the output: the letters used once, sorted), without
-// ellipses or repeated letters within an operand (diagonals). Letters are
+// repeated letters within an operand (diagonals). An ellipsis ("...ij,
+// ...jk->...ik") becomes letters no operand uses, right-aligned as NumPy
+// aligns the dimensions it stands for (implicit form: they lead the output);
+// its dimensions must then match, not broadcast. Letters are
 // classified: batch (both operands and the output), contracted (both, not
 // the output), free (one operand and the output), summed (one operand
 // only). Summed letters are reduced first; then
@@ -75,13 +78,90 @@ int64_t product(const Term &t, const std::string &letters) {
   return p;
 }
 
+/// `eq` with every "..." replaced by letters of its own (see the file
+/// comment), given the operands' ranks.
+FailureOr<std::string> expandEllipsis(Node &n, const std::string &eq) {
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  llvm::SmallVector<std::string> ins;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    ins.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if ((int)ins.size() != n.proto.input_size())
+    return n.fail("equation '" + eq + "' has " + llvm::Twine(ins.size()) +
+                  " operands for " + llvm::Twine(n.proto.input_size()) +
+                  " inputs");
+  std::string used;
+  for (char c : eq)
+    if (std::isalpha((unsigned char)c))
+      used += c;
+  std::string spare;
+  for (char c :
+       std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+    if (used.find(c) == std::string::npos)
+      spare += c;
+  // How many dimensions each operand's ellipsis stands for.
+  llvm::SmallVector<int64_t> covered(ins.size(), 0);
+  int64_t widest = 0;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    size_t at = ins[i].find("...");
+    if (at == std::string::npos)
+      continue;
+    if (ins[i].find("...", at + 3) != std::string::npos)
+      return n.fail("equation '" + eq + "': operand " + llvm::Twine(i) +
+                    " has two ellipses");
+    int64_t letters = ins[i].size() - 3, rank = n.type(i).getRank();
+    if (rank < letters)
+      return n.fail("operand " + llvm::Twine(i) + " has rank " +
+                    llvm::Twine(rank) + " but '" + ins[i] + "' names " +
+                    llvm::Twine(letters) + " dimensions besides the ellipsis");
+    covered[i] = rank - letters;
+    widest = std::max(widest, covered[i]);
+  }
+  if (widest > (int64_t)spare.size())
+    return n.fail("equation '" + eq + "': too many dimensions for letters");
+  const std::string all = spare.substr(0, widest);
+  std::string out;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    size_t at = ins[i].find("...");
+    if (at != std::string::npos)
+      ins[i].replace(at, 3, all.substr(widest - covered[i]));
+    out += (i ? "," : "") + ins[i];
+  }
+  std::string result;
+  if (arrow != std::string::npos) {
+    result = eq.substr(arrow + 2);
+    if (size_t at = result.find("..."); at != std::string::npos)
+      result.replace(at, 3, all);
+  } else {
+    // Implicit: the ellipsis dimensions, then the letters used once, sorted.
+    std::map<char, int> uses;
+    for (char c : lhs)
+      if (std::isalpha((unsigned char)c))
+        ++uses[c];
+    result = all;
+    for (auto [c, k] : uses)
+      if (k == 1)
+        result += c;
+  }
+  return out + "->" + result;
+}
+
 LogicalResult convertEinsum(Node &n) {
   std::string eq;
   for (char c : n.s("equation", ""))
     if (c != ' ')
       eq += c;
-  if (eq.find("...") != std::string::npos)
-    return n.fail("equation '" + eq + "': ellipses are not supported");
+  if (eq.find("...") != std::string::npos) {
+    auto expanded = expandEllipsis(n, eq);
+    if (failed(expanded))
+      return failure();
+    eq = *expanded;
+  }
   size_t arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow);
   llvm::SmallVector<std::string> ins;

@@ -730,6 +730,12 @@ def einsum_cases(rng):
         ("ijk,ik->j", (2, 3, 4), (2, 4)),  # contracted and summed letters
         ("bij->bji", (2, 3, 4), None),
         ("ijk->k", (2, 3, 4), None),
+        # Ellipses: letters of their own, right-aligned.
+        ("...qd,...kd->...qk", (2, 3, 4, 5), (2, 3, 6, 5)),
+        ("...ij,jk->...ik", (2, 3, 4), (4, 5)),  # in one operand only
+        ("b...d,bd->b...", (2, 3, 4, 5), (2, 5)),
+        ("...ij,...jk", (2, 3, 4), (2, 4, 5)),  # implicit: ...ik
+        ("...ji->...ij", (2, 3, 4), None),
     ]
     cases = []
     for j, (eq, sa, sb) in enumerate(forms):
