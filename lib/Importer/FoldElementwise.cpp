@@ -75,6 +75,17 @@ bool fold::foldElementwise(FoldCall &c) {
     if (!r)
       return true;
     results.push_back(r);
+  } else if (op == "Min" || op == "Max") {
+    // Variadic, broadcasting (shape arithmetic: torch.diagonal's lengths).
+    DenseElementsAttr acc = in[0];
+    for (size_t k = 1; k < in.size(); ++k) {
+      if (!in[k])
+        return false;
+      acc = binary(Vals(acc), Vals(in[k]), op, error);
+      if (!acc)
+        return true;
+    }
+    results.push_back(acc);
   } else if (op == "Mod") {
     // Integers: fmod = 0 takes the divisor's sign, as Python's %; fmod = 1
     // the dividend's, as C's. Floats: fmod must be 1 (ONNX), C's fmod.

@@ -1,6 +1,7 @@
 //===- FoldReduce.cpp - reductions of integer constants -------------------===//
 //
-// ReduceProd, ReduceSum, ReduceMax and ReduceMin of known integer tensors:
+// ReduceProd, ReduceSum, ReduceMax, ReduceMin and CumSum of known integer
+// tensors:
 // shape arithmetic such as the element count nn.EmbeddingBag's export
 // computes as ReduceProd(Shape(x)). The axes come from the `axes` input
 // (ReduceSum from opset 13, the others from 18) or attribute; keepdims and
@@ -17,8 +18,46 @@ using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
 using namespace mlir::tidal::importer::fold;
 
+/// CumSum of an integer constant along a known axis (`exclusive`,
+/// `reverse`).
+static bool foldCumSum(FoldCall &c) {
+  const Vals &x = c.x;
+  if (c.in.size() < 2 || !c.in[1] || c.in[1].getNumElements() != 1)
+    return false;
+  const int64_t rank = x.type.getRank();
+  int64_t axis = intValues(c.in[1])[0];
+  if (c.badAxis(FoldCall::normAxis(axis, rank), rank))
+    return true;
+  axis = FoldCall::normAxis(axis, rank);
+  const bool exclusive = intAttr(c.node, "exclusive", 0) != 0,
+             reverse = intAttr(c.node, "reverse", 0) != 0;
+  llvm::ArrayRef<int64_t> shape = x.type.getShape();
+  const int64_t stride = stridesOf(shape)[axis], len = shape[axis];
+  const int64_t n = x.type.getNumElements();
+  llvm::SmallVector<int64_t> out(n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    if ((k / stride) % len != 0)
+      continue; // visit each line once, from its first element
+    int64_t sum = 0;
+    for (int64_t j = 0; j < len; ++j) {
+      int64_t at = k + (reverse ? len - 1 - j : j) * stride;
+      if (exclusive) {
+        out[at] = sum;
+        sum += x.i[at];
+      } else {
+        sum += x.i[at];
+        out[at] = sum;
+      }
+    }
+  }
+  c.results.push_back(makeConstant(x.type, out));
+  return true;
+}
+
 bool fold::foldReduce(FoldCall &c) {
   const std::string &op = c.node.op_type();
+  if (op == "CumSum")
+    return !c.x.isFloat && foldCumSum(c);
   if (op != "ReduceProd" && op != "ReduceSum" && op != "ReduceMax" &&
       op != "ReduceMin")
     return false;

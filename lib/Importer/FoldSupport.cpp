@@ -4,6 +4,7 @@
 
 #include "tidal/Dialect/Tidal/IR/ShapeUtils.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -30,6 +31,10 @@ template <typename T> T apply(llvm::StringRef op, T x, T y) {
     return T(x < y);
   if (op == "Greater")
     return T(x > y);
+  if (op == "Min")
+    return std::min(x, y);
+  if (op == "Max")
+    return std::max(x, y);
   return T(std::pow(double(x), double(y)));
 }
 

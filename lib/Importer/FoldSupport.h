@@ -98,7 +98,7 @@ bool foldElementwise(FoldCall &c);
 /// Expand, Transpose; as foldElementwise.
 bool foldDataMovement(FoldCall &c);
 
-/// ReduceProd, ReduceSum, ReduceMax, ReduceMin of integer constants; as
+/// ReduceProd, ReduceSum, ReduceMax, ReduceMin, CumSum of integer constants; as
 /// foldElementwise.
 bool foldReduce(FoldCall &c);
 

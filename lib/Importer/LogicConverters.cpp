@@ -2,8 +2,9 @@
 //
 // ONNX Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not,
 // Where, Expand, Cast and CastLike on run-time values (on compile-time values
-// ShapeFolding folds them first), and the variadic Max, Min, Sum and Mean as
-// chains of binary ops in input order.
+// ShapeFolding folds them first), the variadic Max, Min, Sum and Mean as
+// chains of binary ops in input order, and IsNaN, IsInf and Mod as
+// compositions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,6 +121,54 @@ LogicalResult convertCast(Node &n, bool like) {
   return success();
 }
 
+/// Mod of run-time values (torch.fmod, `%` of integer tensors); constants
+/// fold (FoldElementwise.cpp). Float (fmod 1, C's fmod):
+/// x - trunc(x / y) * y, trunc(q) = where(q < 0, ceil(q), floor(q)), so
+/// the gradients are 1 and -trunc(x / y) as torch.fmod's. Integers: div
+/// truncates, r = x - (x / y) * y is C's remainder (fmod 1); fmod 0
+/// (Python's sign rule) adds y where r is nonzero and its sign differs from
+/// y's. A zero integer divisor fails at run time, naming the op.
+LogicalResult convertMod(Node &n) {
+  auto ops = inputs(n, 2);
+  if (failed(ops))
+    return failure();
+  Type elt = n.type(0).getElementType();
+  if (elt != n.type(1).getElementType())
+    return n.fail("the operands have different element types");
+  const bool fmod = n.i("fmod", 0) != 0;
+  Value x = (*ops)[0], y = (*ops)[1];
+  Composer b{n};
+  Value q = b.binary(DivOp::getOperationName(), x, y);
+  if (auto ft = dyn_cast<FloatType>(elt)) {
+    if (!fmod)
+      return n.fail("Mod of floating-point values needs fmod = 1 (ONNX)");
+    if (!ft.isF32() && !ft.isF64())
+      return n.fail("element type " + llvm::Twine(typeToString(ft)) +
+                    " is not supported (float32, float64 or an integer type)");
+    Value negative =
+        b.binary(LessOp::getOperationName(), q, b.splat(elt, {}, 0.0));
+    Value truncated = b.op(WhereOp::getOperationName(),
+                           {negative, b.op(CeilOp::getOperationName(), {q}),
+                            b.op(FloorOp::getOperationName(), {q})});
+    return b.bind(b.binary(SubOp::getOperationName(), x,
+                           b.binary(MulOp::getOperationName(), truncated, y)));
+  }
+  Value r = b.binary(SubOp::getOperationName(), x,
+                     b.binary(MulOp::getOperationName(), q, y));
+  if (fmod)
+    return b.bind(r);
+  Value zero = b.splat(elt, {}, 0.0);
+  Value nonzero = b.op(LogicalNotOp::getOperationName(),
+                       {b.binary(EqualOp::getOperationName(), r, zero)});
+  Value signsDiffer = b.binary(LogicalXorOp::getOperationName(),
+                               b.binary(LessOp::getOperationName(), r, zero),
+                               b.binary(LessOp::getOperationName(), y, zero));
+  Value adjust =
+      b.binary(LogicalAndOp::getOperationName(), nonzero, signsDiffer);
+  return b.bind(b.op(WhereOp::getOperationName(),
+                     {adjust, b.binary(AddOp::getOperationName(), r, y), r}));
+}
+
 /// IsNaN as x != x (logical_not of equal(x, x): IEEE's NaN is unequal to
 /// itself); IsInf as equal(x, +inf), equal(x, -inf) or equal(|x|, inf) by
 /// detect_positive / detect_negative. No new kernel.
@@ -155,6 +204,7 @@ LogicalResult convertIsNaNOrInf(Node &n, bool nan) {
 } // namespace
 
 void importer::addLogicConverters(llvm::StringMap<Converter> &map) {
+  map["Mod"] = convertMod;
   map["IsNaN"] = [](Node &n) { return convertIsNaNOrInf(n, true); };
   map["IsInf"] = [](Node &n) { return convertIsNaNOrInf(n, false); };
   auto binary = [](llvm::StringRef name) -> Converter {

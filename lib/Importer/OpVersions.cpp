@@ -148,8 +148,9 @@ const OpVersionInfo kOps[] = {
     {"", "MeanVarianceNormalization", v(9, 13), v(13), op, "13: types"},
     {"", "Min", v(1, 6, 8, 12, 13), v(13), op, ""},
     {"", "Mish", v(18, 22), v(18, 22), op, "22: types"},
-    {"", "Mod", v(10, 13), v(13), folded,
-     "integers (`fmod` 0 or 1); 13: types"},
+    {"", "Mod", v(10, 13), v(13), op,
+     "integers (`fmod` 0 or 1) and floats (`fmod` 1); constants fold; 13: "
+     "types"},
     {"", "Mul", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
     {"", "Neg", v(1, 6, 13), v(13), op, ""},
     {"", "NegativeLogLikelihoodLoss", v(12, 13, 22), v(13, 22), op,

@@ -124,7 +124,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
                                              "Relu",      "Ceil",
                                              "Floor",     "ReduceProd",
                                              "ReduceSum", "ReduceMax",
-                                             "ReduceMin"};
+                                             "ReduceMin", "Min",
+                                             "CumSum",    "Max"};
   if (!foldable.contains(op))
     return false;
   // Fold only when every given input is known; optional empty inputs are

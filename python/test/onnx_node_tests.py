@@ -29,6 +29,7 @@ EXPECTED_UNSUPPORTED = {
     "test_clip_default_int8_min": "Clip of an int8 tensor: tidal clips float tensors (a trained value is float)",
     "test_max_float16": "float16 arithmetic: tidal's kernels compute float32 and float64",
     "test_min_float16": "float16 arithmetic: tidal's kernels compute float32 and float64",
+    "test_mod_mixed_sign_float16": "float16 arithmetic: tidal's kernels compute float32 and float64",
     "test_gridsample_bicubic": "GridSample's bicubic mode (bilinear and nearest are supported)",
     "test_einsum_batch_diagonal": "Einsum with a repeated index in one operand (a diagonal): not an attention form",
     "test_resize_tf_crop_and_resize": "Resize with a region of interest (tf_crop_and_resize): PyTorch never exports it",

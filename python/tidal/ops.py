@@ -25,13 +25,13 @@ SUPPORTED_OPS = frozenset(
     DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu
     ReduceMax ReduceMin ReduceProd ReduceLogSum ReduceLogSumExp ArgMax ArgMin
     TopK OneHot GridSample AffineGrid LpNormalization MeanVarianceNormalization Hardmax
-    IsNaN IsInf LpPool GlobalLpPool LRN
+    IsNaN IsInf LpPool GlobalLpPool LRN Mod
     """.split()
 )
 
 # Shape computations that tidal evaluates at compile time once the batch
 # size is bound; they never reach the runtime.
-FOLDED_SHAPE_OPS = frozenset("Shape Size EyeLike Cast ConstantOfShape Range Expand Equal Where Mod If".split())
+FOLDED_SHAPE_OPS = frozenset("Shape Size EyeLike Cast ConstantOfShape Range Expand Equal Where If".split())
 
 # Control flow whose trip count the bound shapes decide: the body is
 # imported once per iteration (lib/Importer/LoopUnrolling.cpp).

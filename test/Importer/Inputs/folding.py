@@ -58,7 +58,7 @@ def main(out):
     ]
     save(os.path.join(out, "masks.onnx"), nodes, [x], ys)
 
-    # Mod of data: tidal folds Mod only when its inputs are constants.
+    # Mod of data: composed at run time (folded only on constants).
     i = helper.make_tensor_value_info("i", TensorProto.INT64, ["N", 6])
     nodes = [
         const("two", [2]),
@@ -132,6 +132,26 @@ def main(out):
     ]
     save(os.path.join(out, "shape_arithmetic.onnx"), nodes, [x3],
          [helper.make_tensor_value_info(y, TensorProto.FLOAT, None) for y in ("y1", "y2")])
+
+    # Min, Max (variadic, broadcasting) and CumSum (plain; exclusive and
+    # reversed) of integer constants, as torch.diagonal's export computes
+    # its lengths: [2, 4], [5, 7], [3, 7, 8], [5, 1, 0], then two ones; the
+    # 12 values scale x's flattened form.
+    nodes = [
+        const("r0", [3, 4]), const("r1", [1, 7]), const("lim", [2, 5]), const("far", [5, 0]),
+        const("seq", [3, 4, 1]), const("zero", 0),
+        node("Min", ["r0", "lim"], ["mins"]),
+        node("Max", ["r0", "r1", "far"], ["maxs"]),
+        node("CumSum", ["seq", "zero"], ["sums"]),
+        node("CumSum", ["seq", "zero"], ["rsums"], exclusive=1, reverse=1),
+        const("ones", [1, 1]),
+        node("Concat", ["mins", "maxs", "sums", "rsums", "ones"], ["ints"], axis=0),
+        node("Cast", ["ints"], ["scale"], to=TensorProto.FLOAT),
+        const("flat", [0, -1]),
+        node("Reshape", ["x", "flat"], ["xf"]),
+        node("Mul", ["xf", "scale"], ["y"]),
+    ]
+    save(os.path.join(out, "shape_scans.onnx"), nodes, [x3], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
 
 
 if __name__ == "__main__":
