@@ -2,8 +2,8 @@
 //--------------===//
 //
 // ScatterND, Gather, Unsqueeze/Squeeze, Reshape/Flatten, Concat, Slice,
-// Expand and Transpose on constants (ShapeFolding.cpp decides which nodes
-// reach here).
+// Expand, Split and Transpose on constants (ShapeFolding.cpp decides which
+// nodes reach here).
 //
 //===----------------------------------------------------------------------===//
 
@@ -265,6 +265,47 @@ bool fold::foldDataMovement(FoldCall &c) {
       return true;
     results.push_back(r->isFloat ? makeConstant(r->type, r->f)
                                  : makeConstant(r->type, r->i));
+  } else if (op == "Split") {
+    // Sizes from input 1 (13+), the `split` attribute, `num_outputs` (18)
+    // or equal parts over the outputs.
+    int64_t axis = normAxis(intAttr(node, "axis", 0), rank);
+    if (badAxis(axis, rank))
+      return true;
+    const int64_t dim = shape[axis], parts = node.output_size();
+    llvm::SmallVector<int64_t> sizes;
+    if (in.size() > 1 && in[1]) {
+      sizes = intValues(in[1]);
+    } else if (const auto *a = findAttribute(node, "split")) {
+      sizes.assign(a->ints().begin(), a->ints().end());
+    } else {
+      const int64_t chunk = (dim + parts - 1) / std::max<int64_t>(1, parts);
+      for (int64_t at = 0; at < dim; at += chunk)
+        sizes.push_back(std::min(chunk, dim - at));
+    }
+    int64_t total = 0;
+    for (int64_t v : sizes)
+      total += v < 0 ? dim + 1 : v;
+    if ((int64_t)sizes.size() != parts || total != dim) {
+      error = "the split sizes do not cover the axis' " + std::to_string(dim) +
+              " in " + std::to_string(parts) + " outputs";
+      return true;
+    }
+    auto inStrides = stridesOf(shape);
+    int64_t start = 0;
+    for (int64_t size : sizes) {
+      llvm::SmallVector<int64_t> outShape(shape);
+      outShape[axis] = size;
+      auto outStrides = stridesOf(outShape);
+      results.push_back(gatherElements(x, outShape, [&](int64_t k) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < rank; ++d) {
+          int64_t at = (k / outStrides[d]) % outShape[d];
+          off += (d == axis ? at + start : at) * inStrides[d];
+        }
+        return off;
+      }));
+      start += size;
+    }
   } else if (op == "Transpose") {
     llvm::SmallVector<int64_t> perm;
     if (const auto *a = findAttribute(node, "perm"))

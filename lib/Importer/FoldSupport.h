@@ -95,7 +95,7 @@ struct FoldCall {
 bool foldElementwise(FoldCall &c);
 
 /// ScatterND, Gather, Unsqueeze/Squeeze, Reshape/Flatten, Concat, Slice,
-/// Expand, Transpose; as foldElementwise.
+/// Expand, Split, Transpose; as foldElementwise.
 bool foldDataMovement(FoldCall &c);
 
 /// ReduceProd, ReduceSum, ReduceMax, ReduceMin, CumSum of integer constants; as

@@ -125,7 +125,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
                                              "Floor",     "ReduceProd",
                                              "ReduceSum", "ReduceMax",
                                              "ReduceMin", "Min",
-                                             "CumSum",    "Max"};
+                                             "CumSum",    "Split",
+                                             "Max"};
   if (!foldable.contains(op))
     return false;
   // Fold only when every given input is known; optional empty inputs are

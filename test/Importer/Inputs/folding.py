@@ -135,8 +135,9 @@ def main(out):
 
     # Min, Max (variadic, broadcasting) and CumSum (plain; exclusive and
     # reversed) of integer constants, as torch.diagonal's export computes
-    # its lengths: [2, 4], [5, 7], [3, 7, 8], [5, 1, 0], then two ones; the
-    # 12 values scale x's flattened form.
+    # its lengths: [2, 4], [5, 7], [3, 7, 8], [5, 1, 0], then the first part
+    # of a Split ([1, 1]; torch.repeat_interleave's export splits its
+    # repeats); the 12 values scale x's flattened form.
     nodes = [
         const("r0", [3, 4]), const("r1", [1, 7]), const("lim", [2, 5]), const("far", [5, 0]),
         const("seq", [3, 4, 1]), const("zero", 0),
@@ -144,7 +145,8 @@ def main(out):
         node("Max", ["r0", "r1", "far"], ["maxs"]),
         node("CumSum", ["seq", "zero"], ["sums"]),
         node("CumSum", ["seq", "zero"], ["rsums"], exclusive=1, reverse=1),
-        const("ones", [1, 1]),
+        const("one_one_five", [1, 1, 5]), const("sizes", [2, 1]),
+        node("Split", ["one_one_five", "sizes"], ["ones", "five"], axis=0),
         node("Concat", ["mins", "maxs", "sums", "rsums", "ones"], ["ints"], axis=0),
         node("Cast", ["ints"], ["scale"], to=TensorProto.FLOAT),
         const("flat", [0, -1]),
