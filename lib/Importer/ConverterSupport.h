@@ -250,6 +250,11 @@ void addIndexingConverters(llvm::StringMap<Converter> &converters);
 /// ThresholdedRelu as compositions (RearrangeConverters.cpp).
 void addRearrangeConverters(llvm::StringMap<Converter> &converters);
 
+/// TopK with K above what k rounds of argmax handle well: a bitonic sorting
+/// network over the axis (TopKSort.cpp); binds the node's two outputs.
+LogicalResult topKBySort(Node &n, Value x, int64_t axis, int64_t k,
+                         bool largest);
+
 /// LpPool, GlobalLpPool and LRN as sums over windows through average_pool
 /// (WindowConverters.cpp).
 void addWindowConverters(llvm::StringMap<Converter> &converters);

@@ -370,11 +370,9 @@ LogicalResult convertTopK(Node &n) {
     return n.fail("K must be one value in [1, " + llvm::Twine(dim) +
                   "] (the axis' size)");
   const int64_t k = (*ks)[0];
-  if (k > kMaxTopK)
-    return n.fail("K = " + llvm::Twine(k) + " is above " +
-                  llvm::Twine(kMaxTopK) +
-                  ", the most TopK outputs tidal imports");
   const bool largest = n.i("largest", 1) != 0;
+  if (k > kMaxTopK) // torch.sort, argsort, a large topk (TopKSort.cpp)
+    return topKBySort(n, *x, *axis, k, largest);
   Indexer c{{n}};
   llvm::SmallVector<int64_t> one(type.getShape());
   one[*axis] = 1;

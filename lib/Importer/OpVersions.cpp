@@ -249,8 +249,9 @@ const OpVersionInfo kOps[] = {
     {"", "ThresholdedRelu", v(10, 22), v(10, 22), op, "22: types"},
     {"", "Tile", v(1, 6, 13), v(13), op, "`repeats` known at compile time"},
     {"", "TopK", v(1, 10, 11), v(11), op,
-     "float input; K (at most 64) known at compile time; the values come "
-     "sorted whatever `sorted` says (ONNX allows any order)"},
+     "float input; K known at compile time (above 64: a bitonic sorting "
+     "network, torch.sort); the values come sorted whatever `sorted` says "
+     "(ONNX allows any order)"},
     {"", "Transpose", v(1, 13, 21), v(13, 21), op, "21: types"},
     {"", "Trilu", v(14), v(14), op, "`k` known at compile time"},
     {"", "Unsqueeze", v(1, 11, 13, 21), v(13, 21), op,

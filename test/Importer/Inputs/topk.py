@@ -1,5 +1,6 @@
 """Writes OUTDIR/*.onnx for topk.test: TopK as PyTorch exports x.topk(k)
-(K a Constant), and the forms tidal rejects with a reason."""
+(K a Constant), a K above 64 (torch.sort: a sorting network), and the forms
+tidal rejects with a reason."""
 import os
 import sys
 
@@ -36,6 +37,7 @@ def main(out):
     topk_model(os.path.join(out, "k_input.onnx"), 2, k_input=True)
     topk_model(os.path.join(out, "k_too_big.onnx"), 6)
     topk_model(os.path.join(out, "k_above_64.onnx"), 65, shape=("N", 100))
+    topk_model(os.path.join(out, "sort_axis0.onnx"), 3, shape=(3, "N"), axis=0, largest=0)
     topk_model(os.path.join(out, "int_input.onnx"), 2, elem=TensorProto.INT64)
 
 
