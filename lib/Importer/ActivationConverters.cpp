@@ -36,8 +36,27 @@ LogicalResult convertClip(Node &n) {
   auto x = n.in(0);
   if (failed(x))
     return failure();
-  if (!isa<FloatType>(n.type(0).getElementType()))
-    return n.fail("Clip of a non-float tensor is not supported");
+  if (auto it = dyn_cast<IntegerType>(n.type(0).getElementType())) {
+    // Integers (x.clamp(min=1) on lengths or indices): max with `min`, then
+    // min with `max`, the bounds constant or not; no gradient to pass.
+    if (it.getWidth() == 1)
+      return n.fail("Clip of a bool tensor is not supported");
+    Composer b{n};
+    Value v = *x;
+    for (int idx : {1, 2}) {
+      if (!n.has(idx))
+        continue;
+      auto bound = n.in(idx);
+      if (failed(bound))
+        return failure();
+      v = b.binary(idx == 1 ? MaxOp::getOperationName()
+                            : MinOp::getOperationName(),
+                   v, *bound);
+    }
+    if (v == *x)
+      v = b.op(IdentityOp::getOperationName(), {v});
+    return b.bind(v);
+  }
   const float inf = std::numeric_limits<float>::infinity();
   auto lo = clipBound(n, 1, "min", -inf);
   if (failed(lo))

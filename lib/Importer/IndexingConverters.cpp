@@ -171,9 +171,44 @@ LogicalResult scatter(Node &n, Indexer &c, Value data, Value updates,
     return n.fail("reduction '" + reduction +
                   "' is not supported (none and add are)");
   Type elt = dataType.getElementType();
-  if (!isa<FloatType>(elt))
-    return n.fail("needs float data, got " + typeToString(dataType));
   Value viewed = c.reshape(data, view);
+  auto intType = dyn_cast<IntegerType>(elt);
+  if (intType && intType.getWidth() > 1) {
+    // Integer data (PyTorch's pack_padded_sequence scatters a permutation's
+    // inverse): each position learns which update lands on it (the update's
+    // number + 1, scatter-added in float32, exact below 2^24 updates) and
+    // gathers that update, so the values themselves are never converted.
+    if (reduction != "none")
+      return n.fail("reduction '" + reduction +
+                    "' of integer data is not supported (none is)");
+    auto ut = cast<RankedTensorType>(updates.getType());
+    const int64_t count = ut.getNumElements();
+    if (count >= (int64_t(1) << 24))
+      return n.fail("more than 2^24 integer updates");
+    llvm::SmallVector<int64_t> numbers(count);
+    for (int64_t i = 0; i < count; ++i)
+      numbers[i] = i + 1;
+    Type f32 = n.b().getF32Type();
+    Value numbered =
+        n.b().create<CastOp>(n.g.loc, RankedTensorType::get(ut.getShape(), f32),
+                             c.i64Const(ut.getShape(), numbers));
+    Value landed = c.scatterAdd(numbered, flat, view, f32);
+    Value hit =
+        c.binary(GreaterOp::getOperationName(), landed, c.splat(f32, {}, 0.0));
+    if (!c.ok)
+      return failure();
+    Value which = n.b().create<CastOp>(
+        n.g.loc, RankedTensorType::get(view, n.b().getI64Type()), landed);
+    Value from =
+        c.op(WhereOp::getOperationName(),
+             {hit, c.binary(SubOp::getOperationName(), which, c.scalar(1)),
+              c.scalar(0)});
+    Value src = c.gather(c.reshape(updates, {count}), from, 0);
+    Value out = c.op(WhereOp::getOperationName(), {hit, src, viewed});
+    return c.bind(c.reshape(out, dataType.getShape()));
+  }
+  if (!isa<FloatType>(elt))
+    return n.fail("needs float or integer data, got " + typeToString(dataType));
   Value added = c.scatterAdd(updates, flat, view, elt);
   Value out;
   if (reduction == "add") {
@@ -352,13 +387,35 @@ constexpr int64_t kMaxTopK = 64;
 /// ONNX asks), its value a gather, and it is then masked with -inf (+inf)
 /// for the next round. The values are sorted (ONNX allows any order with
 /// sorted = 0). Their gradient is the gathers' scatter-add.
+LogicalResult topKOfFloats(Node &n, FailureOr<Value> x, RankedTensorType type);
+
+/// Integer TopK (PyTorch's pack_padded_sequence sorts the lengths with it)
+/// runs on the values converted to float64, exact below 2^53; the values
+/// come back converted to the input's type.
 LogicalResult convertTopK(Node &n) {
   auto x = n.in(0);
   if (failed(x))
     return failure();
   auto type = n.type(0);
+  auto intType = dyn_cast<IntegerType>(type.getElementType());
+  if (!intType || intType.getWidth() == 1)
+    return topKOfFloats(n, x, type);
+  auto f64 = RankedTensorType::get(type.getShape(), n.b().getF64Type());
+  Value wide = n.b().create<CastOp>(n.g.loc, f64, *x);
+  if (failed(topKOfFloats(n, wide, f64)))
+    return failure();
+  if (n.proto.output_size() > 0 && !n.proto.output(0).empty()) {
+    Value values = n.g.values[n.proto.output(0)];
+    auto back = RankedTensorType::get(
+        cast<RankedTensorType>(values.getType()).getShape(), intType);
+    n.g.values[n.proto.output(0)] = n.b().create<CastOp>(n.g.loc, back, values);
+  }
+  return success();
+}
+
+LogicalResult topKOfFloats(Node &n, FailureOr<Value> x, RankedTensorType type) {
   if (!isa<FloatType>(type.getElementType()))
-    return n.fail("needs float input, got " + typeToString(type));
+    return n.fail("needs float or integer input, got " + typeToString(type));
   auto axis = n.axis(n.i("axis", -1), type.getRank());
   if (failed(axis))
     return failure();

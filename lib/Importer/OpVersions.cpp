@@ -62,7 +62,8 @@ const OpVersionInfo kOps[] = {
     {"", "Ceil", v(1, 6, 13), v(13), op, ""},
     {"", "Celu", v(12), v(12), op, ""},
     {"", "Clip", v(1, 6, 11, 12, 13), v(13), op,
-     "`min` and `max` are inputs known at compile time"},
+     "float: `min` and `max` known at compile time; integers (x.clamp on "
+     "lengths, indices): max/min with the bounds, known or not"},
     {"", "Concat", v(1, 4, 11, 13), v(13), op, ""},
     {"", "ConcatFromSequence", v(11), v(11), sequence,
      "one concat of the elements (`new_axis`: stacked)"},
@@ -204,7 +205,8 @@ const OpVersionInfo kOps[] = {
      "imported once per element, both directions, any scan axes; 16, 19, "
      "21: types"},
     {"", "ScatterElements", v(11, 13, 16, 18), v(13, 16, 18), op,
-     "16: `reduction` (none and add are supported); 18: max, min"},
+     "16: `reduction` (none and add are supported; integer data: none); "
+     "18: max, min"},
     {"", "ScatterND", v(11, 13, 16, 18), v(13, 16, 18), op,
      "16: `reduction` (none and add are supported); 18: max, min"},
     {"", "Selu", v(1, 6, 22), v(6, 22), op, "22: types"},
@@ -249,7 +251,8 @@ const OpVersionInfo kOps[] = {
     {"", "ThresholdedRelu", v(10, 22), v(10, 22), op, "22: types"},
     {"", "Tile", v(1, 6, 13), v(13), op, "`repeats` known at compile time"},
     {"", "TopK", v(1, 10, 11), v(11), op,
-     "float input; K known at compile time (above 64: a bitonic sorting "
+     "float or integer input; K known at compile time (above 64: a bitonic "
+     "sorting "
      "network, torch.sort); the values come sorted whatever `sorted` says "
      "(ONNX allows any order)"},
     {"", "Transpose", v(1, 13, 21), v(13, 21), op, "21: types"},

@@ -1,11 +1,10 @@
 //===- RecurrentConverters.cpp - ONNX LSTM, GRU and RNN, unrolled ---------===//
 //
 // LSTM, GRU and RNN are unrolled over the static sequence length into tidal
-// ops (gemm, split, sigmoid, tanh, relu, mul, add, concat), so that autodiff,
-// the
-// kernels and the memory planner handle them like any other graph: the
-// gradient is backpropagation through time, each step's activations are
-// ordinary tensors the planner may swap or recompute.
+// ops (gemm, split, sigmoid, tanh, relu, mul, add, concat), so that
+// autodiff, the kernels and the memory planner handle them like any other
+// graph: the gradient is backpropagation through time, each step's
+// activations are ordinary tensors the planner may swap or recompute.
 //
 // The input projection of all steps is one gemm ([T N, I] x W^T); each step
 // adds h R^T. Gate orders are ONNX's (LSTM i, o, f, c; GRU z, r, h),
@@ -13,7 +12,10 @@
 // direction as PyTorch's nn.RNN(nonlinearity='relu') exports), directions
 // forward, reverse and bidirectional, layout 0 and 1 (opset 14). Not
 // supported, with an error naming them: other activations, `clip`,
-// `input_forget`, peepholes, and sequence_lens other than the full length.
+// `input_forget` and peepholes. With `sequence_lens` (packed sequences,
+// known or not at compile time) each step is masked per sequence: past its
+// length a sequence keeps its state and outputs zeros, so Y_h is the state
+// at its last step and the reverse direction starts there.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,10 @@ struct Recurrent {
   bool linearBeforeReset = false;
   bool reluRnn[2] = {false, false}; // RNN: relu instead of tanh, per direction
   FloatType ft;
+  /// sequence_lens [N] when some sequence is shorter than T (packed
+  /// sequences): steps past a sequence's length keep its state and output
+  /// zeros.
+  Value seqLens;
 
   Recurrent(Node &n, Cell cell)
       : n(n), b{n}, lstm(cell == Cell::LSTM), rnn(cell == Cell::RNN),
@@ -189,14 +195,20 @@ LogicalResult Recurrent::check() {
     return n.fail("R has shape " + typeToString(r) + ", not [" +
                   llvm::Twine(dirs) + ", " + llvm::Twine(gates * hidden) +
                   ", " + llvm::Twine(hidden) + "]");
-  if (n.has(4)) { // sequence_lens: only the full length
+  if (n.has(4)) { // sequence_lens: masks unless every length is T
     DenseElementsAttr lens = n.g.constInput(n.proto, 4);
-    if (!lens)
-      return n.fail("input 'sequence_lens' must be known at compile time");
-    for (int64_t l : intValues(lens))
-      if (l != seq)
-        return n.fail("sequence_lens other than the full length " +
-                      llvm::Twine(seq) + " are not supported");
+    auto lt = n.type(4);
+    if (!lt || lt.getRank() != 1 || lt.getDimSize(0) != batch ||
+        !isa<IntegerType>(lt.getElementType()))
+      return n.fail("sequence_lens must be an integer [" + llvm::Twine(batch) +
+                    "] tensor");
+    if (!lens ||
+        llvm::any_of(intValues(lens), [&](int64_t l) { return l != seq; })) {
+      auto v = n.in(4);
+      if (failed(v))
+        return failure();
+      seqLens = *v;
+    }
   }
   return success();
 }
@@ -231,8 +243,13 @@ void Recurrent::direction(Value x2d, int64_t d, bool reverse,
     rH = slice(r, 0, 2 * hidden, 3 * hidden);
   }
   ys.assign(seq, Value());
+  Type lenType =
+      seqLens ? cast<RankedTensorType>(seqLens.getType()).getElementType()
+              : Type();
+  Value zeros = seqLens ? b.splat(ft, {}, 0.0) : Value();
   for (int64_t k = 0; k < seq && b.ok; ++k) {
     int64_t t = reverse ? seq - 1 - k : k;
+    Value hPrev = h, cPrev = c;
     Value xt = slice(xw, 0, t * batch, (t + 1) * batch);
     if (rnn) {
       Value g = add(xt, gemmT(h, r));
@@ -262,6 +279,19 @@ void Recurrent::direction(Value x2d, int64_t d, bool reverse,
       Value one = b.splat(ft, {}, 1.0);
       Value keep = b.binary(SubOp::getOperationName(), one, z);
       h = add(mul(keep, cand), mul(z, h));
+    }
+    if (seqLens) {
+      // Step t counts for the sequences longer than t; the others keep
+      // their state and output zeros (a reverse direction thus starts at
+      // each sequence's own last step).
+      Value valid = b.reshape(b.binary(LessOp::getOperationName(),
+                                       b.splat(lenType, {}, t), seqLens),
+                              {batch, 1});
+      ys[t] = b.op(WhereOp::getOperationName(), {valid, h, zeros});
+      h = b.op(WhereOp::getOperationName(), {valid, h, hPrev});
+      if (lstm)
+        c = b.op(WhereOp::getOperationName(), {valid, c, cPrev});
+      continue;
     }
     ys[t] = h;
   }

@@ -511,3 +511,32 @@ class ScriptedCell(nn.Module):
             h = self.norm((1 - z) * h + z * candidate)
             outs.append(h)
         return self.head(torch.stack(outs, 1).mean(1))
+
+
+class PackedLSTM(nn.Module):
+    """A bidirectional nn.LSTM over padded sequences of different lengths
+    through pack_padded_sequence (enforce_sorted=False) and
+    pad_packed_sequence, as NLP code feeds variable-length batches: ONNX
+    LSTM with sequence_lens, the lengths sorted (integer TopK) and the
+    order restored (integer ScatterElements). The outputs are averaged over
+    each sequence's own steps and classified. forward(input [N, T, F],
+    lengths [N]); lengths below 1 are taken as 1. The zero initial state is
+    passed explicitly: PyTorch's own default for a packed input is traced
+    as a constant of the export's batch size."""
+
+    HIDDEN = 32
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(FEATURES // 2, self.HIDDEN, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(2 * self.HIDDEN, CLASSES)
+
+    def forward(self, x, lengths):
+        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+        lengths = lengths.clamp(min=1)
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        h0 = torch.zeros(2, x.shape[0], self.HIDDEN, dtype=x.dtype)
+        out, _ = self.lstm(packed, (h0, h0))
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+        return self.head(out.sum(1) / lengths[:, None].to(x.dtype))

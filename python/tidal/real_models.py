@@ -42,7 +42,7 @@ import torch.nn as nn
 from tidal import export as zoo_export
 from tidal import zoo
 from tidal.real_model_nets import (CLASSES, DLRM, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama,
-                                   MoE, RNNClassifier, ScriptedCell, Seq2SeqClassifier, STN, UNet, VAE)
+                                   MoE, PackedLSTM, RNNClassifier, ScriptedCell, Seq2SeqClassifier, STN, UNet, VAE)
 
 SEED = 0
 DATA_SEED = 1234
@@ -290,6 +290,10 @@ def _other_models() -> List[RealModel]:
                   note="nn.GRU 16 -> 32, bidirectional, sequence 16"),
         RealModel("rnn", "rnn", lambda: RNNClassifier("rnn"), (Input("input", (SEQ, FEATURES // 2)),),
                   note="nn.RNN 16 -> 32, 2 layers, bidirectional, ReLU, sequence 16"),
+        RealModel("packed_lstm", "rnn", PackedLSTM,
+                  (Input("input", (SEQ, FEATURES // 2)), Input("lengths", (), torch.int64, SEQ + 1)),
+                  note="nn.LSTM 16 -> 32, bidirectional, over padded sequences of lengths 1..16 through"
+                       " pack_padded_sequence(enforce_sorted=False) / pad_packed_sequence (LSTM sequence_lens)"),
         RealModel("scripted_cell", "rnn", lambda: torch.jit.script(ScriptedCell()),
                   (Input("input", (SEQ, FEATURES // 2)),),
                   note="a minimal GRU cell with LayerNorm written as a torch.jit.script for-loop over x.unbind(1),"

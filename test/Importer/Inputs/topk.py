@@ -38,7 +38,7 @@ def main(out):
     topk_model(os.path.join(out, "k_too_big.onnx"), 6)
     topk_model(os.path.join(out, "k_above_64.onnx"), 65, shape=("N", 100))
     topk_model(os.path.join(out, "sort_axis0.onnx"), 3, shape=(3, "N"), axis=0, largest=0)
-    topk_model(os.path.join(out, "int_input.onnx"), 2, elem=TensorProto.INT64)
+    topk_model(os.path.join(out, "bool_input.onnx"), 2, elem=TensorProto.BOOL)
 
 
 if __name__ == "__main__":
