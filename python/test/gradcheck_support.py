@@ -1,10 +1,11 @@
 """Gradient checking against PyTorch autograd: shared machinery.
 
-test_grad_ops.py and test_grad_models.py compile ONNX graphs with
-`tidalc --emit mlir --stop-after tidal-autodiff`, evaluate the resulting
-`@train_step` with `tidal-eval`, and compare the loss, the gradients and the
-new BatchNorm running statistics with PyTorch (float64) to 1e-4 relative
-(SPEC section 5: ||ours - ref|| / ||ref||).
+The per-op checks (test_grad_nn.py, test_grad_elementwise.py,
+test_grad_layout.py, test_grad_losses.py) and test_grad_models.py compile
+ONNX graphs with `tidalc --emit mlir --stop-after tidal-autodiff`, evaluate
+the resulting `@train_step` with `tidal-eval`, and compare the loss, the
+gradients and the new BatchNorm running statistics with PyTorch (float64) to
+1e-4 relative (SPEC section 5: ||ours - ref|| / ||ref||).
 
 An op case (`Case`) is a tiny graph: its float inputs are initializers
 (trainable parameters), its integer operands are constant initializers or

@@ -2,7 +2,7 @@
 the executable against the reference evaluator, forward and one SGD step.
 
 The ONNX node tests check these ops' forward results; the gradient tests
-(test_grad_ops.py) check their backward graphs in tidal-eval. This runs the
+(test_grad_losses.py) check their backward graphs in tidal-eval. This runs the
 runtime's kernels on a few small networks that train through them (the
 backward graphs' equal/cast/where/reduce_prod included), with
 test_compiled_random.py's comparison: every output, the logged loss and

@@ -1,7 +1,8 @@
-"""Gradient checks of LpNormalization, MeanVarianceNormalization and
-Hardmax (lib/Importer/NormalizationConverters.cpp): tidal's autodiff vs
-torch.autograd in float64 of ONNX's definitions, as test_grad_ops.py
-checks the other ops (gradcheck_support: every gradient to 1e-4 relative).
+"""Gradient checks of LpNormalization, MeanVarianceNormalization and Hardmax
+(lib/Importer/NormalizationConverters.cpp): tidal's autodiff vs
+torch.autograd in float64 of ONNX's definitions, as the per-op gradient
+checks (grad_cases_support.py) check the other ops (gradcheck_support:
+every gradient to 1e-4 relative).
 
 Needs TIDAL_BUILD_DIR with bin/tidalc and bin/tidal-eval; skips otherwise.
 """

@@ -1,7 +1,7 @@
 """TopK with K above 64 (torch.sort, argsort, a large topk), imported as a
 bitonic sorting network (lib/Importer/TopKSort.cpp): tidal's values,
 indices and gradients vs a stable torch.sort in float64 (ties to the lower
-index, ONNX's rule), as test_grad_ops.py checks the k-rounds form
+index, ONNX's rule), as test_grad_layout.py checks the k-rounds form
 (gradcheck_support: every gradient to 1e-4 relative). The indices weigh the
 values (w = v * (i + 1)), so a wrong index fails the loss.
 

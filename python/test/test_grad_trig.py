@@ -1,8 +1,9 @@
-"""Gradient checks of the trigonometric, inverse and hyperbolic ops (Tan,
-Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh): tidal's autodiff vs
-torch.autograd in float64, as test_grad_ops.py checks the other ops
-(gradcheck_support: tiny ONNX graphs, every gradient to 1e-4 relative).
-Each input is drawn inside the op's domain and away from its poles.
+"""Gradient checks of the trigonometric, inverse and hyperbolic ops (Tan, Asin,
+Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh): tidal's autodiff vs
+torch.autograd in float64, as the per-op gradient checks
+(grad_cases_support.py) check the other ops (gradcheck_support: tiny ONNX
+graphs, every gradient to 1e-4 relative). Each input is drawn inside the
+op's domain and away from its poles.
 
 Needs TIDAL_BUILD_DIR with bin/tidalc and bin/tidal-eval; skips otherwise.
 """
