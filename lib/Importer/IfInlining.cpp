@@ -55,9 +55,11 @@ LogicalResult ModelImporter::inlineIf(const onnx::NodeProto &node, int index,
                                       bool inAlgorithm, std::string &why,
                                       std::string &error) {
   DenseElementsAttr cond = gi->constInput(node, 0);
-  if (!cond || cond.getNumElements() != 1) {
-    why = "the condition is not known at compile time (tidal imports an If "
-          "only when it is a shape test, which the bound batch decides)";
+  if (!cond)
+    return selectIf(node, index, inAlgorithm, why, error);
+  if (cond.getNumElements() != 1) {
+    why = "the condition has " + std::to_string(cond.getNumElements()) +
+          " elements (an If's condition is one value)";
     return failure();
   }
   const bool taken = intValues(cond)[0] != 0;
@@ -107,6 +109,78 @@ LogicalResult ModelImporter::inlineIf(const onnx::NodeProto &node, int index,
       return failure();
     }
     bindTensor(out, *b);
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::selectIf(const onnx::NodeProto &node, int index,
+                                      bool inAlgorithm, std::string &why,
+                                      std::string &error) {
+  FailureOr<Bound> cond = boundTensor(node.input(0), why);
+  if (failed(cond))
+    return failure();
+  auto ct = dyn_cast_or_null<RankedTensorType>(cond->type());
+  if (!ct || ct.getNumElements() != 1 || !ct.getElementType().isInteger(1)) {
+    why = "the condition must be one bool value";
+    return failure();
+  }
+  // Both branches are imported (renamed apart), and each output selects
+  // between them: where(cond, then, else). The gradient reaches the branch
+  // taken only.
+  llvm::SmallVector<Bound> outs[2];
+  const char *names[2] = {"then_branch", "else_branch"};
+  const std::string prefix = unrollPrefix(node, index);
+  const Location ifLoc = gi->loc;
+  for (int b = 0; b < 2; ++b) {
+    const onnx::AttributeProto *branch = findAttribute(node, names[b]);
+    if (!branch || !branch->has_g()) {
+      why = std::string("has no ") + names[b] + " graph";
+      return failure();
+    }
+    const onnx::GraphProto &g = branch->g();
+    if (g.output_size() != node.output_size() || g.input_size() != 0) {
+      why = std::string(names[b]) + " has " + std::to_string(g.input_size()) +
+            " inputs and " + std::to_string(g.output_size()) +
+            " outputs for the node's " + std::to_string(node.output_size());
+      return failure();
+    }
+    if (failed(importBody(g, prefix + "/" + names[b] + "/", {}, outs[b],
+                          inAlgorithm, why, error))) {
+      if (!error.empty())
+        error =
+            describeNode(node, index, inAlgorithm) + ", " + names[b] +
+            " (the condition is data: both branches are computed): " + error;
+      return failure();
+    }
+  }
+  gi->loc = ifLoc;
+  FailureOr<Value> c = valueOf(*cond, why);
+  if (failed(c))
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i) {
+    const std::string &out = node.output(i);
+    if (out.empty())
+      continue;
+    const Bound &t = outs[0][i], &e = outs[1][i];
+    if (t.isSequence() || e.isSequence() || t.type() != e.type()) {
+      why = "output '" + out + "': the branches give " +
+            (t.isSequence() ? std::string("a sequence")
+                            : typeToString(t.type())) +
+            " and " +
+            (e.isSequence() ? std::string("a sequence")
+                            : typeToString(e.type())) +
+            "; an If on a data condition is a selection between equal "
+            "tensor types";
+      return failure();
+    }
+    FailureOr<Value> tv = valueOf(t, why), ev = valueOf(e, why);
+    if (failed(tv) || failed(ev))
+      return failure();
+    Operation *w =
+        gi->create(WhereOp::getOperationName(), {*c, *tv, *ev}, {}, 1, why);
+    if (!w)
+      return failure();
+    gi->values[out] = w->getResult(0);
   }
   return success();
 }

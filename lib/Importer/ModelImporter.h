@@ -43,6 +43,11 @@ private:
   LogicalResult inlineIf(const onnx::NodeProto &node, int index,
                          bool inAlgorithm, std::string &why,
                          std::string &error);
+  /// An If on a data condition: both branches imported, each output a
+  /// where(cond, then, else) (IfInlining.cpp).
+  LogicalResult selectIf(const onnx::NodeProto &node, int index,
+                         bool inAlgorithm, std::string &why,
+                         std::string &error);
   /// Loop and Scan whose trip count the bound shapes decide, unrolled: each
   /// iteration imports a renamed copy of the body (LoopUnrolling.cpp).
   LogicalResult unrollLoop(const onnx::NodeProto &node, int index,

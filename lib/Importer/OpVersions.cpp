@@ -115,9 +115,10 @@ const OpVersionInfo kOps[] = {
     {"", "Hardmax", v(1, 11, 13), v(13), op, "13: one axis"},
     {"", "Identity", v(1, 13, 14, 16, 19, 21), v(13, 14, 16, 19, 21), op,
      "14, 16: sequence and optional types (not supported); 19, 21: types"},
-    {"", "If", v(1, 11, 13, 16, 19, 21), v(13, 16, 19, 21), folded,
-     "the condition known at compile time (a shape test, as PyTorch exports "
-     "`squeeze(dim)`): the branch taken is imported in place of the node; "
+    {"", "If", v(1, 11, 13, 16, 19, 21), v(13, 16, 19, 21), unrolled,
+     "a condition known at compile time (a shape test, as PyTorch exports "
+     "`squeeze(dim)`) imports the branch taken; a data condition computes "
+     "both branches and selects each output with a where (equal types); "
      "16, 19, 21: types"},
     {"", "InstanceNormalization", v(1, 6, 22), v(6, 22), op, "22: types"},
     {"", "IsInf", v(10, 20), v(10, 20), op, "20: types"},
@@ -394,7 +395,7 @@ void mlir::tidal::printSupportedOps(llvm::raw_ostream &os) {
       llvm::StringRef how =
           op.how == OpImport::op            ? "tidal ops"
           : op.how == OpImport::compileTime ? "compile-time constants only"
-          : op.how == OpImport::unrolled    ? "body unrolled"
+          : op.how == OpImport::unrolled    ? "subgraphs imported inline"
           : op.how == OpImport::sequence    ? "list of tensors at import"
                                             : "optimizer / gradient ops";
       std::string opsets = defaultDomain ? acceptedOpsets(op, 0) : "1";

@@ -13,8 +13,9 @@ one. Loop and Scan are unrolled at import (lib/Importer/LoopUnrolling.cpp).
 A torch.jit.script for-loop over a dimension of its input exports as Loop
 (the trip count a Shape of the input), and a scripted torch.split by a size
 computed from the input's shape as SplitToSequence + SequenceAt
-(lib/Importer/SequenceOps.cpp): compiled in forward mode at batch 2, each
-output equals PyTorch's.
+(lib/Importer/SequenceOps.cpp), and ifs on data conditions as If (both
+branches computed, a where selects): compiled in forward mode at batch 2,
+each output equals PyTorch's.
 """
 
 import os
@@ -80,6 +81,24 @@ if torch is not None:
                 h = torch.tanh(self.linear(h[:, i:i + 1, :].squeeze(1) + h.mean(1))).unsqueeze(1) + h
             return h
 
+    class _ScriptedIf(torch.nn.Module):
+        """Two ifs on data (one takes its then branch, the other its else)."""
+
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            if x.sum() > 0:
+                y = torch.relu(self.a(x))
+            else:
+                y = torch.tanh(self.b(x))
+            if x.sum() < 0:
+                y = y * 3
+            else:
+                y = y - self.a(y)
+            return y
+
     class _ScriptedSplit(torch.nn.Module):
         """The halves of x along dim 1, multiplied."""
 
@@ -93,6 +112,9 @@ if torch is not None:
 class ScriptedLoopTest(unittest.TestCase):
     def test_script_loop_matches_torch(self):
         self.check(_Scripted(), "Loop")
+
+    def test_script_data_if_matches_torch(self):
+        self.check(_ScriptedIf(), "If")
 
     def test_script_split_matches_torch(self):
         self.check(_ScriptedSplit(), "SplitToSequence")

@@ -43,14 +43,11 @@ def converter_ops():
 
 def folded_ops():
     """Op types evaluated at compile time: ShapeFolding.cpp's (the foldable
-    set and the type-only folds Constant, Shape, Size, EyeLike), and If,
-    whose branch taken IfInlining.cpp imports in its place."""
+    set and the type-only folds Constant, Shape, Size, EyeLike)."""
     text = _read("ShapeFolding.cpp")
     start = text.index("foldable = {")
     found = set(re.findall(r'"([A-Z][A-Za-z]*)"', text[start:text.index("};", start)]))
     found |= {op for op in ("Constant", "Shape", "Size", "EyeLike") if f'op == "{op}"' in text}
-    if 'node.op_type() == "If"' in _read("OnnxImporter.cpp") and "ModelImporter::inlineIf" in _read("IfInlining.cpp"):
-        found.add("If")
     return found
 
 
@@ -119,17 +116,19 @@ class OpVersionTableTest(unittest.TestCase):
         self.assertEqual(sorted(compile_time & converter_ops()), [], "an op both converted and folded-only")
         self.assertEqual(set(self.training), training_ops())
 
-    def test_unrolled_ops(self):
-        """Rows marked 'body unrolled' are the node types OnnxImporter.cpp
-        hands to LoopUnrolling.cpp, and tidal.ops lists them."""
-        unrolled = {op for op, r in self.default.items() if r["how"] == "body unrolled"}
-        dispatched = set(re.findall(r'node\.op_type\(\) == "(\w+)"', _read("OnnxImporter.cpp"))) - {"If", "Gradient"}
-        text = _read("LoopUnrolling.cpp")
-        self.assertEqual(unrolled, {"Loop", "Scan"})
-        self.assertEqual(dispatched, unrolled)
-        for op in unrolled:
-            self.assertIn(f"ModelImporter::unroll{op}", text)
-        self.assertEqual(ops.UNROLLED_OPS, unrolled)
+    def test_inlined_subgraph_ops(self):
+        """Rows marked 'subgraphs imported inline' are the node types
+        OnnxImporter.cpp hands to IfInlining.cpp (If) and LoopUnrolling.cpp
+        (Loop, Scan), and tidal.ops lists them."""
+        inlined = {op for op, r in self.default.items() if r["how"] == "subgraphs imported inline"}
+        dispatched = set(re.findall(r'node\.op_type\(\) == "(\w+)"', _read("OnnxImporter.cpp"))) - {"Gradient"}
+        self.assertEqual(inlined, {"If", "Loop", "Scan"})
+        self.assertEqual(dispatched, inlined)
+        self.assertIn("ModelImporter::inlineIf", _read("IfInlining.cpp"))
+        self.assertIn("ModelImporter::selectIf", _read("IfInlining.cpp"))
+        for op in ("Loop", "Scan"):
+            self.assertIn(f"ModelImporter::unroll{op}", _read("LoopUnrolling.cpp"))
+        self.assertEqual(ops.UNROLLED_OPS, inlined)
 
     def test_sequence_ops(self):
         """Rows marked 'list of tensors at import' are SequenceOps.cpp's set,

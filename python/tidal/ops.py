@@ -31,11 +31,12 @@ SUPPORTED_OPS = frozenset(
 
 # Shape computations that tidal evaluates at compile time once the batch
 # size is bound; they never reach the runtime.
-FOLDED_SHAPE_OPS = frozenset("Shape Size EyeLike Cast ConstantOfShape Range Expand Equal Where If".split())
+FOLDED_SHAPE_OPS = frozenset("Shape Size EyeLike Cast ConstantOfShape Range Expand Equal Where".split())
 
-# Control flow whose trip count the bound shapes decide: the body is
-# imported once per iteration (lib/Importer/LoopUnrolling.cpp).
-UNROLLED_OPS = frozenset("Loop Scan".split())
+# Control flow imported inline: Loop and Scan bodies once per iteration
+# (lib/Importer/LoopUnrolling.cpp), If's branch taken, or both branches and
+# a selection on a data condition (lib/Importer/IfInlining.cpp).
+UNROLLED_OPS = frozenset("If Loop Scan".split())
 
 # Sequence operators: a sequence is a list of tensors at import, never IR
 # (lib/Importer/SequenceOps.cpp).

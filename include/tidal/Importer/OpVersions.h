@@ -37,8 +37,9 @@ enum class OpImport {
   compileTime,
   /// An ai.onnx.preview.training operator (TrainingOps.cpp).
   training,
-  /// Control flow whose trip count the bound shapes decide: the body is
-  /// imported once per iteration (LoopUnrolling.cpp).
+  /// Control flow imported inline: Loop and Scan bodies once per iteration
+  /// (LoopUnrolling.cpp), If's branch taken or both branches and a
+  /// selection (IfInlining.cpp).
   unrolled,
   /// A sequence operator: sequences are lists of tensors at import, never
   /// IR (SequenceOps.cpp).

@@ -79,7 +79,7 @@ def main(out):
     ]
     save(os.path.join(out, "nested.onnx"), outer, [fin("x", ["N", 1, 1, 4])], [fin("y", None)])
 
-    # The condition is data: not imported.
+    # The condition is data: both branches computed, a where selects.
     nodes = [
         node("ReduceSum", ["x"], ["total"], keepdims=0),
         const("zero", 0.0, np.float32),
@@ -89,6 +89,18 @@ def main(out):
                          else_branch=branch("d_else", [node("Neg", ["x"], ["d_neg"])], "d_neg")),
     ]
     save(os.path.join(out, "data_condition.onnx"), nodes, [fin("x", ["N", 4])], [fin("y", None)])
+
+    # ... and refused when the branches' outputs differ in shape.
+    nodes = [
+        node("ReduceSum", ["x"], ["total2"], keepdims=0),
+        const("zero2", 0.0, np.float32),
+        node("Greater", ["total2", "zero2"], ["positive2"]),
+        const("first", [1], np.int64),
+        helper.make_node("If", ["positive2"], ["y"], name="shapes_if",
+                         then_branch=branch("s_then", [node("Relu", ["x"], ["s_relu"])], "s_relu"),
+                         else_branch=branch("s_else", [node("ReduceSum", ["x", "first"], ["s_sum"])], "s_sum")),
+    ]
+    save(os.path.join(out, "data_condition_shapes.onnx"), nodes, [fin("x", ["N", 4])], [fin("y", None)])
 
     # A branch with an operator tidal does not read names that node.
     nodes = squeeze_if("x", 1, "y", "h")
