@@ -78,11 +78,8 @@ int64_t product(const Term &t, const std::string &letters) {
   return p;
 }
 
-/// `eq` with every "..." replaced by letters of its own (see the file
-/// comment), given the operands' ranks.
-FailureOr<std::string> expandEllipsis(Node &n, const std::string &eq) {
-  size_t arrow = eq.find("->");
-  std::string lhs = eq.substr(0, arrow);
+/// The comma-separated operand terms of an equation's left-hand side.
+llvm::SmallVector<std::string> splitOperands(const std::string &lhs) {
   llvm::SmallVector<std::string> ins;
   for (size_t start = 0;;) {
     size_t comma = lhs.find(',', start);
@@ -91,6 +88,15 @@ FailureOr<std::string> expandEllipsis(Node &n, const std::string &eq) {
       break;
     start = comma + 1;
   }
+  return ins;
+}
+
+/// `eq` with every "..." replaced by letters of its own (see the file
+/// comment), given the operands' ranks.
+FailureOr<std::string> expandEllipsis(Node &n, const std::string &eq) {
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  llvm::SmallVector<std::string> ins = splitOperands(lhs);
   if ((int)ins.size() != n.proto.input_size())
     return n.fail("equation '" + eq + "' has " + llvm::Twine(ins.size()) +
                   " operands for " + llvm::Twine(n.proto.input_size()) +
@@ -164,14 +170,7 @@ LogicalResult convertEinsum(Node &n) {
   }
   size_t arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow);
-  llvm::SmallVector<std::string> ins;
-  for (size_t start = 0;;) {
-    size_t comma = lhs.find(',', start);
-    ins.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
+  llvm::SmallVector<std::string> ins = splitOperands(lhs);
   if ((int)ins.size() != n.proto.input_size() || ins.size() > 2)
     return n.fail("equation '" + eq + "' has " + llvm::Twine(ins.size()) +
                   " operands for " + llvm::Twine(n.proto.input_size()) +

@@ -313,13 +313,8 @@ Inliner::expandCall(const onnx::NodeProto &call, const Function &fn,
 void importer::renameOuter(
     onnx::GraphProto &g, llvm::StringSet<> local,
     const std::function<std::string(const std::string &)> &rename) {
-  for (const auto &in : g.input())
-    local.insert(in.name());
-  for (const auto &init : g.initializer())
-    local.insert(init.name());
-  for (const auto &node : g.node())
-    for (const std::string &o : node.output())
-      local.insert(o);
+  for (const auto &name : definedNames(g))
+    local.insert(name.getKey());
   for (auto &node : *g.mutable_node()) {
     for (std::string &in : *node.mutable_input())
       if (!in.empty() && !local.contains(in))

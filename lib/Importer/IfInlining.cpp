@@ -17,18 +17,24 @@ using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
 
-/// The names `g` reads that none of its inputs, initializers or nodes
-/// define, at any depth of its nodes' graph attributes.
-static void collectGraphReferences(const onnx::GraphProto &g,
-                                   llvm::StringSet<> &refs) {
-  llvm::StringSet<> local, inner;
+llvm::StringSet<> importer::definedNames(const onnx::GraphProto &g) {
+  llvm::StringSet<> local;
   for (const auto &in : g.input())
     local.insert(in.name());
   for (const auto &init : g.initializer())
     local.insert(init.name());
   for (const auto &node : g.node())
-    for (const std::string &out : node.output())
-      local.insert(out);
+    for (const std::string &o : node.output())
+      if (!o.empty())
+        local.insert(o);
+  return local;
+}
+
+/// The names `g` reads that none of its inputs, initializers or nodes
+/// define, at any depth of its nodes' graph attributes.
+static void collectGraphReferences(const onnx::GraphProto &g,
+                                   llvm::StringSet<> &refs) {
+  llvm::StringSet<> local = definedNames(g), inner;
   for (const auto &node : g.node()) {
     for (const std::string &in : node.input())
       if (!in.empty() && !local.contains(in))
@@ -145,13 +151,12 @@ LogicalResult ModelImporter::selectIf(const onnx::NodeProto &node, int index,
       return failure();
     }
     if (failed(importBody(g, prefix + "/" + names[b] + "/", {}, outs[b],
-                          inAlgorithm, why, error))) {
-      if (!error.empty())
-        error =
-            describeNode(node, index, inAlgorithm) + ", " + names[b] +
-            " (the condition is data: both branches are computed): " + error;
-      return failure();
-    }
+                          inAlgorithm, why, error)))
+      return failInBody(node, index, inAlgorithm,
+                        std::string(names[b]) +
+                            " (the condition is data: both branches are "
+                            "computed)",
+                        why, error);
   }
   gi->loc = ifLoc;
   FailureOr<Value> c = valueOf(*cond, why);

@@ -104,6 +104,9 @@ LogicalResult sortNodes(const onnx::GraphProto &g, llvm::StringSet<> available,
 /// recursively (FunctionInlining.cpp). Returns failure with `error` set.
 LogicalResult inlineModelFunctions(onnx::ModelProto &model, std::string &error);
 
+/// The names `g` defines: its inputs, initializers and node outputs.
+llvm::StringSet<> definedNames(const onnx::GraphProto &g);
+
 /// Renames the names `g` reads from outside it (those not in `local`,
 /// its inputs, initializers or node outputs), at any depth, by `rename`.
 void renameOuter(onnx::GraphProto &g, llvm::StringSet<> local,

@@ -33,25 +33,11 @@ constexpr int64_t kMaxUnrolledNodes = int64_t(1) << 20;
 /// never turns false is found out after this many).
 constexpr int64_t kMaxUntilFalse = 4096;
 
-/// The names a body defines: its inputs, initializers and node outputs.
-llvm::StringSet<> localNames(const onnx::GraphProto &g) {
-  llvm::StringSet<> local;
-  for (const auto &in : g.input())
-    local.insert(in.name());
-  for (const auto &init : g.initializer())
-    local.insert(init.name());
-  for (const auto &node : g.node())
-    for (const std::string &o : node.output())
-      if (!o.empty())
-        local.insert(o);
-  return local;
-}
-
 /// A copy of `body` whose own names (and node names) carry `prefix`; the
 /// names it reads from the enclosing graphs are kept.
 onnx::GraphProto renamedBody(const onnx::GraphProto &body,
                              const std::string &prefix) {
-  llvm::StringSet<> local = localNames(body);
+  llvm::StringSet<> local = definedNames(body);
   auto rename = [&](const std::string &v) -> std::string {
     return !v.empty() && local.contains(v) ? prefix + v : v;
   };
@@ -234,6 +220,18 @@ FailureOr<Bound> ModelImporter::stackTensors(llvm::ArrayRef<Bound> parts,
   return Bound{{}, c->getResult(0)};
 }
 
+LogicalResult ModelImporter::failInBody(const onnx::NodeProto &node, int index,
+                                        bool inAlgorithm,
+                                        const std::string &where,
+                                        std::string &why, std::string &error) {
+  if (!error.empty())
+    error =
+        describeNode(node, index, inAlgorithm) + ", " + where + ": " + error;
+  else
+    why = where + ": " + why;
+  return failure();
+}
+
 std::string ModelImporter::unrollPrefix(const onnx::NodeProto &node,
                                         int index) {
   std::string base = node.name().empty()
@@ -333,14 +331,9 @@ LogicalResult ModelImporter::unrollLoop(const onnx::NodeProto &node, int index,
     llvm::SmallVector<Bound> outputs;
     std::string iteration = prefix + "#" + std::to_string(i) + "/";
     if (failed(importBody(body, iteration, inputs, outputs, inAlgorithm, why,
-                          error))) {
-      if (!error.empty())
-        error = describeNode(node, index, inAlgorithm) + ", iteration " +
-                std::to_string(i) + ": " + error;
-      else
-        why = "iteration " + std::to_string(i) + ": " + why;
-      return failure();
-    }
+                          error)))
+      return failInBody(node, index, inAlgorithm,
+                        "iteration " + std::to_string(i), why, error);
     if (!outputs[0].constant || outputs[0].constant.getNumElements() != 1) {
       why = "the condition its body computes in iteration " +
             std::to_string(i) +
@@ -397,25 +390,7 @@ FailureOr<Bound> ModelImporter::takeIndex(const Bound &b, int64_t axis,
         picked.push_back(all[(o * shape[axis] + index) * inner + e]);
     return Bound{DenseElementsAttr::get(restType, picked), {}};
   }
-  llvm::SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
-      steps(shape.size(), 1);
-  starts[axis] = index;
-  ends[axis] = index + 1;
-  Operation *s = gi->create(
-      SliceOp::getOperationName(), {b.value},
-      {builder->getNamedAttr("starts", builder->getDenseI64ArrayAttr(starts)),
-       builder->getNamedAttr("ends", builder->getDenseI64ArrayAttr(ends)),
-       builder->getNamedAttr("steps", builder->getDenseI64ArrayAttr(steps))},
-      1, why);
-  if (!s)
-    return failure();
-  Operation *r = gi->create(
-      ReshapeOp::getOperationName(), {s->getResult(0)},
-      {builder->getNamedAttr("shape", builder->getDenseI64ArrayAttr(rest))}, 1,
-      why);
-  if (!r)
-    return failure();
-  return Bound{{}, r->getResult(0)};
+  return sliceAlong(b, axis, index, index + 1, /*squeeze=*/true, why);
 }
 
 LogicalResult ModelImporter::unrollScan(const onnx::NodeProto &node, int index,
@@ -525,14 +500,9 @@ LogicalResult ModelImporter::unrollScan(const onnx::NodeProto &node, int index,
     llvm::SmallVector<Bound> outputs;
     std::string iteration = prefix + "#" + std::to_string(t) + "/";
     if (failed(importBody(body, iteration, inputs, outputs, inAlgorithm, why,
-                          error))) {
-      if (!error.empty())
-        error = describeNode(node, index, inAlgorithm) + ", iteration " +
-                std::to_string(t) + ": " + error;
-      else
-        why = "iteration " + std::to_string(t) + ": " + why;
-      return failure();
-    }
+                          error)))
+      return failInBody(node, index, inAlgorithm,
+                        "iteration " + std::to_string(t), why, error);
     for (int64_t j = 0; j < states; ++j)
       state[j] = outputs[j];
     for (int64_t k = 0; k < scanOuts; ++k)

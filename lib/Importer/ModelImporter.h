@@ -85,6 +85,11 @@ private:
   /// [start, end) of `b` along `axis`, that dimension dropped if `squeeze`.
   FailureOr<Bound> sliceAlong(const Bound &b, int64_t axis, int64_t start,
                               int64_t end, bool squeeze, std::string &why);
+  /// A failure inside a subgraph imported for `node`: the error names the
+  /// node and `where` ("iteration 3"). Always failure().
+  LogicalResult failInBody(const onnx::NodeProto &node, int index,
+                           bool inAlgorithm, const std::string &where,
+                           std::string &why, std::string &error);
   /// A prefix for an unrolled node's values no other loop used.
   std::string unrollPrefix(const onnx::NodeProto &node, int index);
   LogicalResult buildGraphOutputs(SmallVectorImpl<Value> &results,

@@ -370,14 +370,9 @@ LogicalResult ModelImporter::convertSequenceNode(const onnx::NodeProto &node,
       inputs.push_back(b.isSequence() ? (*b.sequence)[i] : b);
     llvm::SmallVector<Bound> outputs;
     if (failed(importBody(body, prefix + "#" + std::to_string(i) + "/", inputs,
-                          outputs, inAlgorithm, why, error))) {
-      if (!error.empty())
-        error = describeNode(node, index, inAlgorithm) + ", element " +
-                std::to_string(i) + ": " + error;
-      else
-        why = "element " + std::to_string(i) + ": " + why;
-      return failure();
-    }
+                          outputs, inAlgorithm, why, error)))
+      return failInBody(node, index, inAlgorithm,
+                        "element " + std::to_string(i), why, error);
     for (auto [j, b] : llvm::enumerate(outputs))
       results[j].push_back(b);
   }

@@ -43,6 +43,18 @@ Value rootOf(Composer &b, Value s, Type elt, int64_t p) {
   return b.binary(PowOp::getOperationName(), s, b.splat(elt, {}, 1.0 / p));
 }
 
+/// Input 0, a float tensor [N, C, spatial...].
+FailureOr<Value> spatialInput(Node &n) {
+  auto x = n.in(0);
+  if (failed(x))
+    return failure();
+  auto type = n.type(0);
+  if (!isa<FloatType>(type.getElementType()) || type.getRank() < 3)
+    return n.fail("needs a float input of rank 3 or more, got " +
+                  typeToString(type));
+  return x;
+}
+
 FailureOr<int64_t> exponent(Node &n) {
   int64_t p = n.i("p", 2);
   if (p < 1)
@@ -86,14 +98,11 @@ LogicalResult convertLpPool(Node &n) {
 }
 
 LogicalResult convertGlobalLpPool(Node &n) {
-  auto x = n.in(0);
+  auto x = spatialInput(n);
   if (failed(x))
     return failure();
   auto type = n.type(0);
   Type elt = type.getElementType();
-  if (!isa<FloatType>(elt) || type.getRank() < 3)
-    return n.fail("needs a float input of rank 3 or more, got " +
-                  typeToString(type));
   auto p = exponent(n);
   if (failed(p))
     return failure();
@@ -108,14 +117,11 @@ LogicalResult convertGlobalLpPool(Node &n) {
 }
 
 LogicalResult convertLRN(Node &n) {
-  auto x = n.in(0);
+  auto x = spatialInput(n);
   if (failed(x))
     return failure();
   auto type = n.type(0);
   Type elt = type.getElementType();
-  if (!isa<FloatType>(elt) || type.getRank() < 3)
-    return n.fail("needs a float input of rank 3 or more, got " +
-                  typeToString(type));
   if (!n.attr("size"))
     return n.fail("attribute 'size' is required");
   const int64_t size = n.i("size", 1);
