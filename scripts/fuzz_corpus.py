@@ -46,7 +46,9 @@ pow_example erf instancenorm_example sum_one_input mean_one_input
 max_one_input min_one_input simple_rnn_defaults bernoulli gridsample
 hardmax_example mvn isnan isinf tan onehot_with_axis size eyelike_with_dtype""".split()
 # Models the importer's lit tests write (test/Importer/Inputs): model-local
-# functions, random draws, GridSample/AffineGrid, Loop, Scan and sequences; {script: [files]}.
+# functions, random draws, GridSample/AffineGrid, Loop, Scan, sequences,
+# window sums, integer TopK/ScatterElements, an If on data, Einsum
+# ellipses; {script: [files]}.
 LIT_INPUTS = {
     "functions.py": ["calls.onnx", "branch.onnx", "recursive.onnx"],
     "random_nodes.py": ["draws.onnx"],
@@ -54,6 +56,10 @@ LIT_INPUTS = {
     "rnn_nodes.py": ["relu_bidirectional.onnx"],
     "loop_nodes.py": ["loop.onnx", "loop_cond.onnx", "embedding_bag.onnx", "scan_reverse.onnx"],
     "sequence_nodes.py": ["unbind_loop.onnx", "list_ops.onnx", "sequence_map.onnx"],
+    "window_nodes.py": ["lppool3.onnx", "lrn.onnx"],
+    "integer_nodes.py": ["topk_int.onnx", "scatter_int.onnx"],
+    "if_nodes.py": ["data_condition.onnx"],
+    "einsum_nodes.py": ["ellipsis_one.onnx"],
 }
 # tidal's own test models (python/tools/gen_test_models.py): the error
 # cases, the training_info cases and the MLP with its loss.
