@@ -121,6 +121,45 @@ LogicalResult convertCast(Node &n, bool like) {
   return success();
 }
 
+/// Where. torch 1.13 exports `torch.where(c, x, 0.0)` with the Python
+/// scalar as a float64 constant beside a float32 x, a model ONNX's checker
+/// refuses; a constant branch of another float type is converted to the
+/// other branch's (its values rounded as a Cast would), so such models
+/// import. Branches of different types otherwise stay an error.
+LogicalResult convertWhere(Node &n) {
+  for (int idx : {0, 1, 2})
+    if (!n.has(idx))
+      return n.fail("input " + llvm::Twine(idx) + " is required");
+  Type a = n.type(1).getElementType(), b = n.type(2).getElementType();
+  int convert = -1; // the constant branch converted to the other's type
+  if (a != b && isa<FloatType>(a) && isa<FloatType>(b))
+    for (int idx : {1, 2})
+      if (n.g.constInput(n.proto, idx)) {
+        convert = idx;
+        break;
+      }
+  llvm::SmallVector<Value> ops;
+  Composer comp{n};
+  for (int idx : {0, 1, 2}) {
+    if (idx == convert) {
+      auto type =
+          RankedTensorType::get(n.type(idx).getShape(), idx == 1 ? b : a);
+      ops.push_back(comp.op(
+          ConstantOp::getOperationName(), {},
+          {n.named("value", makeConstant(type, floatValues(n.g.constInput(
+                                                   n.proto, idx))))}));
+      if (!comp.ok)
+        return failure();
+      continue;
+    }
+    auto v = n.in(idx);
+    if (failed(v))
+      return failure();
+    ops.push_back(*v);
+  }
+  return n.emit(WhereOp::getOperationName(), ops, {}, 1);
+}
+
 /// Mod of run-time values (torch.fmod, `%` of integer tensors); constants
 /// fold (FoldElementwise.cpp). Float (fmod 1, C's fmod):
 /// x - trunc(x / y) * y, trunc(q) = where(q < 0, ceil(q), floor(q)), so
@@ -224,9 +263,7 @@ void importer::addLogicConverters(llvm::StringMap<Converter> &map) {
   map["Not"] = [](Node &n) {
     return simple(n, LogicalNotOp::getOperationName(), 1);
   };
-  map["Where"] = [](Node &n) {
-    return simple(n, WhereOp::getOperationName(), 3);
-  };
+  map["Where"] = convertWhere;
   map["Expand"] = convertExpand;
   map["Cast"] = [](Node &n) { return convertCast(n, false); };
   map["CastLike"] = [](Node &n) { return convertCast(n, true); };
