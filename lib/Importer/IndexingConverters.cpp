@@ -332,10 +332,9 @@ LogicalResult convertCumSum(Node &n) {
   if (failed(x))
     return failure();
   auto t = n.type(0);
-  if (!isa<FloatType>(t.getElementType()))
-    return n.fail("CumSum of " + typeToString(t) +
-                  ": tidal sums float tensors (an integer CumSum is not "
-                  "supported)");
+  // Integers too (HuggingFace's position_ids = mask.long().cumsum(-1)).
+  if (t.getElementType().isInteger(1))
+    return n.fail("CumSum of " + typeToString(t) + " (bool) is not defined");
   auto axisVals = n.constInts(1, "axis");
   if (failed(axisVals))
     return failure();

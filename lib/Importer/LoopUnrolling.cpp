@@ -252,6 +252,12 @@ LogicalResult ModelImporter::unrollLoop(const onnx::NodeProto &node, int index,
     return failure();
   }
   const onnx::GraphProto &body = bodyAttr->g();
+  // nn.EmbeddingBag over data offsets: a segment reduction, not unrolled.
+  FailureOr<bool> segment = segmentLoop(node, why);
+  if (failed(segment))
+    return failure();
+  if (*segment)
+    return success();
   const int carried = std::max(0, node.input_size() - 2);
   const int scans = body.output_size() - 1 - carried;
   if (body.input_size() != 2 + carried || scans < 0) {

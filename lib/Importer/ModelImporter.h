@@ -53,6 +53,10 @@ private:
   LogicalResult unrollLoop(const onnx::NodeProto &node, int index,
                            bool inAlgorithm, std::string &why,
                            std::string &error);
+  /// A Loop that is nn.EmbeddingBag's bags between data offsets, imported
+  /// as a segment sum/mean (SegmentLoops.cpp): true when it matched and was
+  /// imported, false when the Loop has another shape.
+  FailureOr<bool> segmentLoop(const onnx::NodeProto &node, std::string &why);
   LogicalResult unrollScan(const onnx::NodeProto &node, int index,
                            bool inAlgorithm, std::string &why,
                            std::string &error);

@@ -76,7 +76,7 @@ const OpVersionInfo kOps[] = {
     {"", "Cos", v(7, 22), v(7, 22), op, "22: types"},
     {"", "Cosh", v(9, 22), v(9, 22), op, "22: types"},
     {"", "CumSum", v(11, 14), v(11, 14), op,
-     "`axis` known at compile time; float data; 14: types"},
+     "`axis` known at compile time; float or integer data; 14: types"},
     {"", "DepthToSpace", v(1, 11, 13), v(13), op, "modes DCR and CRD"},
     {"", "Div", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
     {"", "Dropout", v(1, 6, 7, 10, 12, 13, 22), v(13, 22), op,
@@ -135,9 +135,9 @@ const OpVersionInfo kOps[] = {
      "13: `axis` names one dimension (before, the input was coerced to 2-D)"},
     {"", "Loop", v(1, 11, 13, 16, 19, 21), v(13, 16, 19, 21), unrolled,
      "trip count and condition known at compile time (nn.EmbeddingBag, "
-     "torch.jit.script loops): the body is imported once per "
-     "iteration, scan outputs stacked; tensor state only (no sequences or "
-     "optionals); 16, 19, 21: types"},
+     "torch.jit.script loops): the body is imported once per iteration, "
+     "scan outputs stacked, sequences carried; EmbeddingBag over data "
+     "offsets: a segment sum or mean; 16, 19, 21: types"},
     {"", "LpNormalization", v(1, 22), v(1, 22), op, "p 1 or 2; 22: types"},
     {"", "LpPool", v(1, 2, 11, 18, 22), v(11, 18, 22), op,
      "integer p >= 1: average_pool of |x|^p times the window, ^(1/p); 18: "

@@ -15,7 +15,10 @@ A torch.jit.script for-loop over a dimension of its input exports as Loop
 computed from the input's shape as SplitToSequence + SequenceAt
 (lib/Importer/SequenceOps.cpp), and ifs on data conditions as If (both
 branches computed, a where selects): compiled in forward mode at batch 2,
-each output equals PyTorch's.
+each output equals PyTorch's. nn.EmbeddingBag with an offsets input (bags
+of different sizes, an empty one and a trailing empty one) exports a Loop
+whose slice bounds are data, imported as a segment reduction
+(lib/Importer/SegmentLoops.cpp): sum and mean equal PyTorch's.
 """
 
 import os
@@ -99,6 +102,14 @@ if torch is not None:
                 y = y - self.a(y)
             return y
 
+    class _Bags(torch.nn.Module):
+        def __init__(self, mode):
+            super().__init__()
+            self.bags = torch.nn.EmbeddingBag(10, 4, mode=mode)
+
+        def forward(self, idx, offsets):
+            return self.bags(idx, offsets)
+
     class _ScriptedSplit(torch.nn.Module):
         """The halves of x along dim 1, multiplied."""
 
@@ -134,6 +145,28 @@ class ScriptedLoopTest(unittest.TestCase):
             error, results = cs.run_forward(exe, {"x": x.numpy()}, ["y"], work)
             self.assertIsNone(error)
             np.testing.assert_allclose(results["y"], module(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@unittest.skipIf(support.skip_reason("tidalc"), support.skip_reason("tidalc"))
+@unittest.skipIf(torch is None, "needs torch (Debian's python3-torch)")
+class EmbeddingBagOffsetsTest(unittest.TestCase):
+    def test_sum_and_mean_match_torch(self):
+        idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+        offsets = torch.tensor([0, 4, 4, 6, 8])  # an empty bag, a trailing empty bag
+        for mode in ("sum", "mean"):
+            with self.subTest(mode=mode), tempfile.TemporaryDirectory(prefix="tidal-bags-") as work:
+                torch.manual_seed(0)
+                module = _Bags(mode)
+                path = os.path.join(work, "bags.onnx")
+                torch.onnx.export(module, (idx, offsets), path, opset_version=13, input_names=["idx", "offsets"],
+                                  output_names=["y"])
+                self.assertIn("Loop", {n.op_type for n in onnx.load(path).graph.node})
+                exe = os.path.join(work, "forward")
+                self.assertIsNone(cs.tidalc(path, exe, "--mode", "forward"))
+                error, results = cs.run_forward(exe, {"idx": idx.numpy(), "offsets": offsets.numpy()}, ["y"], work)
+                self.assertIsNone(error)
+                np.testing.assert_allclose(results["y"], module(idx, offsets).detach().numpy(), rtol=1e-6,
+                                           atol=1e-6)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,7 @@ EXPECTED_TO_TRAIN = [
     "dlrm",
     "scripted_cell",
     "packed_lstm",
+    "dlrm_bags",
 ]
 
 # model -> "<first failing stage>: <substring of the reason>"

@@ -540,3 +540,31 @@ class PackedLSTM(nn.Module):
         out, _ = self.lstm(packed, (h0, h0))
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
         return self.head(out.sum(1) / lengths[:, None].to(x.dtype))
+
+
+class DLRMBags(nn.Module):
+    """DLRM's production form: nn.EmbeddingBag over bags of different sizes
+    given by offsets (empty bags allowed), which PyTorch exports as a Loop
+    whose slice bounds are data (imported as a segment sum / mean). Per
+    table the ids are the batch's [N, 4] ids flattened and the offsets the
+    exclusive cumulative sum of a `lengths` input (an integer CumSum), so
+    bag n holds lengths[n] consecutive ids and the last bag the rest.
+    forward(dense [N, 8], sparse [N, 2, 4] ids, lengths [N, 2] in 0..4)."""
+
+    DENSE, TABLES, ROWS, DIM, BAG = 8, 2, 50, 16, 4
+
+    def __init__(self):
+        super().__init__()
+        self.bottom = nn.Sequential(nn.Linear(self.DENSE, 32), nn.ReLU(), nn.Linear(32, self.DIM), nn.ReLU())
+        self.tables = nn.ModuleList(nn.EmbeddingBag(self.ROWS, self.DIM, mode="sum" if t == 0 else "mean")
+                                    for t in range(self.TABLES))
+        self.top = nn.Sequential(nn.Linear(self.DIM * (self.TABLES + 1), 32), nn.ReLU(), nn.Linear(32, CLASSES))
+
+    def forward(self, dense, sparse, lengths):
+        x = self.bottom(dense)
+        pooled = []
+        for t, table in enumerate(self.tables):
+            lens = lengths[:, t]
+            offsets = torch.cumsum(lens, 0) - lens
+            pooled.append(table(sparse[:, t].reshape(-1), offsets))
+        return self.top(torch.cat([x] + pooled, dim=1))

@@ -41,8 +41,9 @@ import torch.nn as nn
 
 from tidal import export as zoo_export
 from tidal import zoo
-from tidal.real_model_nets import (CLASSES, DLRM, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, Llama,
-                                   MoE, PackedLSTM, RNNClassifier, ScriptedCell, Seq2SeqClassifier, STN, UNet, VAE)
+from tidal.real_model_nets import (CLASSES, DLRM, FEATURES, GPT, SEQ, Bert, DecoderClassifier, DLRMBags,
+                                   EncoderClassifier, Llama, MoE, PackedLSTM, RNNClassifier, ScriptedCell,
+                                   Seq2SeqClassifier, STN, UNet, VAE)
 
 SEED = 0
 DATA_SEED = 1234
@@ -298,6 +299,12 @@ def _other_models() -> List[RealModel]:
                   (Input("input", (SEQ, FEATURES // 2)),),
                   note="a minimal GRU cell with LayerNorm written as a torch.jit.script for-loop over x.unbind(1),"
                        " outputs kept in a list and stacked (ONNX Loop carrying a sequence), 16 -> 32, sequence 16"),
+        RealModel("dlrm_bags", "recommender", DLRMBags,
+                  (Input("dense", (DLRMBags.DENSE,)),
+                   Input("sparse", (DLRMBags.TABLES, DLRMBags.BAG), torch.int64, DLRMBags.ROWS),
+                   Input("lengths", (DLRMBags.TABLES,), torch.int64, DLRMBags.BAG + 1)),
+                  note="DLRM with bags of different sizes: 2 nn.EmbeddingBag tables (sum, mean) over data offsets"
+                       " (cumsum of a lengths input; a Loop with data slice bounds, imported as a segment sum)"),
         RealModel("dlrm", "recommender", DLRM,
                   (Input("dense", (DLRM.DENSE,)), Input("sparse", (DLRM.TABLES, DLRM.BAG), torch.int64, DLRM.ROWS)),
                   note="DLRM-style: bottom MLP 8-32-16, 3 nn.EmbeddingBag tables 50x16 over bags of 4 ids (sum, mean,"

@@ -1,7 +1,8 @@
 """Writes OUTDIR/*.onnx for integer-ops.test: the integer forms that
 PyTorch's pack_padded_sequence(enforce_sorted=False) exports around an LSTM
 (TopK sorting the lengths, ScatterElements inverting the permutation) and
-lengths.clamp(min=1) (an integer Clip)."""
+lengths.clamp(min=1) (an integer Clip), and the integer CumSum of
+EmbeddingBag offsets and HuggingFace's position_ids."""
 import os
 import sys
 
@@ -38,6 +39,10 @@ def main(out):
          [helper.make_node("ScatterElements", ["data", "idx", "upd"], ["y"], name="invert", axis=0,
                            reduction="add")],
          [vi("data", ["N"]), vi("idx", ["N"]), vi("upd", ["N"])], [vi("y", None)], opset=16)
+
+    axis = numpy_helper.from_array(np.array(0, np.int64), "axis")
+    save(os.path.join(out, "cumsum_int.onnx"), [helper.make_node("CumSum", ["len", "axis"], ["y"], name="offsets")],
+         [vi("len", ["N"])], [vi("y", None)], [axis])
 
 
 if __name__ == "__main__":

@@ -44,8 +44,8 @@ def main(out):
          [x], [roi, scales, sizes])
     save(f"{out}/resize_runtime.onnx", [helper.make_node("Resize", ["x", "", "s"], ["y"], name="rs")],
          [x, fin("s", [4])])
-    save(f"{out}/cumsum_int.onnx", [helper.make_node("CumSum", ["i", "axis"], ["y"], name="cs")],
-         [fin("i", [3, 4], TensorProto.INT64)], [arr("axis", 1, np.int64)])
+    save(f"{out}/cumsum_bool.onnx", [helper.make_node("CumSum", ["i", "axis"], ["y"], name="cs")],
+         [fin("i", [3, 4], TensorProto.BOOL)], [arr("axis", 1, np.int64)])
     idx = fin("idx", [2, 1], TensorProto.INT64)
     save(f"{out}/scatter_mul.onnx", [helper.make_node("ScatterElements", ["x2", "idx", "u"], ["y"], name="sc",
                                                       axis=0, reduction="mul")],
