@@ -55,6 +55,19 @@ def causal_softmax(s, x):
     return F.softmax(s.lin(x)[:, None, :].expand(-1, 8, 8).masked_fill(mask, float("-inf")), -1).sum(1)
 
 
+def position_ids(s, x):
+    """HuggingFace's position_ids from a padding mask: an integer CumSum."""
+    mask = (x > 0).long()
+    return s.lin(x) + s.emb((mask.cumsum(-1) - 1).clamp(min=0) * mask).sum(-1)
+
+
+def embedding_bag_offsets(s, x):
+    """EmbeddingBag over bags of data-dependent sizes (DLRM's form)."""
+    lens = (x[:, :4] > 0).long().sum(1)
+    ids = ((x.abs() * 10).long() % 32).reshape(-1)
+    return s.lin(x) + s.bags(ids, torch.cumsum(lens, 0) - lens)
+
+
 CASES = {
     "flip": lambda s, x: torch.flip(s.lin(x), [1]),
     "roll": lambda s, x: torch.roll(s.lin(x), 2, 1),
@@ -96,6 +109,8 @@ CASES = {
         1, BAGS.expand(x.shape[0], 8), s.lin(x), "amax", include_self=False),
     "atan2": lambda s, x: torch.atan2(s.lin(x), x),
     "fold": lambda s, x: F.fold(s.lin(x).view(-1, 4, 2), (3, 2), (2, 2)).flatten(1),
+    "position_ids": position_ids,
+    "embedding_bag_offsets": embedding_bag_offsets,
 }
 
 
@@ -103,6 +118,7 @@ class Case(nn.Module):
     def __init__(self, fn):
         super().__init__()
         self.fn, self.lin, self.emb = fn, nn.Linear(8, 8), nn.Embedding(32, 2)
+        self.bags = nn.EmbeddingBag(32, 8)
 
     def forward(self, x):
         return self.fn(self, x)
