@@ -12,7 +12,7 @@ u(h) = (h >> 8) * 2^-24, in float64 and rounded once to the element type.
 ops (dropout included) in program order.
 
 Used by tests and by PyTorch references that must see the executable's
-noise (real_model_nets.VAE)."""
+noise (image_nets.VAE)."""
 import numpy as np
 
 _M64 = (1 << 64) - 1

@@ -1,10 +1,12 @@
-"""The hand-written networks of the real-model suite (tidal.real_models):
-sequence models (nn.Transformer encoder/decoder classifiers, a GPT-2-style
-LM, a BERT-style encoder, LSTM/GRU classifiers) and a small U-Net, at the
-sizes the suite trains. Built through tidal.real_models, which seeds them.
+"""The hand-written transformer networks of the real-model suite
+(tidal.real_models): nn.Transformer encoder/decoder classifiers, GPT-2-style
+LMs (plain and on a padded batch), LLaMA-style LMs (dense and mixture of
+experts) and a BERT-style encoder, at the sizes the suite trains; and the
+suite's shared sizes. The recurrent, image and recommender networks are in
+recurrent_nets.py, image_nets.py and recommender_nets.py. Built through
+tidal.real_models, which seeds them.
 """
 import math
-from typing import List
 
 import torch
 import torch.nn as nn
@@ -136,6 +138,45 @@ class GPT(nn.Module):
         logits = self.lm_head(self.ln_f(x))
         shift_logits = logits[:, :-1, :].reshape(-1, self.VOCAB)
         return F.cross_entropy(shift_logits, labels[:, 1:].reshape(-1))
+
+
+class PaddedSelfAttention(CausalSelfAttention):
+    """CausalSelfAttention with a padding mask: an additive -1e4 bias on the
+    padded keys (as Hugging Face builds it from attention_mask)."""
+
+    def forward(self, x, key_bias):
+        n, t, d = x.shape
+        q, k, v = self.c_attn(x).split(d, dim=2)
+        q, k, v = (z.view(n, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads)) + key_bias
+        att = att.masked_fill(~self.bias[:, :, :t, :t], -1e4)
+        y = F.softmax(att, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).reshape(n, t, d))
+
+
+class GPTPadded(GPT):
+    """The GPT-2-style LM on a padded batch, as Hugging Face runs it:
+    position_ids = attention_mask.cumsum(-1) - 1 (an integer CumSum; 1 on
+    the padding), padded keys masked in attention, padded labels ignored
+    (-100) in the loss. forward(input_ids, attention_mask, labels)."""
+
+    def __init__(self):
+        super().__init__()
+        for block in self.h:
+            old = block.attn
+            block.attn = PaddedSelfAttention(self.D, self.HEADS, self.BLOCK)
+            block.attn.load_state_dict(old.state_dict())
+
+    def forward(self, input_ids, attention_mask, labels):
+        position_ids = (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 1)
+        key_bias = (1.0 - attention_mask[:, None, None, :].to(self.wte.weight.dtype)) * -1e4
+        x = self.wte(input_ids) + self.wpe(position_ids)
+        for block in self.h:
+            x = x + block.attn(block.ln_1(x), key_bias)
+            x = x + block.mlp(block.ln_2(x))
+        logits = self.lm_head(self.ln_f(x))
+        targets = labels.masked_fill(attention_mask == 0, -100)[:, 1:].reshape(-1)
+        return F.cross_entropy(logits[:, :-1, :].reshape(-1, self.VOCAB), targets, ignore_index=-100)
 
 
 class RMSNorm(nn.Module):
@@ -323,248 +364,3 @@ class Bert(nn.Module):
         for layer in self.layers:
             x = layer(x, additive)
         return self.classifier(torch.tanh(self.pooler(x[:, 0])))
-
-
-class RNNClassifier(nn.Module):
-    """nn.LSTM (2 layers), nn.GRU (1 layer, bidirectional) or nn.RNN (2
-    layers, bidirectional, ReLU) over a feature sequence; the last layer's
-    final hidden state(s) are classified."""
-
-    def __init__(self, kind):
-        super().__init__()
-        hidden = 32
-        if kind == "lstm":
-            self.rnn = nn.LSTM(FEATURES // 2, hidden, num_layers=2, batch_first=True)
-            self.directions = 1
-        elif kind == "gru":
-            self.rnn = nn.GRU(FEATURES // 2, hidden, num_layers=1, batch_first=True, bidirectional=True)
-            self.directions = 2
-        else:
-            self.rnn = nn.RNN(FEATURES // 2, hidden, num_layers=2, nonlinearity="relu", batch_first=True,
-                              bidirectional=True)
-            self.directions = 2
-        self.head = nn.Linear(hidden * self.directions, CLASSES)
-
-    def forward(self, x):
-        _, h = self.rnn(x)
-        if isinstance(h, tuple):  # LSTM: (h_n, c_n)
-            h = h[0]
-        last = h[-self.directions:].transpose(0, 1).reshape(x.shape[0], -1)
-        return self.head(last)
-
-
-def _conv_block(cin, cout):
-    return nn.Sequential(
-        nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
-        nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
-    )
-
-
-class UNet(nn.Module):
-    """A small U-Net on 3x32x32: two max-pool downsamplings (8, 16, 32
-    channels), one ConvTranspose2d and one bilinear nn.Upsample + conv
-    upsampling, each concatenated with its skip; a 1x1 conv to 3 output
-    channels, trained with MSE against the target image."""
-
-    def __init__(self, cin=3, cout=3):
-        super().__init__()
-        self.enc1, self.enc2, self.mid = _conv_block(cin, 8), _conv_block(8, 16), _conv_block(16, 32)
-        self.pool = nn.MaxPool2d(2)
-        self.up2 = nn.ConvTranspose2d(32, 16, 2, stride=2)
-        self.dec2 = _conv_block(32, 16)
-        self.up1 = nn.Sequential(nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
-                                 nn.Conv2d(16, 8, 1))
-        self.dec1 = _conv_block(16, 8)
-        self.out = nn.Conv2d(8, cout, 1)
-
-    def forward(self, x):
-        e1 = self.enc1(x)
-        e2 = self.enc2(self.pool(e1))
-        m = self.mid(self.pool(e2))
-        d2 = self.dec2(torch.cat([self.up2(m), e2], dim=1))
-        d1 = self.dec1(torch.cat([self.up1(d2), e1], dim=1))
-        return self.out(d1)
-
-
-class VAE(nn.Module):
-    """A convolutional variational autoencoder on 3x32x32: two stride-2 convs
-    to a 16-d latent (mean and log-variance), the reparameterisation
-    z = mu + eps * exp(logvar / 2) with eps = torch.randn_like(mu) (ONNX
-    RandomNormalLike), two ConvTranspose2d back to the image; the loss (inside
-    the model) is the reconstruction MSE plus 0.01 x the KL divergence.
-
-    Outside an ONNX export eps is not torch's but tidal's own draw for that
-    step (tidal.random_draws: seed 0, stream 0, the step counted by forward
-    calls), so that a PyTorch reference sees the noise the executable draws."""
-
-    LATENT = 16
-
-    def __init__(self):
-        super().__init__()
-        self.enc = nn.Sequential(nn.Conv2d(3, 16, 4, 2, 1), nn.ReLU(), nn.Conv2d(16, 32, 4, 2, 1), nn.ReLU())
-        self.stats = nn.Linear(32 * 8 * 8, 2 * self.LATENT)
-        self.expand = nn.Linear(self.LATENT, 32 * 8 * 8)
-        self.dec = nn.Sequential(nn.ReLU(), nn.ConvTranspose2d(32, 16, 4, 2, 1), nn.ReLU(),
-                                 nn.ConvTranspose2d(16, 3, 4, 2, 1), nn.Sigmoid())
-        self.steps = 0
-
-    def noise_like(self, mu):
-        if torch.onnx.is_in_onnx_export():
-            return torch.randn_like(mu)
-        from tidal import random_draws  # noqa: deferred: only references need it
-
-        eps = random_draws.normal(tuple(mu.shape), step=self.steps, dtype=mu.detach().numpy().dtype)
-        self.steps += 1
-        return torch.from_numpy(eps)
-
-    def forward(self, x):
-        h = self.enc(x).flatten(1)
-        mu, logvar = self.stats(h).chunk(2, dim=1)
-        z = mu + self.noise_like(mu) * torch.exp(0.5 * logvar)
-        recon = self.dec(self.expand(z).view(-1, 32, 8, 8))
-        kl = -0.5 * torch.mean(torch.sum(1 + logvar - mu * mu - logvar.exp(), dim=1))
-        return torch.mean((recon - x) ** 2) + 0.01 * kl
-
-
-class STN(nn.Module):
-    """A spatial transformer classifier (Jaderberg et al., 2015) on 3x32x32:
-    a localisation CNN regresses an affine theta (near the identity), the
-    sampling grid is theta applied to the output pixels' normalised
-    coordinates (F.affine_grid written out: torch 1.13 cannot export it),
-    F.grid_sample (ONNX GridSample, opset 16) warps the image bilinearly
-    with zero padding, and a small CNN classifies the warped image."""
-
-    SIZE = 32
-
-    def __init__(self):
-        super().__init__()
-        self.loc = nn.Sequential(nn.Conv2d(3, 8, 5, 2, 2), nn.ReLU(), nn.Conv2d(8, 8, 3, 2, 1), nn.ReLU(),
-                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 6))
-        with torch.no_grad():
-            self.loc[-1].weight.mul_(0.1)
-            self.loc[-1].bias.copy_(torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
-        self.cls = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.ReLU(), nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU(),
-                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, CLASSES))
-        # (x, y, 1) of every output pixel, align_corners=False.
-        c = (2 * torch.arange(self.SIZE, dtype=torch.float32) + 1) / self.SIZE - 1
-        ys, xs = torch.meshgrid(c, c, indexing="ij")
-        self.register_buffer("base", torch.stack([xs, ys, torch.ones_like(xs)], -1).reshape(-1, 3), persistent=False)
-
-    def forward(self, x):
-        theta = self.loc(x).view(-1, 2, 3)
-        grid = (self.base @ theta.transpose(1, 2)).view(-1, self.SIZE, self.SIZE, 2)
-        return self.cls(F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False))
-
-
-class DLRM(nn.Module):
-    """A DLRM-style recommender (Naumov et al., 2019): a bottom MLP over
-    dense features; one nn.EmbeddingBag per sparse feature over a fixed-size
-    bag of ids (sum pooling, one table mean), which PyTorch exports as an
-    ONNX Loop over the bags; the pairwise dot products of the bottom output
-    and the pooled embeddings (bmm, the upper triangle gathered); a top MLP.
-    forward(dense [N, 8], sparse [N, 3, 4] ids)."""
-
-    DENSE, TABLES, ROWS, DIM, BAG = 8, 3, 50, 16, 4
-
-    def __init__(self):
-        super().__init__()
-        self.bottom = nn.Sequential(nn.Linear(self.DENSE, 32), nn.ReLU(), nn.Linear(32, self.DIM), nn.ReLU())
-        self.tables = nn.ModuleList(nn.EmbeddingBag(self.ROWS, self.DIM, mode="mean" if t == 1 else "sum")
-                                    for t in range(self.TABLES))
-        n = self.TABLES + 1
-        upper = [i * n + j for i in range(n) for j in range(i + 1, n)]
-        self.register_buffer("pairs", torch.tensor(upper, dtype=torch.int64), persistent=False)
-        self.top = nn.Sequential(nn.Linear(self.DIM + len(upper), 32), nn.ReLU(), nn.Linear(32, CLASSES))
-
-    def forward(self, dense, sparse):
-        x = self.bottom(dense)
-        pooled = [table(sparse[:, t]) for t, table in enumerate(self.tables)]
-        z = torch.stack([x] + pooled, dim=1)
-        interactions = torch.bmm(z, z.transpose(1, 2)).flatten(1)[:, self.pairs]
-        return self.top(torch.cat([x, interactions], dim=1))
-
-
-class ScriptedCell(nn.Module):
-    """A hand-written recurrent cell looped in TorchScript, as research code
-    writes new cells: per step a layer-normalised minimal GRU (update gate
-    and candidate), the steps taken with x.unbind(1) and kept in a list,
-    then torch.stack. torch.jit.script exports the loop as an ONNX Loop over
-    a SplitToSequence, carrying the list as a sequence."""
-
-    HIDDEN = 32
-
-    def __init__(self):
-        super().__init__()
-        self.hidden = self.HIDDEN
-        self.inp = nn.Linear(FEATURES // 2, 2 * self.HIDDEN)
-        self.rec = nn.Linear(self.HIDDEN, 2 * self.HIDDEN, bias=False)
-        self.norm = nn.LayerNorm(self.HIDDEN)
-        self.head = nn.Linear(self.HIDDEN, CLASSES)
-
-    def forward(self, x):
-        h = torch.zeros(x.shape[0], self.hidden, dtype=x.dtype)
-        outs: List[torch.Tensor] = []
-        for step in x.unbind(1):
-            gates = self.inp(step) + self.rec(h)
-            z = torch.sigmoid(gates[:, :self.hidden])
-            candidate = torch.tanh(gates[:, self.hidden:])
-            h = self.norm((1 - z) * h + z * candidate)
-            outs.append(h)
-        return self.head(torch.stack(outs, 1).mean(1))
-
-
-class PackedLSTM(nn.Module):
-    """A bidirectional nn.LSTM over padded sequences of different lengths
-    through pack_padded_sequence (enforce_sorted=False) and
-    pad_packed_sequence, as NLP code feeds variable-length batches: ONNX
-    LSTM with sequence_lens, the lengths sorted (integer TopK) and the
-    order restored (integer ScatterElements). The outputs are averaged over
-    each sequence's own steps and classified. forward(input [N, T, F],
-    lengths [N]); lengths below 1 are taken as 1. The zero initial state is
-    passed explicitly: PyTorch's own default for a packed input is traced
-    as a constant of the export's batch size."""
-
-    HIDDEN = 32
-
-    def __init__(self):
-        super().__init__()
-        self.lstm = nn.LSTM(FEATURES // 2, self.HIDDEN, batch_first=True, bidirectional=True)
-        self.head = nn.Linear(2 * self.HIDDEN, CLASSES)
-
-    def forward(self, x, lengths):
-        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-
-        lengths = lengths.clamp(min=1)
-        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-        h0 = torch.zeros(2, x.shape[0], self.HIDDEN, dtype=x.dtype)
-        out, _ = self.lstm(packed, (h0, h0))
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
-        return self.head(out.sum(1) / lengths[:, None].to(x.dtype))
-
-
-class DLRMBags(nn.Module):
-    """DLRM's production form: nn.EmbeddingBag over bags of different sizes
-    given by offsets (empty bags allowed), which PyTorch exports as a Loop
-    whose slice bounds are data (imported as a segment sum / mean). Per
-    table the ids are the batch's [N, 4] ids flattened and the offsets the
-    exclusive cumulative sum of a `lengths` input (an integer CumSum), so
-    bag n holds lengths[n] consecutive ids and the last bag the rest.
-    forward(dense [N, 8], sparse [N, 2, 4] ids, lengths [N, 2] in 0..4)."""
-
-    DENSE, TABLES, ROWS, DIM, BAG = 8, 2, 50, 16, 4
-
-    def __init__(self):
-        super().__init__()
-        self.bottom = nn.Sequential(nn.Linear(self.DENSE, 32), nn.ReLU(), nn.Linear(32, self.DIM), nn.ReLU())
-        self.tables = nn.ModuleList(nn.EmbeddingBag(self.ROWS, self.DIM, mode="sum" if t == 0 else "mean")
-                                    for t in range(self.TABLES))
-        self.top = nn.Sequential(nn.Linear(self.DIM * (self.TABLES + 1), 32), nn.ReLU(), nn.Linear(32, CLASSES))
-
-    def forward(self, dense, sparse, lengths):
-        x = self.bottom(dense)
-        pooled = []
-        for t, table in enumerate(self.tables):
-            lens = lengths[:, t]
-            offsets = torch.cumsum(lens, 0) - lens
-            pooled.append(table(sparse[:, t].reshape(-1), offsets))
-        return self.top(torch.cat([x] + pooled, dim=1))

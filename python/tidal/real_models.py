@@ -41,9 +41,11 @@ import torch.nn as nn
 
 from tidal import export as zoo_export
 from tidal import zoo
-from tidal.real_model_nets import (CLASSES, DLRM, FEATURES, GPT, SEQ, Bert, DecoderClassifier, DLRMBags,
-                                   EncoderClassifier, Llama, MoE, PackedLSTM, RNNClassifier, ScriptedCell,
-                                   Seq2SeqClassifier, STN, UNet, VAE)
+from tidal.image_nets import STN, UNet, VAE
+from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, GPTPadded,
+                                   Llama, MoE, Seq2SeqClassifier)
+from tidal.recommender_nets import DLRM, DLRMBags
+from tidal.recurrent_nets import PackedLSTM, RNNClassifier, ScriptedCell
 
 SEED = 0
 DATA_SEED = 1234
@@ -259,6 +261,13 @@ def _other_models() -> List[RealModel]:
                    Input("labels", (GPT.BLOCK,), torch.int64, GPT.VOCAB)),
                   loss="output", outputs=("loss",),
                   note="vocab 96, context 16, d 64, 4 heads, 2 layers, tanh GELU, tied lm_head; loss inside"),
+        RealModel("gpt2_padded", "transformer", GPTPadded,
+                  (Input("input_ids", (GPT.BLOCK,), torch.int64, GPT.VOCAB),
+                   Input("attention_mask", (GPT.BLOCK,), torch.int64, 2),
+                   Input("labels", (GPT.BLOCK,), torch.int64, GPT.VOCAB)),
+                  loss="output", outputs=("loss",),
+                  note="the GPT-2-style LM on a padded batch as Hugging Face runs it: position_ids from"
+                       " attention_mask.cumsum(-1) (integer CumSum), padded keys masked, padded labels ignored"),
         RealModel("llama", "transformer", Llama,
                   (Input("input_ids", (Llama.BLOCK,), torch.int64, Llama.VOCAB),
                    Input("labels", (Llama.BLOCK,), torch.int64, Llama.VOCAB)),
@@ -362,7 +371,7 @@ def dataset(name: str, samples: int, size: str = "small", seed: int = DATA_SEED)
             data[inp.name] = rng.standard_normal(shape, dtype=np.float32)
         else:
             data[inp.name] = rng.integers(0, inp.high, shape, dtype=np.int64)
-    if name in ("gpt2", "llama", "moe"):
+    if name in ("gpt2", "gpt2_padded", "llama", "moe"):
         data["labels"] = data["input_ids"].copy()
     if name == "bert":
         t = s.inputs[0].shape[0]
