@@ -31,10 +31,13 @@ using namespace mlir::tidal::importer;
 namespace {
 
 /// The matched body: out = Reduce(Gather(table, Slice(indices,
-/// bounds[iter], nextBounds[iter]))).
+/// bounds[iter], nextBounds[iter]))). `axes` names the tensors that must
+/// hold [0] (the Slice's axes, the reduction's), `steps` those that must
+/// hold [1], checked against their values by segmentLoop.
 struct SegmentBody {
   std::string indices, table, starts, ends;
   bool mean = false;
+  llvm::SmallVector<std::string> axes, steps;
 };
 
 /// The one node producing `name` in `g`, or null.
@@ -78,9 +81,21 @@ std::optional<SegmentBody> matchSegmentBody(const onnx::NodeProto &loop) {
     return std::nullopt;
   if (const auto *k = findAttribute(*reduce, "keepdims"); !k || k->i() != 0)
     return std::nullopt;
+  SegmentBody out;
+  // The reduction runs over the rows only: axes [0], as an input or (Reduce
+  // Mean before opset 18) an attribute.
+  if (reduce->input_size() > 1 && !reduce->input(1).empty()) {
+    out.axes.push_back(reduce->input(1));
+  } else {
+    const auto *a = findAttribute(*reduce, "axes");
+    if (!a || a->ints_size() != 1 || a->ints(0) != 0)
+      return std::nullopt;
+  }
   const onnx::NodeProto *gather = producer(g, reduce->input(0));
   if (!gather || gather->op_type() != "Gather" || gather->input_size() != 2 ||
       producer(g, gather->input(0)))
+    return std::nullopt;
+  if (const auto *a = findAttribute(*gather, "axis"); a && a->i() != 0)
     return std::nullopt;
   const onnx::NodeProto *slice = producer(g, gather->input(1));
   if (!slice || slice->op_type() != "Slice" || slice->input_size() < 3 ||
@@ -90,8 +105,16 @@ std::optional<SegmentBody> matchSegmentBody(const onnx::NodeProto &loop) {
   auto ends = boundOf(g, slice->input(2), iter);
   if (!starts || !ends)
     return std::nullopt;
-  return SegmentBody{slice->input(0), gather->input(0), *starts, *ends,
-                     reduce->op_type() == "ReduceMean"};
+  if (slice->input_size() > 3 && !slice->input(3).empty())
+    out.axes.push_back(slice->input(3));
+  if (slice->input_size() > 4 && !slice->input(4).empty())
+    out.steps.push_back(slice->input(4));
+  out.indices = slice->input(0);
+  out.table = gather->input(0);
+  out.starts = *starts;
+  out.ends = *ends;
+  out.mean = reduce->op_type() == "ReduceMean";
+  return out;
 }
 
 } // namespace
@@ -104,6 +127,30 @@ FailureOr<bool> ModelImporter::segmentLoop(const onnx::NodeProto &node,
   DenseElementsAttr trips = gi->constInput(node, 0);
   if (!trips || trips.getNumElements() != 1)
     return false;
+  // The axes must be [0] and the steps [1]: a Constant node of the body or
+  // a constant of the enclosing graph.
+  const onnx::GraphProto &g = findAttribute(node, "body")->g();
+  auto valueOfName = [&](const std::string &name) -> DenseElementsAttr {
+    if (const onnx::NodeProto *c = producer(g, name)) {
+      const onnx::AttributeProto *v = findAttribute(*c, "value");
+      if (c->op_type() != "Constant" || !v || !v->has_t())
+        return {};
+      std::string ignored;
+      return decodeTensor(&ctx, v->t(), "", ignored);
+    }
+    auto it = gi->constants.find(name);
+    return it == gi->constants.end() ? DenseElementsAttr() : it->second;
+  };
+  auto holds = [&](const std::string &name, int64_t want) {
+    DenseElementsAttr c = valueOfName(name);
+    return c && c.getNumElements() == 1 && intValues(c)[0] == want;
+  };
+  for (const std::string &a : body->axes)
+    if (!holds(a, 0))
+      return false;
+  for (const std::string &st : body->steps)
+    if (!holds(st, 1))
+      return false;
   const int64_t bags = intValues(trips)[0];
   FailureOr<Bound> idx = boundTensor(body->indices, why),
                    table = boundTensor(body->table, why),

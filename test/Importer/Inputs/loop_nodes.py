@@ -85,12 +85,13 @@ def embedding_bag_like(path):
     save(path, nodes, [vi("idx", I64, ["N", 2])], [vi("out", F, None)], [weight, offsets])
 
 
-def embedding_bag_offsets(path, reduce="ReduceSum", extra_mul=False):
+def embedding_bag_offsets(path, reduce="ReduceSum", extra_mul=False, reduce_axis=0):
     """nn.EmbeddingBag(idx, offsets) as PyTorch exports it: bounds =
     Concat(offsets, [P]), a Loop over the bags whose body slices idx between
     bounds[i] and bounds[i + 1] (data), gathers the rows and reduces them.
-    With `extra_mul` the body scales the rows (per_sample_weights' shape):
-    not the segment form."""
+    With `extra_mul` the body scales the rows (per_sample_weights' shape),
+    with `reduce_axis` 1 it sums each row instead: neither is the segment
+    form."""
     weight = numpy_helper.from_array(np.arange(40, dtype=np.float32).reshape(10, 4), "weight")
     body_nodes = [
         helper.make_node("Gather", ["bounds", "i"], ["start"], axis=0),
@@ -104,13 +105,14 @@ def embedding_bag_offsets(path, reduce="ReduceSum", extra_mul=False):
         body_nodes.append(helper.make_node("Mul", ["rows", "rows"], ["rows2"]))
         rows = "rows2"
     if reduce == "ReduceSum":
-        body_nodes.append(helper.make_node("ReduceSum", [rows, "axes"], ["pooled"], keepdims=0))
+        body_nodes.append(helper.make_node("ReduceSum", [rows, "raxes"], ["pooled"], keepdims=0))
     else:
         body_nodes.append(helper.make_node(reduce, [rows], ["pooled"], axes=[0], keepdims=0))
     body_nodes.append(helper.make_node("Identity", ["cond"], ["cond_out"]))
     body = helper.make_graph(body_nodes, "bag", [vi("i", I64, []), vi("cond", BOOL, [])],
                              [vi("cond_out", BOOL, []), vi("pooled", F, None)])
-    nodes = [const("axes", [0]), const("true", True, BOOL), const("total", [8]), const("one", [1]),
+    nodes = [const("axes", [0]), const("raxes", [reduce_axis]), const("true", True, BOOL), const("total", [8]),
+             const("one", [1]),
              const("big", [1 << 40]), const("bags", 3),
              helper.make_node("Concat", ["offsets", "total"], ["bounds"], axis=0),
              helper.make_node("Slice", ["bounds", "one", "big", "axes"], ["nexts"]),
@@ -160,6 +162,7 @@ def main(out):
     embedding_bag_offsets(p("embedding_bag_offsets.onnx"))
     embedding_bag_offsets(p("embedding_bag_offsets_mean.onnx"), reduce="ReduceMean")
     embedding_bag_offsets(p("embedding_bag_offsets_weighted.onnx"), extra_mul=True)
+    embedding_bag_offsets(p("embedding_bag_offsets_rowsum.onnx"), reduce_axis=1)
     scan_model(p("scan.onnx"))
     scan_model(p("scan_reverse.onnx"), reverse=True, in_axis=-2, out_axis=-1)
     scan_model(p("scan_lengths.onnx"), second_length=2)
