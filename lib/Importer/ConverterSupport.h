@@ -69,6 +69,15 @@ struct Node {
     return g.input(proto, idx, error);
   }
   RankedTensorType type(int idx) { return g.inputType(proto, idx); }
+  /// Input `idx` as a value that must be a float tensor.
+  FailureOr<Value> floatIn(int idx) {
+    auto v = in(idx);
+    if (failed(v))
+      return failure();
+    if (!isa<FloatType>(type(idx).getElementType()))
+      return fail("input must be a float tensor");
+    return v;
+  }
   /// Input `idx` as integer values, which must be known at compile time.
   FailureOr<llvm::SmallVector<int64_t>> constInts(int idx,
                                                   llvm::StringRef what) {
@@ -174,6 +183,22 @@ struct Composer {
   }
   Value binary(llvm::StringRef name, Value a, Value b) {
     return op(name, {a, b});
+  }
+  /// An int64 constant shaped `shape` holding `v`.
+  Value i64Const(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> v) {
+    auto type = RankedTensorType::get(shape, n.b().getI64Type());
+    return op(ConstantOp::getOperationName(), {},
+              {n.named("value", DenseElementsAttr::get(type, v))});
+  }
+  /// A bool constant shaped `shape` holding `v`.
+  Value boolConst(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<bool> v) {
+    auto type = RankedTensorType::get(shape, n.b().getI1Type());
+    return op(ConstantOp::getOperationName(), {},
+              {n.named("value", DenseElementsAttr::get(type, v))});
+  }
+  Value gather(Value data, Value idx, int64_t axis) {
+    return op(GatherOp::getOperationName(), {data, idx},
+              {n.named("axis", n.b().getI64IntegerAttr(axis))});
   }
   LogicalResult bind(Value v) {
     if (!ok)

@@ -42,21 +42,12 @@ llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape) {
 }
 
 struct Indexer : Composer {
-  Value i64Const(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> v) {
-    auto type = RankedTensorType::get(shape, n.b().getI64Type());
-    return op(ConstantOp::getOperationName(), {},
-              {n.named("value", DenseElementsAttr::get(type, v))});
-  }
   Value scalar(int64_t v) { return i64Const({}, {v}); }
   /// idx with negative entries counted from the end of an axis of `dim`.
   Value normalize(Value idx, int64_t dim) {
     Value neg = binary(LessOp::getOperationName(), idx, scalar(0));
     Value wrapped = binary(AddOp::getOperationName(), idx, scalar(dim));
     return op(WhereOp::getOperationName(), {neg, wrapped, idx});
-  }
-  Value gather(Value data, Value idx, int64_t axis) {
-    return op(GatherOp::getOperationName(), {data, idx},
-              {n.named("axis", n.b().getI64IntegerAttr(axis))});
   }
   /// Scatter-adds `updates` (shaped data[:0] + idx + data[1:]) into zeros
   /// shaped `dataShape` along axis 0.

@@ -212,13 +212,11 @@ LogicalResult convertMod(Node &n) {
 /// itself); IsInf as equal(x, +inf), equal(x, -inf) or equal(|x|, inf) by
 /// detect_positive / detect_negative. No new kernel.
 LogicalResult convertIsNaNOrInf(Node &n, bool nan) {
-  auto x = n.in(0);
+  auto x = n.floatIn(0);
   if (failed(x))
     return failure();
   RankedTensorType t = n.type(0);
-  auto ft = t ? dyn_cast<FloatType>(t.getElementType()) : FloatType();
-  if (!ft)
-    return n.fail("input must be a float tensor");
+  auto ft = cast<FloatType>(t.getElementType());
   if (!ft.isF32() && !ft.isF64())
     return n.fail("element type " + llvm::Twine(typeToString(ft)) +
                   " is not supported (float32, float64)");

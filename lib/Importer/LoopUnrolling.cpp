@@ -69,8 +69,6 @@ onnx::GraphProto renamedBody(const onnx::GraphProto &body,
   return g;
 }
 
-std::string shapeText(Type t) { return typeToString(t); }
-
 } // namespace
 
 void ModelImporter::bindTensor(const std::string &name, const Bound &b) {
@@ -94,6 +92,21 @@ FailureOr<Bound> ModelImporter::boundTensor(const std::string &name,
   if (failed(v))
     return failure();
   return Bound{{}, *v, {}};
+}
+
+FailureOr<Value> ModelImporter::valueOf(const Bound &b, std::string &why) {
+  if (b.value)
+    return b.value;
+  if (!b.constant) {
+    why = "a sequence, where a tensor is expected";
+    return failure();
+  }
+  Operation *op =
+      gi->create(ConstantOp::getOperationName(), {},
+                 {builder->getNamedAttr("value", b.constant)}, 1, why);
+  if (!op)
+    return failure();
+  return op->getResult(0);
 }
 
 LogicalResult ModelImporter::importBody(const onnx::GraphProto &body,
@@ -150,8 +163,8 @@ FailureOr<Bound> ModelImporter::stackTensors(llvm::ArrayRef<Bound> parts,
   auto first = cast<RankedTensorType>(parts[0].type());
   for (const Bound &p : parts)
     if (p.type() != first) {
-      why = "its iterations' values have different types (" + shapeText(first) +
-            " and " + shapeText(p.type()) + ")";
+      why = "its iterations' values have different types (" +
+            typeToString(first) + " and " + typeToString(p.type()) + ")";
       return failure();
     }
   llvm::SmallVector<int64_t> shape(first.getShape());
@@ -188,21 +201,11 @@ FailureOr<Bound> ModelImporter::stackTensors(llvm::ArrayRef<Bound> parts,
   }
   llvm::SmallVector<Value> pieces;
   for (auto [i, p] : llvm::enumerate(parts)) {
-    Value v = p.value;
-    if (!v) {
-      onnx::NodeProto read;
-      std::string name = "__stacked_constant_" + std::to_string(i);
-      gi->constants[name] = p.constant;
-      read.add_input(name);
-      FailureOr<Value> m = gi->input(read, 0, why);
-      gi->constants.erase(name);
-      gi->materialized.erase(name);
-      if (failed(m))
-        return failure();
-      v = *m;
-    }
+    FailureOr<Value> v = valueOf(p, why);
+    if (failed(v))
+      return failure();
     Operation *r = gi->create(
-        ReshapeOp::getOperationName(), {v},
+        ReshapeOp::getOperationName(), {*v},
         {builder->getNamedAttr("shape", builder->getDenseI64ArrayAttr(one))}, 1,
         why);
     if (!r)

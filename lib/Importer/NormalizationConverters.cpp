@@ -3,9 +3,9 @@
 // ONNX normalizations PyTorch users meet in older exports and in the model
 // zoo, as compositions of tidal ops (their gradients and kernels come
 // with them):
-//   LpNormalization (p 1 or 2)   x / reduce_sum(|x|) or x /
-//   sqrt(reduce_sum(x^2))
-//                                along `axis`, kept (no epsilon, as ONNX)
+//   LpNormalization (p 1 or 2)   x / reduce_sum(|x|) or
+//                                x / sqrt(reduce_sum(x^2)) along `axis`,
+//                                kept (no epsilon, as ONNX)
 //   MeanVarianceNormalization    (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9)
 //                                over `axes` (default 0, 2, 3), as ONNX's
 //                                function body
@@ -24,12 +24,10 @@ using namespace mlir::tidal::importer;
 namespace {
 
 LogicalResult convertLpNormalization(Node &n) {
-  auto x = n.in(0);
+  auto x = n.floatIn(0);
   if (failed(x))
     return failure();
   RankedTensorType t = n.type(0);
-  if (!t || !isa<FloatType>(t.getElementType()))
-    return n.fail("input must be a float tensor");
   auto axis = n.axis(n.i("axis", -1), t.getRank());
   if (failed(axis))
     return failure();
@@ -48,12 +46,10 @@ LogicalResult convertLpNormalization(Node &n) {
 }
 
 LogicalResult convertMeanVarianceNormalization(Node &n) {
-  auto x = n.in(0);
+  auto x = n.floatIn(0);
   if (failed(x))
     return failure();
   RankedTensorType t = n.type(0);
-  if (!t || !isa<FloatType>(t.getElementType()))
-    return n.fail("input must be a float tensor");
   llvm::SmallVector<int64_t> raw =
       n.ints("axes").value_or(llvm::SmallVector<int64_t>{0, 2, 3});
   auto axes = n.axes(raw, t.getRank());

@@ -77,19 +77,6 @@ ModelImporter::sequenceInput(const onnx::NodeProto &node, int input,
   return it->second;
 }
 
-FailureOr<Value> ModelImporter::valueOf(const Bound &b, std::string &why) {
-  if (b.value)
-    return b.value;
-  onnx::NodeProto read;
-  std::string name = "__sequence_element";
-  gi->constants[name] = b.constant;
-  read.add_input(name);
-  FailureOr<Value> v = gi->input(read, 0, why);
-  gi->constants.erase(name);
-  gi->materialized.erase(name);
-  return v;
-}
-
 FailureOr<Bound> ModelImporter::sliceAlong(const Bound &b, int64_t axis,
                                            int64_t start, int64_t end,
                                            bool squeeze, std::string &why) {

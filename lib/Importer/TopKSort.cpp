@@ -22,34 +22,11 @@ using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
 
-namespace {
-
-struct Sorter : Composer {
-  Value constant(Type elt, llvm::ArrayRef<int64_t> shape,
-                 llvm::ArrayRef<int64_t> values) {
-    auto type = RankedTensorType::get(shape, elt);
-    DenseElementsAttr attr;
-    if (elt.isInteger(1)) {
-      llvm::SmallVector<bool> bits(values.begin(), values.end());
-      attr = DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits));
-    } else {
-      attr = DenseElementsAttr::get(type, values);
-    }
-    return op(ConstantOp::getOperationName(), {}, {n.named("value", attr)});
-  }
-  Value gather(Value data, Value idx, int64_t axis) {
-    return op(GatherOp::getOperationName(), {data, idx},
-              {n.named("axis", n.b().getI64IntegerAttr(axis))});
-  }
-};
-
-} // namespace
-
 LogicalResult importer::topKBySort(Node &n, Value x, int64_t axis, int64_t k,
                                    bool largest) {
   auto type = cast<RankedTensorType>(x.getType());
   const int64_t rank = type.getRank(), dim = type.getDimSize(axis);
-  Sorter c{{n}};
+  Composer c{n};
   // [rest..., dim] with the axis last, viewed as [rows, dim].
   llvm::SmallVector<int64_t> perm, moved;
   for (int64_t d = 0; d < rank; ++d)
@@ -79,7 +56,7 @@ LogicalResult importer::topKBySort(Node &n, Value x, int64_t axis, int64_t k,
   llvm::SmallVector<int64_t> iota(width);
   for (int64_t i = 0; i < width; ++i)
     iota[i] = i;
-  Value iotaRow = c.constant(n.b().getI64Type(), {1, width}, iota);
+  Value iotaRow = c.i64Const({1, width}, iota);
   if (!c.ok)
     return failure();
   Value index = n.b().create<BroadcastToOp>(
@@ -87,7 +64,8 @@ LogicalResult importer::topKBySort(Node &n, Value x, int64_t axis, int64_t k,
       iotaRow);
   for (int64_t size = 2; size <= width && c.ok; size *= 2) {
     for (int64_t stride = size / 2; stride >= 1 && c.ok; stride /= 2) {
-      llvm::SmallVector<int64_t> partner(width), giveUp(width);
+      llvm::SmallVector<int64_t> partner(width);
+      llvm::SmallVector<bool> giveUp(width);
       for (int64_t p = 0; p < width; ++p) {
         partner[p] = p ^ stride;
         // p keeps the smaller of its pair where it is the lower position of
@@ -95,7 +73,7 @@ LogicalResult importer::topKBySort(Node &n, Value x, int64_t axis, int64_t k,
         const bool lower = (p & stride) == 0, ascending = (p & size) == 0;
         giveUp[p] = lower != ascending;
       }
-      Value partnerIdx = c.constant(n.b().getI64Type(), {width}, partner);
+      Value partnerIdx = c.i64Const({width}, partner);
       Value otherKey = c.gather(keys, partnerIdx, 1);
       Value otherIndex = c.gather(index, partnerIdx, 1);
       // other < mine, ties by index.
@@ -106,7 +84,7 @@ LogicalResult importer::topKBySort(Node &n, Value x, int64_t axis, int64_t k,
                    c.binary(EqualOp::getOperationName(), otherKey, keys),
                    c.binary(LessOp::getOperationName(), otherIndex, index)));
       Value take = c.binary(LogicalXorOp::getOperationName(), otherLess,
-                            c.constant(n.b().getI1Type(), {1, width}, giveUp));
+                            c.boolConst({1, width}, giveUp));
       keys = c.op(WhereOp::getOperationName(), {take, otherKey, keys});
       index = c.op(WhereOp::getOperationName(), {take, otherIndex, index});
     }
@@ -119,8 +97,7 @@ LogicalResult importer::topKBySort(Node &n, Value x, int64_t axis, int64_t k,
   for (int64_t r = 0; r < rows; ++r)
     rowStart[r] = r * dim;
   Value flatIndex =
-      c.binary(AddOp::getOperationName(), top,
-               c.constant(n.b().getI64Type(), {rows, 1}, rowStart));
+      c.binary(AddOp::getOperationName(), top, c.i64Const({rows, 1}, rowStart));
   Value values = c.gather(c.reshape(rowsView, {rows * dim}), flatIndex, 0);
   // Back to the input's layout with k along the axis.
   llvm::SmallVector<int64_t> outMoved(moved);

@@ -5,14 +5,23 @@ index, ONNX's rule), as test_grad_layout.py checks the k-rounds form
 (gradcheck_support: every gradient to 1e-4 relative). The indices weigh the
 values (w = v * (i + 1)), so a wrong index fails the loss.
 
+Integer TopK (pack_padded_sequence sorts lengths) runs the same network on
+float64: an int64 sort of 100 values with ties, compiled in forward mode,
+gives exactly NumPy's stable order and values.
+
 Needs TIDAL_BUILD_DIR with bin/tidalc and bin/tidal-eval; skips otherwise.
 """
 
+import os
+import tempfile
 import unittest
 
 import numpy as np
+import onnx
 import torch
+from onnx import TensorProto, helper, numpy_helper
 
+import compiled_support as cs
 import support  # noqa: F401  (sys.path set-up)
 import gradcheck_support as gs
 from gradcheck_support import Case, Node
@@ -49,6 +58,26 @@ def sort_cases(rng):
 class GradSortTest(unittest.TestCase):
     def test_grad_sort(self):
         gs.check_family(self, "sort", sort_cases(gs.rng_for("sort")))
+
+    def test_integer_sort_is_exact(self):
+        x = np.random.default_rng(0).integers(-20, 30, (2, 100)).astype(np.int64)
+        k = numpy_helper.from_array(np.array([80], np.int64), "k")
+        graph = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"])], "sort",
+                                  [helper.make_tensor_value_info("x", TensorProto.INT64, [2, 100])],
+                                  [helper.make_tensor_value_info("v", TensorProto.INT64, None),
+                                   helper.make_tensor_value_info("i", TensorProto.INT64, None)], [k])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        with tempfile.TemporaryDirectory(prefix="tidal-int-sort-") as work:
+            path, exe = os.path.join(work, "sort.onnx"), os.path.join(work, "forward")
+            onnx.save(model, path)
+            self.assertIsNone(cs.tidalc(path, exe, "--mode", "forward"))
+            error, out = cs.run_forward(exe, {"x": x}, ["v", "i"], work)
+            self.assertIsNone(error)
+        order = np.argsort(-x, axis=1, kind="stable")[:, :80]
+        np.testing.assert_array_equal(out["i"], order)
+        np.testing.assert_array_equal(out["v"], np.take_along_axis(x, order, 1))
+        self.assertEqual(out["v"].dtype, np.int64)
 
 
 if __name__ == "__main__":
