@@ -61,6 +61,7 @@ LIT_INPUTS = {
     "integer_nodes.py": ["topk_int.onnx", "scatter_int.onnx"],
     "if_nodes.py": ["data_condition.onnx"],
     "einsum_nodes.py": ["ellipsis_one.onnx"],
+    "spectral_nodes.py": ["dft_axis.onnx", "stft.onnx", "mel.onnx"],
 }
 # tidal's own test models (python/tools/gen_test_models.py): the error
 # cases, the training_info cases and the MLP with its loss.

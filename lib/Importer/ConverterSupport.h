@@ -284,6 +284,10 @@ LogicalResult topKBySort(Node &n, Value x, int64_t axis, int64_t k,
 /// (WindowConverters.cpp).
 void addWindowConverters(llvm::StringMap<Converter> &converters);
 
+/// DFT as one matmul with a constant matrix, STFT as a strided 1-D
+/// convolution with the window times that matrix (SpectralConverters.cpp).
+void addSpectralConverters(llvm::StringMap<Converter> &converters);
+
 } // namespace mlir::tidal::importer
 
 #endif // TIDAL_LIB_IMPORTER_CONVERTERSUPPORT_H

@@ -102,6 +102,10 @@ bool foldDataMovement(FoldCall &c);
 /// foldElementwise.
 bool foldReduce(FoldCall &c);
 
+/// HannWindow, HammingWindow, BlackmanWindow and MelWeightMatrix
+/// (FoldSpectral.cpp); as foldElementwise.
+bool foldSpectral(FoldCall &c);
+
 /// The most elements an EyeLike constant may have (16 MiB of float32).
 constexpr int64_t kMaxEyeElements = int64_t(1) << 22;
 

@@ -146,24 +146,76 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
         if (i < node->input_size() && initNames.contains(node->input(i)))
           stateNames.insert(node->input(i));
   // Initializers read at compile time (a Reshape shape, a Dropout ratio...)
-  // are constants whatever their type, never parameters.
+  // are constants whatever their type, never parameters. STFT's window is
+  // one: PyTorch and torchaudio keep it in a buffer, never trained.
   static const llvm::StringMap<std::vector<int>> compileTimeOperands = {
-      {"Reshape", {1}},      {"Slice", {1, 2, 3, 4}}, {"Squeeze", {1}},
-      {"Unsqueeze", {1}},    {"ReduceSum", {1}},      {"Split", {1}},
-      {"Dropout", {1, 2}},   {"Clip", {1, 2}},        {"Expand", {1}},
-      {"Pad", {1, 2, 3}},    {"Tile", {1}},           {"Trilu", {1}},
-      {"ReduceL1", {1}},     {"ReduceL2", {1}},       {"ReduceSumSquare", {1}},
-      {"ReduceMean", {1}},   {"ReduceMax", {1}},      {"ReduceMin", {1}},
-      {"ReduceProd", {1}},   {"ReduceLogSum", {1}},   {"ReduceLogSumExp", {1}},
-      {"Resize", {1, 2, 3}}, {"CumSum", {1}},         {"TopK", {1}},
-      {"OneHot", {1, 2}},    {"AffineGrid", {1}}};
-  llvm::StringSet<> compileTime;
+      {"Reshape", {1}},
+      {"Slice", {1, 2, 3, 4}},
+      {"Squeeze", {1}},
+      {"Unsqueeze", {1}},
+      {"ReduceSum", {1}},
+      {"Split", {1}},
+      {"Dropout", {1, 2}},
+      {"Clip", {1, 2}},
+      {"Expand", {1}},
+      {"Pad", {1, 2, 3}},
+      {"Tile", {1}},
+      {"Trilu", {1}},
+      {"ReduceL1", {1}},
+      {"ReduceL2", {1}},
+      {"ReduceSumSquare", {1}},
+      {"ReduceMean", {1}},
+      {"ReduceMax", {1}},
+      {"ReduceMin", {1}},
+      {"ReduceProd", {1}},
+      {"ReduceLogSum", {1}},
+      {"ReduceLogSumExp", {1}},
+      {"Resize", {1, 2, 3}},
+      {"CumSum", {1}},
+      {"TopK", {1}},
+      {"OneHot", {1, 2}},
+      {"AffineGrid", {1}},
+      {"DFT", {1, 2}},
+      {"STFT", {1, 2, 3}},
+      {"HannWindow", {0}},
+      {"HammingWindow", {0}},
+      {"BlackmanWindow", {0}},
+      {"MelWeightMatrix", {0, 1, 2, 3, 4}}};
+  // An operand that only moves or converts initializers (PyTorch casts an
+  // STFT window buffer to the signal's type and centres it with a Concat)
+  // makes them compile-time too. Computation stops the walk: a window
+  // computed from a parameter (a learned window) stays trainable.
+  llvm::StringMap<const onnx::NodeProto *> producer;
+  for (const onnx::NodeProto *node : nodes)
+    for (const std::string &out : node->output())
+      producer[out] = node;
+  llvm::StringSet<> compileTime, visited;
+  std::function<void(const std::string &)> markCompileTime =
+      [&](const std::string &name) {
+        if (name.empty() || !visited.insert(name).second)
+          return;
+        if (initNames.contains(name)) {
+          compileTime.insert(name);
+          return;
+        }
+        auto it = producer.find(name);
+        if (it == producer.end())
+          return;
+        const onnx::NodeProto *node = it->second;
+        static const llvm::StringSet<> moves = {
+            "Cast",    "CastLike",  "Identity", "Concat",  "Pad",
+            "Reshape", "Unsqueeze", "Squeeze",  "Flatten", "Slice"};
+        if (!moves.contains(node->op_type()))
+          return;
+        for (const std::string &input : node->input())
+          markCompileTime(input);
+      };
   for (const onnx::NodeProto *node : nodes)
     if (auto it = compileTimeOperands.find(node->op_type());
         it != compileTimeOperands.end())
       for (int i : it->second)
-        if (i < node->input_size() && initNames.contains(node->input(i)))
-          compileTime.insert(node->input(i));
+        if (i < node->input_size())
+          markCompileTime(node->input(i));
   for (const std::string &f : options.freeze) {
     if (!initNames.contains(f)) {
       error = "--freeze names '" + f + "', which is not an initializer";

@@ -571,6 +571,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addIndexingConverters(map);
     addRearrangeConverters(map);
     addWindowConverters(map);
+    addSpectralConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

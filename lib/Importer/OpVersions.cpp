@@ -56,6 +56,8 @@ const OpVersionInfo kOps[] = {
      "14: `training_mode`, three outputs; 15: types"},
     {"", "Bernoulli", v(15, 22), v(15, 22), op,
      "a uniform draw compared with p; 22: types"},
+    {"", "BlackmanWindow", v(17), v(17), folded,
+     "`size` known at compile time: a constant"},
     {"", "Cast", v(1, 6, 9, 13, 19, 21), v(13, 19, 21), op,
      "19: `saturate` (float8 only), types; 21: types"},
     {"", "CastLike", v(15, 19, 21), v(15, 19, 21), op, "19, 21: types"},
@@ -77,6 +79,10 @@ const OpVersionInfo kOps[] = {
     {"", "Cosh", v(9, 22), v(9, 22), op, "22: types"},
     {"", "CumSum", v(11, 14), v(11, 14), op,
      "`axis` known at compile time; float or integer data; 14: types"},
+    {"", "DFT", v(17, 20), v(17, 20), op,
+     "one matmul with a constant transform matrix (real or complex input, "
+     "inverse, onesided); `dft_length` known at compile time; 20: `axis` "
+     "input (known at compile time)"},
     {"", "DepthToSpace", v(1, 11, 13), v(13), op, "modes DCR and CRD"},
     {"", "Div", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
     {"", "Dropout", v(1, 6, 7, 10, 12, 13, 22), v(13, 22), op,
@@ -110,6 +116,10 @@ const OpVersionInfo kOps[] = {
     {"", "GridSample", v(16, 20, 22), v(16, 20, 22), op,
      "4-D; bilinear (20: linear) and nearest, padding zeros, border, "
      "reflection; bicubic is rejected; 22: types"},
+    {"", "HammingWindow", v(17), v(17), folded,
+     "`size` known at compile time: a constant"},
+    {"", "HannWindow", v(17), v(17), folded,
+     "`size` known at compile time: a constant"},
     {"", "HardSigmoid", v(1, 6, 22), v(6, 22), op, "22: types"},
     {"", "HardSwish", v(14, 22), v(14, 22), op, "22: types"},
     {"", "Hardmax", v(1, 11, 13), v(13), op, "13: one axis"},
@@ -148,6 +158,8 @@ const OpVersionInfo kOps[] = {
      "the `Indices` output is not supported; 22: types"},
     {"", "Mean", v(1, 6, 8, 13), v(13), op, ""},
     {"", "MeanVarianceNormalization", v(9, 13), v(13), op, "13: types"},
+    {"", "MelWeightMatrix", v(17), v(17), folded,
+     "inputs known at compile time: a constant"},
     {"", "Min", v(1, 6, 8, 12, 13), v(13), op, ""},
     {"", "Mish", v(18, 22), v(18, 22), op, "22: types"},
     {"", "Mod", v(10, 13), v(13), op,
@@ -201,6 +213,10 @@ const OpVersionInfo kOps[] = {
     {"", "RNN", v(1, 7, 14, 22), v(7, 14, 22), op,
      "14: `layout`; activations Tanh or Relu; 22: types"},
     {"", "Round", v(11, 22), v(11, 22), op, "22: types"},
+    {"", "STFT", v(17), v(17), op,
+     "a strided 1-D convolution with the window times a constant transform "
+     "matrix; `frame_step` and `frame_length` known at compile time; a "
+     "[batch, length] signal (as PyTorch exports it) is real"},
     {"", "Scan", v(8, 9, 11, 16, 19, 21), v(11, 16, 19, 21), unrolled,
      "sequence length from the scan inputs' static shapes: the body is "
      "imported once per element, both directions, any scan axes; 16, 19, "

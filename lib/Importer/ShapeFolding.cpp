@@ -106,6 +106,29 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     return foldEyeLike(ctx, node, t, results, error);
   }
 
+  // Window functions and the mel matrix: constants of their scalar inputs.
+  if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow" ||
+      op == "MelWeightMatrix") {
+    llvm::SmallVector<DenseElementsAttr> in;
+    for (int i = 0; i < node.input_size(); ++i) {
+      DenseElementsAttr c =
+          node.input(i).empty() ? DenseElementsAttr() : g.constInput(node, i);
+      if (!c && !node.input(i).empty()) {
+        error = "input '" + node.input(i) +
+                "' must be known at compile time: an initializer, a Constant "
+                "or a computation on shapes";
+        return true;
+      }
+      in.push_back(c);
+    }
+    if (in.empty() || !in[0]) {
+      error = "input 0 is required";
+      return true;
+    }
+    FoldCall c{ctx, node, in, results, error, Vals(in[0])};
+    return foldSpectral(c);
+  }
+
   static const llvm::StringSet<> foldable = {"Gather",    "Unsqueeze",
                                              "Squeeze",   "Concat",
                                              "Slice",     "Cast",

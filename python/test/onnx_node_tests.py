@@ -71,6 +71,12 @@ COMPILE_TIME_OPERANDS = {
     "OneHot": (1, 2),
     "Loop": (0, 1),
     "AffineGrid": (1,),
+    "DFT": (1, 2),
+    "STFT": (1, 2, 3),
+    "HannWindow": (0,),
+    "HammingWindow": (0,),
+    "BlackmanWindow": (0,),
+    "MelWeightMatrix": (0, 1, 2, 3, 4),
 }
 
 

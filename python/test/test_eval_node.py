@@ -54,11 +54,17 @@ _ADAM_EPSILON = (
     "export_adam_multiple) computes the expected X with epsilon 1e-2 but never "
     "passes epsilon to the node, so the model runs with the default 1e-6"
 )
+_WINDOW_DATA = (
+    "onnx 1.12's generator computed the window in float32 (errors up to 5e-5); "
+    "onnx 1.17's data for the same test agrees with tidal (double precision, "
+    "as torch.*_window) and is checked by scripts/newer_node_tests.py"
+)
 KNOWN_DIFFERENCES = {
     ("test_batchnorm_epsilon_training_mode", 2): _RUNNING_VAR,
     ("test_batchnorm_example_training_mode", 2): _RUNNING_VAR,
     ("test_adam_multiple", 0): _ADAM_EPSILON,
     ("test_adam_multiple", 1): _ADAM_EPSILON,
+    **{(f"test_{w}window{s}", 0): _WINDOW_DATA for w in ("hann", "hamming", "blackman") for s in ("", "_symmetric")},
 }
 
 

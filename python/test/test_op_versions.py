@@ -43,11 +43,12 @@ def converter_ops():
 
 def folded_ops():
     """Op types evaluated at compile time: ShapeFolding.cpp's (the foldable
-    set and the type-only folds Constant, Shape, Size, EyeLike)."""
+    set, and the folds it tests for by name: Constant, Shape, Size, EyeLike,
+    the window functions and MelWeightMatrix)."""
     text = _read("ShapeFolding.cpp")
     start = text.index("foldable = {")
     found = set(re.findall(r'"([A-Z][A-Za-z]*)"', text[start:text.index("};", start)]))
-    found |= {op for op in ("Constant", "Shape", "Size", "EyeLike") if f'op == "{op}"' in text}
+    found |= set(re.findall(r'op == "([A-Z][A-Za-z]*)"', text))
     return found
 
 

@@ -112,6 +112,37 @@ class UpgradeTest(unittest.TestCase):
         self.assertEqual(len(new_body.initializer), 0)
         self.assertEqual(len(body.node), 2)  # the input is left alone
 
+    def test_dft_axis_becomes_an_input(self):
+        """DFT-17's axis attribute (default 1) becomes input 2 of DFT-20,
+        after an empty dft_length where there was none; tidalc imports both
+        forms to the same IR."""
+        m = self.graph_model([
+            helper.make_node("Unsqueeze", ["x", "last"], ["xc"], name="u"),
+            helper.make_node("DFT", ["xc"], ["y1"], name="d1", onesided=1),
+            helper.make_node("DFT", ["xc", "n"], ["y2"], name="d2", axis=2, inverse=1),
+        ], [numpy_helper.from_array(np.array([-1], np.int64), "last"),
+            numpy_helper.from_array(np.array(8, np.int64), "n")])
+        m.opset_import[0].version = 17
+        up = opset_upgrade.upgrade(m, 21)
+        d1, d2 = up.graph.node[1], up.graph.node[2]
+        self.assertEqual(list(d1.input), ["xc", "", "d1_axis"])
+        self.assertEqual(list(d2.input), ["xc", "n", "d2_axis"])
+        self.assertEqual(_attrs(d1), {"onesided": 1})
+        self.assertEqual(_attrs(d2), {"inverse": 1})
+        inits = {i.name: int(numpy_helper.to_array(i)) for i in up.graph.initializer}
+        self.assertEqual((inits["d1_axis"], inits["d2_axis"]), (1, 2))
+        if support.skip_reason("tidalc"):
+            return
+        with tempfile.TemporaryDirectory(prefix="tidal-dft-") as tmp:
+            irs = []
+            for k, model in enumerate((m, up)):
+                path = os.path.join(tmp, f"dft{k}.onnx")
+                onnx.save(model, path)
+                run = support.run_tidalc([path, "--emit", "mlir", "--stop-after", "import", "--batch-size", "2"])
+                self.assertEqual(run.returncode, 0, support.describe(run))
+                irs.append(run.stdout)
+            self.assertEqual(irs[0], irs[1])
+
     def test_refuses_what_it_cannot_rewrite(self):
         with self.assertRaisesRegex(ValueError, "13..21"):
             opset_upgrade.upgrade(self.graph_model([]), 22)

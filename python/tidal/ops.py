@@ -25,13 +25,17 @@ SUPPORTED_OPS = frozenset(
     DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu
     ReduceMax ReduceMin ReduceProd ReduceLogSum ReduceLogSumExp ArgMax ArgMin
     TopK OneHot GridSample AffineGrid LpNormalization MeanVarianceNormalization Hardmax
-    IsNaN IsInf LpPool GlobalLpPool LRN Mod
+    IsNaN IsInf LpPool GlobalLpPool LRN Mod DFT STFT
     """.split()
 )
 
 # Shape computations that tidal evaluates at compile time once the batch
 # size is bound; they never reach the runtime.
 FOLDED_SHAPE_OPS = frozenset("Shape Size EyeLike Cast ConstantOfShape Range Expand Equal Where".split())
+
+# Constants of their (compile-time) scalar inputs: window functions and the
+# mel filter bank (lib/Importer/FoldSpectral.cpp).
+FOLDED_SPECTRAL_OPS = frozenset("HannWindow HammingWindow BlackmanWindow MelWeightMatrix".split())
 
 # Control flow imported inline: Loop and Scan bodies once per iteration
 # (lib/Importer/LoopUnrolling.cpp), If's branch taken, or both branches and
@@ -53,7 +57,7 @@ TRAINING_OPTIMIZER_OPS = frozenset("Momentum Adagrad Adam".split())
 # static), Loop and Scan (unrolled), the sequence operators, and the
 # training optimizers
 # (test_adam, test_momentum, ... are plain graphs of one optimizer node).
-NODE_TEST_OPS = (SUPPORTED_OPS | {"Shape", "Size", "EyeLike", "ConstantOfShape"} | UNROLLED_OPS | SEQUENCE_OPS
+NODE_TEST_OPS = (SUPPORTED_OPS | {"Shape", "Size", "EyeLike", "ConstantOfShape"} | FOLDED_SPECTRAL_OPS | UNROLLED_OPS | SEQUENCE_OPS
                  | TRAINING_OPTIMIZER_OPS)
 
 

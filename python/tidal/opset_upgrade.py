@@ -16,6 +16,8 @@ PyTorch 2.x write them:
 - BatchNormalization (14): PyTorch's five-output training form (opset 9)
   becomes `training_mode=1` with three outputs; the saved mean and variance
   outputs must be unused.
+- DFT (20): the `axis` attribute (default 1) becomes an int64 input
+  (input 2, after a possibly empty dft_length).
 
 Every other operator tidal reads changes at most its element types between
 13 and 21. An operator whose semantics change otherwise (GroupNormalization
@@ -38,7 +40,7 @@ REDUCE_AXES_INPUT_AT_18 = frozenset(
 # Operators whose meaning changes between 13 and 21 in a way not rewritten
 # here, with the opset of the change.
 UNHANDLED = {"GroupNormalization": 21, "LpPool": 18, "Col2Im": 18,
-             "CenterCropPad": 18, "DFT": 20}
+             "CenterCropPad": 18}
 # The IR version ONNX pairs with each opset (onnx.helper.VERSION_TABLE).
 IR_VERSION = {18: 8, 19: 9, 20: 9, 21: 10}
 
@@ -109,6 +111,18 @@ def _upgrade_graph(graph, source, target, what, outer=frozenset()):
                 mode.s = renamed[mode.s]
             elif mode is None:  # the default became "linear" under its new name
                 node.attribute.append(helper.make_attribute("mode", "linear"))
+        elif node.op_type == "DFT" and source < 20 <= target:
+            axis = _attr(node, "axis")
+            name = fresh(f"{node.name or node.op_type}_axis")
+            value = numpy_helper.from_array(np.array(axis.i if axis is not None else 1, dtype=np.int64), name)
+            if nested:
+                constants.setdefault(index, []).append(helper.make_node("Constant", [], [name], value=value))
+            else:
+                graph.initializer.append(value)
+            while len(node.input) < 2:
+                node.input.append("")
+            node.input.append(name)
+            _drop_attr(node, "axis")
         elif node.op_type == "BatchNormalization" and source < 14 <= target:
             outputs = list(node.output)
             if len([o for o in outputs[1:] if o]) == 0:
