@@ -80,6 +80,8 @@ EXPECTED_TO_TRAIN = [
     "packed_lstm",
     "dlrm_bags",
     "gpt2_padded",
+    "keyword_cnn",
+    "fnet",
 ]
 
 # model -> "<first failing stage>: <substring of the reason>"

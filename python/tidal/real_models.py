@@ -41,6 +41,7 @@ import torch.nn as nn
 
 from tidal import export as zoo_export
 from tidal import zoo
+from tidal.spectral_nets import FNet, KeywordCNN
 from tidal.image_nets import STN, UNet, VAE
 from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, GPTPadded,
                                    Llama, MoE, Seq2SeqClassifier)
@@ -66,7 +67,7 @@ class Input:
 @dataclass(frozen=True)
 class RealModel:
     name: str
-    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn", "recommender"
+    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn", "recommender", "audio"
     build: Callable[[], nn.Module]  # the small version
     inputs: Tuple[Input, ...]
     loss: str = "cross-entropy"  # | "mse" | "output"
@@ -308,6 +309,13 @@ def _other_models() -> List[RealModel]:
                   (Input("input", (SEQ, FEATURES // 2)),),
                   note="a minimal GRU cell with LayerNorm written as a torch.jit.script for-loop over x.unbind(1),"
                        " outputs kept in a list and stacked (ONNX Loop carrying a sequence), 16 -> 32, sequence 16"),
+        RealModel("fnet", "transformer", FNet, (Input("input_ids", (FNet.SEQ,), torch.int64, FNet.VOCAB),),
+                  min_opset=17,
+                  note="FNet: Fourier mixing (torch.fft.fft2(x).real: DFT over hidden and sequence, opset 17) in place"
+                       " of attention, vocab 128, sequence 16, d 64, FFN 128, 2 layers, pooler + classifier"),
+        RealModel("keyword_cnn", "audio", KeywordCNN, (Input("wave", (KeywordCNN.SAMPLES,)),), min_opset=17,
+                  note="raw audio -> torch.stft (STFT, opset 17; n_fft 128, hop 32, Hann window, centred) -> power ->"
+                       " 20 mel bands (a constant filter bank) -> log -> 2 conv/BN/ReLU blocks -> linear"),
         RealModel("dlrm_bags", "recommender", DLRMBags,
                   (Input("dense", (DLRMBags.DENSE,)),
                    Input("sparse", (DLRMBags.TABLES, DLRMBags.BAG), torch.int64, DLRMBags.ROWS),
