@@ -62,6 +62,7 @@ LIT_INPUTS = {
     "if_nodes.py": ["data_condition.onnx"],
     "einsum_nodes.py": ["ellipsis_one.onnx"],
     "spectral_nodes.py": ["dft_axis.onnx", "stft.onnx", "mel.onnx"],
+    "col2im_nodes.py": ["fold_dilated.onnx"],
 }
 # tidal's own test models (python/tools/gen_test_models.py): the error
 # cases, the training_info cases and the MLP with its loss.

@@ -1,4 +1,4 @@
-//===- ConvTransposeConverter.cpp - ONNX ConvTranspose --------------------===//
+//===- ConvTransposeConverter.cpp - ONNX ConvTranspose and Col2Im ---------===//
 //
 // ConvTranspose is the adjoint of Conv: with weight W [C, M/group, K...] it
 // maps X [N, C, D...] to the input side of a convolution with that weight,
@@ -14,6 +14,12 @@
 // puts the odd one at the end, otherwise at the beginning). output_padding,
 // and an output_shape up to a stride past the reach, become output rows that
 // no input reaches (zeros before the bias).
+//
+// Col2Im (F.fold) sums each column's block back into the image: the
+// transposed convolution of the columns, viewed as [N, C * K, L1...], with
+// group C and one-hot kernels (column channel c * K + j adds to channel c
+// at block position j). Its gradient is the convolution that extracts the
+// blocks again (F.unfold).
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,8 +143,92 @@ LogicalResult convertConvTranspose(Node &n) {
   return c.bind(y);
 }
 
+LogicalResult convertCol2Im(Node &n) {
+  auto x = n.floatIn(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType t = n.type(0);
+  auto image = n.constInts(1, "image_shape");
+  if (failed(image))
+    return failure();
+  auto block = n.constInts(2, "block_shape");
+  if (failed(block))
+    return failure();
+  const size_t k = image->size();
+  if (k == 0 || block->size() != k)
+    return n.fail("image_shape and block_shape must have the same, non-zero "
+                  "length");
+  if (t.getRank() != 3)
+    return n.fail("input must be [N, C * prod(block_shape), L], got " +
+                  typeToString(t));
+  auto orOnes = [&](llvm::StringRef name, size_t size, int64_t value) {
+    return n.ints(name).value_or(llvm::SmallVector<int64_t>(size, value));
+  };
+  llvm::SmallVector<int64_t> strides = orOnes("strides", k, 1),
+                             dilations = orOnes("dilations", k, 1),
+                             pads = orOnes("pads", 2 * k, 0);
+  if (strides.size() != k || dilations.size() != k || pads.size() != 2 * k)
+    return n.fail("strides, dilations and pads do not match the " +
+                  llvm::Twine(k) + " spatial dims");
+  int64_t blockSize = 1;
+  for (int64_t b : *block)
+    blockSize *= b;
+  if (blockSize <= 0 || t.getDimSize(1) % blockSize)
+    return n.fail("input channels " + llvm::Twine(t.getDimSize(1)) +
+                  " are not a multiple of the block size " +
+                  llvm::Twine(blockSize));
+  const int64_t channels = t.getDimSize(1) / blockSize;
+  llvm::SmallVector<int64_t> grid{t.getDimSize(0), t.getDimSize(1)};
+  int64_t positions = 1;
+  for (size_t d = 0; d < k; ++d) {
+    if (strides[d] <= 0 || dilations[d] <= 0 || pads[d] < 0 ||
+        pads[k + d] < 0 || (*image)[d] <= 0 || (*block)[d] <= 0)
+      return n.fail("image_shape, block_shape, strides and dilations must be "
+                    "positive, pads not negative");
+    int64_t span = dilations[d] * ((*block)[d] - 1) + 1;
+    int64_t reach = (*image)[d] + pads[d] + pads[k + d] - span;
+    if (reach < 0)
+      return n.fail("a block spans " + llvm::Twine(span) + " on spatial dim " +
+                    llvm::Twine(d) + ", more than the padded image");
+    grid.push_back(reach / strides[d] + 1);
+    positions *= grid.back();
+  }
+  if (positions != t.getDimSize(2))
+    return n.fail("input has " + llvm::Twine(t.getDimSize(2)) +
+                  " blocks, the image and block shapes give " +
+                  llvm::Twine(positions));
+  // One-hot kernels [C * K, 1, block...].
+  llvm::SmallVector<int64_t> wShape{t.getDimSize(1), 1};
+  wShape.append(block->begin(), block->end());
+  llvm::SmallVector<double> w(t.getDimSize(1) * blockSize, 0.0);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t j = 0; j < blockSize; ++j)
+      w[(c * blockSize + j) * blockSize + j] = 1.0;
+  Composer c{n};
+  Value weight = c.op(
+      ConstantOp::getOperationName(), {},
+      {n.named(
+          "value",
+          makeConstant(RankedTensorType::get(wShape, t.getElementType()), w))});
+  Value cols = c.reshape(*x, grid);
+  if (!c.ok)
+    return failure();
+  llvm::SmallVector<int64_t> shape{t.getDimSize(0), channels};
+  shape.append(image->begin(), image->end());
+  Operation *op = n.g.create(
+      ConvBackwardDataOp::getOperationName(), {cols, weight},
+      {n.arr("strides", strides), n.arr("pads", pads),
+       n.arr("dilations", dilations),
+       n.named("group", n.b().getI64IntegerAttr(channels))},
+      1, n.error, {RankedTensorType::get(shape, t.getElementType())});
+  if (!op)
+    return failure();
+  return c.bind(op->getResult(0));
+}
+
 } // namespace
 
 void importer::addConvTransposeConverter(llvm::StringMap<Converter> &map) {
   map["ConvTranspose"] = convertConvTranspose;
+  map["Col2Im"] = convertCol2Im;
 }

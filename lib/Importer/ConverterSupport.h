@@ -262,8 +262,8 @@ void addReduceConverters(llvm::StringMap<Converter> &converters);
 
 /// Adds Einsum as transposes around one matmul (EinsumConverter.cpp).
 void addEinsumConverter(llvm::StringMap<Converter> &converters);
-/// Adds ConvTranspose as tidal.conv_backward_data
-/// (ConvTransposeConverter.cpp).
+/// Adds ConvTranspose as tidal.conv_backward_data, and Col2Im as one with
+/// one-hot kernels (ConvTransposeConverter.cpp).
 void addConvTransposeConverter(llvm::StringMap<Converter> &converters);
 /// Adds Resize and Upsample as gathers along each resized axis, weighted
 /// and summed for linear and cubic (ResizeConverter.cpp).

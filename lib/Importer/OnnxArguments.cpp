@@ -180,7 +180,8 @@ LogicalResult ModelImporter::addInitializers(std::string &error) {
       {"HannWindow", {0}},
       {"HammingWindow", {0}},
       {"BlackmanWindow", {0}},
-      {"MelWeightMatrix", {0, 1, 2, 3, 4}}};
+      {"MelWeightMatrix", {0, 1, 2, 3, 4}},
+      {"Col2Im", {1, 2}}};
   // An operand that only moves or converts initializers (PyTorch casts an
   // STFT window buffer to the signal's type and centres it with a Concat)
   // makes them compile-time too. Computation stops the walk: a window

@@ -66,6 +66,9 @@ const OpVersionInfo kOps[] = {
     {"", "Clip", v(1, 6, 11, 12, 13), v(13), op,
      "float: `min` and `max` known at compile time; integers (x.clamp on "
      "lengths, indices): max/min with the bounds, known or not"},
+    {"", "Col2Im", v(18), v(18), op,
+     "F.fold: a grouped transposed convolution with one-hot kernels; "
+     "`image_shape` and `block_shape` known at compile time"},
     {"", "Concat", v(1, 4, 11, 13), v(13), op, ""},
     {"", "ConcatFromSequence", v(11), v(11), sequence,
      "one concat of the elements (`new_axis`: stacked)"},

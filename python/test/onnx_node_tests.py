@@ -77,6 +77,7 @@ COMPILE_TIME_OPERANDS = {
     "HammingWindow": (0,),
     "BlackmanWindow": (0,),
     "MelWeightMatrix": (0, 1, 2, 3, 4),
+    "Col2Im": (1, 2),
 }
 
 

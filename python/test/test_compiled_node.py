@@ -107,7 +107,7 @@ def run_case_as_is(case):
         for k, (out_name, expected) in enumerate(outputs):
             if results.get(out_name) is None or (name, k) in eval_node.KNOWN_DIFFERENCES:
                 continue
-            problem, ratio = eval_node.compare(results[out_name], expected)
+            problem, ratio = eval_node.compare(results[out_name], expected, eval_node.ATOL_FOR.get(name))
             ratios.append(ratio)
             if problem:
                 problems.append(f"output {out_name!r} {problem}")

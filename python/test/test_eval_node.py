@@ -54,7 +54,7 @@ _ADAM_EPSILON = (
     "export_adam_multiple) computes the expected X with epsilon 1e-2 but never "
     "passes epsilon to the node, so the model runs with the default 1e-6"
 )
-_WINDOW_DATA = (
+WINDOW_DATA = (
     "onnx 1.12's generator computed the window in float32 (errors up to 5e-5); "
     "onnx 1.17's data for the same test agrees with tidal (double precision, "
     "as torch.*_window) and is checked by scripts/newer_node_tests.py"
@@ -64,7 +64,7 @@ KNOWN_DIFFERENCES = {
     ("test_batchnorm_example_training_mode", 2): _RUNNING_VAR,
     ("test_adam_multiple", 0): _ADAM_EPSILON,
     ("test_adam_multiple", 1): _ADAM_EPSILON,
-    **{(f"test_{w}window{s}", 0): _WINDOW_DATA for w in ("hann", "hamming", "blackman") for s in ("", "_symmetric")},
+    **{(f"test_{w}window{s}", 0): WINDOW_DATA for w in ("hann", "hamming", "blackman") for s in ("", "_symmetric")},
 }
 
 
@@ -154,8 +154,15 @@ _ELEMENT_DTYPES = {
 }
 
 
-def compare(actual, expected):
+# Absolute tolerances above ATOL where ONNX's expected data is only float32
+# accurate: {model: atol}.
+_DFT_DATA = 1e-6  # test_dft_inverse_opset19: its data is off by up to 1.5e-6 (outputs up to 54)
+ATOL_FOR = {"test_dft_inverse_opset19": _DFT_DATA}
+
+
+def compare(actual, expected, atol=None):
     """(problem or None, largest error relative to tolerance)."""
+    atol = ATOL if atol is None else atol
     if actual.dtype != expected.dtype:
         return f"dtype {actual.dtype}, expected {expected.dtype}", 0.0
     if actual.shape != expected.shape:
@@ -172,7 +179,7 @@ def compare(actual, expected):
         both_nan = np.isnan(a) & np.isnan(e)
         same_inf = np.isinf(e) & (a == e)
         err = np.where(both_nan | same_inf, 0.0, err)
-        ratio = err / (ATOL + RTOL * np.abs(e))
+        ratio = err / (atol + RTOL * np.abs(e))
     worst = float(np.nanmax(ratio)) if ratio.size else 0.0
     if ratio.size and (np.isnan(ratio).any() or worst > 1.0):
         i = tuple(np.unravel_index(np.nanargmax(np.where(np.isnan(ratio), np.inf, ratio)), ratio.shape))
@@ -237,7 +244,7 @@ def evaluate_case(args):
                 problems.append(f"no result for output {out_name!r}")
                 continue
             actual = np.load(os.path.join(tmp, "out", r["file"]))
-            problem, ratio = compare(actual, expected)
+            problem, ratio = compare(actual, expected, ATOL_FOR.get(name))
             if (name, k) in KNOWN_DIFFERENCES:
                 if problem is None:
                     problems.append(f"output {out_name!r} agrees now: remove it from KNOWN_DIFFERENCES")

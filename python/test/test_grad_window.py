@@ -1,5 +1,6 @@
 """Gradient checks of LpPool, GlobalLpPool and LRN
-(lib/Importer/WindowConverters.cpp): tidal's autodiff vs torch.autograd in
+(lib/Importer/WindowConverters.cpp) and of Col2Im against F.fold
+(lib/Importer/ConvTransposeConverter.cpp): tidal's autodiff vs torch.autograd in
 float64 of ONNX's definitions, as the per-op gradient checks
 (grad_cases_support.py) check the other ops (gradcheck_support: every
 gradient to 1e-4 relative).
@@ -60,6 +61,18 @@ def window_cases(rng):
         attrs = {"size": size, "alpha": alpha, "beta": beta, "bias": bias}
         cases.append(Case(f"lrn_{j}", [Node("LRN", ["x"], ["y"], attrs)], ["y"],
                           lambda T, a=(size, alpha, beta, bias): [lrn(T["x"], *a)], params={"x": x}, opset=13))
+    for j, (channels, image, block, attrs) in enumerate([
+            (3, [5, 5], [2, 2], {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+            (2, [4, 7], [2, 3], {"dilations": [1, 2], "strides": [1, 2]}),  # column 6 unreached
+            (1, [6, 6], [3, 3], {})]):
+        t = lambda d: (image[d] + (attrs.get("pads", [0] * 4)[d] * 2)  # noqa: E731
+                       - attrs.get("dilations", [1, 1])[d] * (block[d] - 1) - 1) // attrs.get("strides", [1, 1])[d] + 1
+        x = rng.standard_normal((2, channels * block[0] * block[1], t(0) * t(1))).astype(np.float32)
+        fold_args = {"kernel_size": block, "dilation": attrs.get("dilations", 1), "stride": attrs.get("strides", 1),
+                     "padding": attrs.get("pads", [0, 0])[:2]}
+        cases.append(Case(f"col2im_{j}", [Node("Col2Im", ["x", "image", "block"], ["y"], attrs)], ["y"],
+                          lambda T, image=image, a=fold_args: [F.fold(T["x"], image, **a)], params={"x": x},
+                          consts={"image": np.array(image, np.int64), "block": np.array(block, np.int64)}, opset=18))
     return cases
 
 

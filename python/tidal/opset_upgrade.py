@@ -39,8 +39,7 @@ REDUCE_AXES_INPUT_AT_18 = frozenset(
 )
 # Operators whose meaning changes between 13 and 21 in a way not rewritten
 # here, with the opset of the change.
-UNHANDLED = {"GroupNormalization": 21, "LpPool": 18, "Col2Im": 18,
-             "CenterCropPad": 18}
+UNHANDLED = {"GroupNormalization": 21, "LpPool": 18, "CenterCropPad": 18}
 # The IR version ONNX pairs with each opset (onnx.helper.VERSION_TABLE).
 IR_VERSION = {18: 8, 19: 9, 20: 9, 21: 10}
 
