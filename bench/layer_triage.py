@@ -12,7 +12,10 @@ from PyTorch with a symbolic batch, compiled with `tidalc --mode forward
 --batch-size 4`, run on a fixed [4, 8] input, and its output compared with
 PyTorch's (max absolute difference; `ok` below 1e-4). One line per case:
 `ok`, `MISMATCH`, the export's error (PyTorch's own limits at that opset),
-or tidalc's one-line error naming the node that stops it. This is a
+or tidalc's one-line error naming the node that stops it. Forms torch
+1.13 cannot export but PyTorch 2.x does (torch.stft, fft2(x).real, F.fold)
+are exported as PyTorch 2.x writes them (tidal.current_exporter; F.fold's
+model rewritten to opset 18). This is a
 benchmark, not a test: it finds what to fix next (bench/model_triage.py
 does the same for whole torchvision families).
 """
@@ -31,6 +34,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "python"))
+import onnx  # noqa: E402
+
+from tidal import current_exporter  # noqa: E402
+
 BAGS = torch.tensor([[0, 1, 1, 0, 2, 2, 1, 0]])
 
 
@@ -109,6 +117,9 @@ CASES = {
         1, BAGS.expand(x.shape[0], 8), s.lin(x), "amax", include_self=False),
     "atan2": lambda s, x: torch.atan2(s.lin(x), x),
     "fold": lambda s, x: F.fold(s.lin(x).view(-1, 4, 2), (3, 2), (2, 2)).flatten(1),
+    "stft_power": lambda s, x: torch.stft(s.lin(x).repeat(1, 4), 16, 4, window=torch.hann_window(16),
+                                          return_complex=False).pow(2).sum(-1).flatten(1),
+    "fft2_real": lambda s, x: torch.fft.fft2(s.lin(x).view(-1, 2, 4)).real.flatten(1),
     "position_ids": position_ids,
     "embedding_bag_offsets": embedding_bag_offsets,
 }
@@ -135,6 +146,7 @@ def run_case(name, fn, tidalc, work, opset):
                               dynamic_axes={"x": {0: "N"}})
     except Exception as err:  # PyTorch's exporter refuses the idiom
         return "export: " + str(err).split("\n")[0][:110]
+    onnx.save(current_exporter.finish(onnx.load(path)), path)  # F.fold's Col2Im: opset 18
     exe = os.path.join(work, name)
     proc = subprocess.run([tidalc, path, "--mode", "forward", "--batch-size", "4", "-o", exe],
                           capture_output=True, text=True)
@@ -158,6 +170,7 @@ def main(argv=None):
     p.add_argument("--tidalc", default=os.path.join(REPO, "build", "bin", "tidalc"))
     p.add_argument("--workdir", default=None)
     args = p.parse_args(argv)
+    current_exporter.register()
     names = [n for n in args.only.split(",") if n] or list(CASES)
     work = args.workdir or tempfile.mkdtemp(prefix="tidal-layer-triage-")
     os.makedirs(work, exist_ok=True)

@@ -6,15 +6,10 @@ filter bank, log), as torchaudio's MelSpectrogram builds it; and FNet
 part of a 2-D DFT over the sequence and hidden axes (torch.fft.fft2).
 Built through tidal.real_models, which seeds them.
 
-torch 1.13 (Debian's) exports neither aten::stft nor the complex FFTs.
-`register_spectral_export()` registers what current PyTorch writes for
-them at opset 17: PyTorch 2.x's TorchScript exporter's STFT (on the
-[batch, length] signal, the window cast to the signal's type, transposed
-to torch's [batch, frequencies, frames, 2]); and for fft2(x).real, the
-dynamo exporter's form (torchlib's _fft_r2c and real): the real signal
-unsqueezed to [..., 1], one DFT per transformed axis, the real part
-gathered from the last axis. The suite's models are so exported as a
-current PyTorch user's would be.
+torch 1.13 (Debian's) exports neither aten::stft nor the complex FFTs:
+tidal.current_exporter registers what current PyTorch writes for them at
+opset 17, so the suite's models are exported as a PyTorch 2.x user's
+would be.
 """
 import math
 
@@ -22,63 +17,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from tidal import current_exporter
 from tidal.real_model_nets import CLASSES
-
-_REGISTERED = False
-
-
-def _stft_symbolic(g, signal, n_fft, hop_length, win_length, window, normalized, onesided, return_complex):
-    """aten::stft -> ONNX STFT, as PyTorch 2.x's symbolic_opset17 writes it
-    for a [batch, length] signal and a window of n_fft samples."""
-    from torch.onnx import symbolic_helper as sh
-
-    n_fft = sh._get_const(n_fft, "i", "n_fft")
-    hop = sh._maybe_get_const(hop_length, "i")
-    hop = hop if isinstance(hop, int) else n_fft // 4
-    if sh._maybe_get_const(return_complex, "b") is True:
-        raise RuntimeError("STFT export needs return_complex=False")
-    if sh._is_none(window):
-        window = g.op("Constant", value_t=torch.ones(n_fft))
-    from torch.onnx import _type_utils
-    to = _type_utils.JitScalarType.from_name(signal.type().scalarType()).onnx_type()
-    window = g.op("Cast", window, to_i=to)
-    side = sh._maybe_get_const(onesided, "b")
-    out = g.op("STFT", signal, g.op("Constant", value_t=torch.tensor(hop, dtype=torch.int64)), window,
-               g.op("Constant", value_t=torch.tensor(n_fft, dtype=torch.int64)),
-               onesided_i=0 if side is False else 1)
-    out = g.op("Transpose", out, perm_i=[0, 2, 1, 3])
-    if sh._maybe_get_const(normalized, "b") is True:
-        out = g.op("Div", out, g.op("Constant", value_t=torch.tensor(math.sqrt(n_fft))))
-    return out
-
-
-def _fft2_symbolic(g, x, s, dim, norm):
-    """aten::fft_fft2 of a real tensor (no s, no norm) -> one DFT per axis."""
-    from torch.onnx import symbolic_helper as sh
-
-    if not sh._is_none(s) or not (sh._is_none(norm) or sh._maybe_get_const(norm, "s") == "backward"):
-        raise RuntimeError("fft2 export: only the default s and norm")
-    dims = sh._get_const(dim, "is", "dim")
-    y = g.op("Unsqueeze", x, g.op("Constant", value_t=torch.tensor([-1])))
-    for d in dims:  # counted from the back, the parts axis shifts them by one
-        y = g.op("DFT", y, axis_i=d - 1 if d < 0 else d, onesided_i=0)
-    return y
-
-
-def _real_symbolic(g, x):
-    """aten::real of a [..., 2] (real, imaginary) tensor."""
-    return g.op("Gather", x, g.op("Constant", value_t=torch.tensor(0)), axis_i=-1)
-
-
-def register_spectral_export():
-    """Lets torch.onnx.export (torch 1.13) export torch.stft,
-    torch.fft.fft2 of a real tensor and .real at opset 17+."""
-    global _REGISTERED
-    if not _REGISTERED:
-        torch.onnx.register_custom_op_symbolic("aten::stft", _stft_symbolic, 17)
-        torch.onnx.register_custom_op_symbolic("aten::fft_fft2", _fft2_symbolic, 17)
-        torch.onnx.register_custom_op_symbolic("aten::real", _real_symbolic, 17)
-        _REGISTERED = True
 
 
 def melscale_fbanks(n_freqs, f_min, f_max, n_mels, sample_rate):
@@ -107,7 +47,7 @@ class KeywordCNN(nn.Module):
 
     def __init__(self):
         super().__init__()
-        register_spectral_export()
+        current_exporter.register()
         self.register_buffer("window", torch.hann_window(self.N_FFT), persistent=False)
         self.register_buffer("mel", melscale_fbanks(self.N_FFT // 2 + 1, 0.0, self.RATE / 2, self.MELS, self.RATE),
                              persistent=False)
@@ -150,7 +90,7 @@ class FNet(nn.Module):
 
     def __init__(self):
         super().__init__()
-        register_spectral_export()
+        current_exporter.register()
         self.word_embeddings = nn.Embedding(self.VOCAB, self.D)
         self.position_embeddings = nn.Embedding(self.SEQ, self.D)
         self.emb_norm = nn.LayerNorm(self.D, eps=1e-12)

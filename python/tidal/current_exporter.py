@@ -1,0 +1,117 @@
+"""Export forms torch 1.13 (Debian's) lacks, written as current PyTorch
+writes them, so that models using them can be exported here as a PyTorch
+2.x user's would be:
+
+- torch.stft -> ONNX STFT (opset 17), as PyTorch 2.x's TorchScript exporter
+  writes it: the [batch, length] signal, the window cast to the signal's
+  type, transposed to torch's [batch, frequencies, frames, 2];
+- torch.fft.fft2 of a real tensor and .real -> one DFT per transformed axis
+  on the signal unsqueezed to [..., 1], the real part gathered from the
+  last axis (the dynamo exporter's _fft_r2c and real);
+- F.fold (aten::col2im) -> ONNX Col2Im, as symbolic_opset18 writes it.
+  torch 1.13 exports at most opset 17, where Col2Im is not defined: the
+  symbolic writes it in a placeholder domain, and `finish(model)` moves it
+  to ONNX's and rewrites the model to opset 18 (tidal.opset_upgrade).
+
+`register()` adds them to torch.onnx's registry (once).
+"""
+import math
+
+import torch
+
+_REGISTERED = False
+# Where ops of a newer opset wait for finish() (the exporter's shape
+# inference skips unknown domains).
+PENDING = "tidal.pending"
+# The opset each pending op needs.
+_PENDING_OPSET = {"Col2Im": 18}
+
+
+def _stft_symbolic(g, signal, n_fft, hop_length, win_length, window, normalized, onesided, return_complex):
+    """aten::stft -> ONNX STFT, as PyTorch 2.x's symbolic_opset17 writes it
+    for a [batch, length] signal and a window of n_fft samples."""
+    from torch.onnx import symbolic_helper as sh
+
+    n_fft = sh._get_const(n_fft, "i", "n_fft")
+    hop = sh._maybe_get_const(hop_length, "i")
+    hop = hop if isinstance(hop, int) else n_fft // 4
+    if sh._maybe_get_const(return_complex, "b") is True:
+        raise RuntimeError("STFT export needs return_complex=False")
+    if sh._is_none(window):
+        window = g.op("Constant", value_t=torch.ones(n_fft))
+    from torch.onnx import _type_utils
+    to = _type_utils.JitScalarType.from_name(signal.type().scalarType()).onnx_type()
+    window = g.op("Cast", window, to_i=to)
+    side = sh._maybe_get_const(onesided, "b")
+    out = g.op("STFT", signal, g.op("Constant", value_t=torch.tensor(hop, dtype=torch.int64)), window,
+               g.op("Constant", value_t=torch.tensor(n_fft, dtype=torch.int64)),
+               onesided_i=0 if side is False else 1)
+    out = g.op("Transpose", out, perm_i=[0, 2, 1, 3])
+    if sh._maybe_get_const(normalized, "b") is True:
+        out = g.op("Div", out, g.op("Constant", value_t=torch.tensor(math.sqrt(n_fft))))
+    return out
+
+
+def _fft2_symbolic(g, x, s, dim, norm):
+    """aten::fft_fft2 of a real tensor (no s, no norm) -> one DFT per axis."""
+    from torch.onnx import symbolic_helper as sh
+
+    if not sh._is_none(s) or not (sh._is_none(norm) or sh._maybe_get_const(norm, "s") == "backward"):
+        raise RuntimeError("fft2 export: only the default s and norm")
+    dims = sh._get_const(dim, "is", "dim")
+    y = g.op("Unsqueeze", x, g.op("Constant", value_t=torch.tensor([-1])))
+    for d in dims:  # counted from the back, the parts axis shifts them by one
+        y = g.op("DFT", y, axis_i=d - 1 if d < 0 else d, onesided_i=0)
+    return y
+
+
+def _real_symbolic(g, x):
+    """aten::real of a [..., 2] (real, imaginary) tensor."""
+    return g.op("Gather", x, g.op("Constant", value_t=torch.tensor(0)), axis_i=-1)
+
+
+def _col2im_symbolic(g, x, output_size, kernel_size, dilation, padding, stride):
+    """aten::col2im (F.fold) -> ONNX Col2Im with the image and block shapes
+    as int64 constants."""
+    from torch.onnx import symbolic_helper as sh
+
+    size = sh._get_const(output_size, "is", "output_size")
+    kernel = sh._get_const(kernel_size, "is", "kernel_size")
+    dilation = sh._get_const(dilation, "is", "dilation")
+    padding = sh._get_const(padding, "is", "padding")
+    stride = sh._get_const(stride, "is", "stride")
+    return g.op(f"{PENDING}::Col2Im", x, g.op("Constant", value_t=torch.tensor(size, dtype=torch.int64)),
+                g.op("Constant", value_t=torch.tensor(kernel, dtype=torch.int64)),
+                dilations_i=dilation, pads_i=list(padding) * 2, strides_i=stride)
+
+
+def register():
+    """Lets torch.onnx.export (torch 1.13) export torch.stft,
+    torch.fft.fft2 of a real tensor and .real at opset 17, and F.fold (a
+    model to rewrite to opset 18)."""
+    global _REGISTERED
+    if not _REGISTERED:
+        torch.onnx.register_custom_op_symbolic("aten::stft", _stft_symbolic, 17)
+        torch.onnx.register_custom_op_symbolic("aten::fft_fft2", _fft2_symbolic, 17)
+        torch.onnx.register_custom_op_symbolic("aten::real", _real_symbolic, 17)
+        torch.onnx.register_custom_op_symbolic("aten::col2im", _col2im_symbolic, 17)
+        _REGISTERED = True
+
+
+
+
+def finish(model):
+    """`model` (an onnx.ModelProto exported with these symbolics) with its
+    pending ops moved to ONNX's domain, rewritten to the opset they need."""
+    from tidal import opset_upgrade
+
+    pending = [n for n in model.graph.node if n.domain == PENDING]
+    if not pending:
+        return model
+    for n in pending:
+        n.domain = ""
+    kept = [o for o in model.opset_import if o.domain != PENDING]
+    del model.opset_import[:]
+    model.opset_import.extend(kept)
+    need = max(_PENDING_OPSET[n.op_type] for n in pending)
+    return opset_upgrade.upgrade(model, need) if opset_upgrade.default_opset(model) < need else model
