@@ -8,6 +8,8 @@ writes them, so that models using them can be exported here as a PyTorch
 - torch.fft.fft2 of a real tensor and .real -> one DFT per transformed axis
   on the signal unsqueezed to [..., 1], the real part gathered from the
   last axis (the dynamo exporter's _fft_r2c and real);
+- torch.atan2 -> Atan of the quotient corrected by pi with Where, as
+  PyTorch 2.x's symbolic_opset9 writes it;
 - F.fold (aten::col2im) -> ONNX Col2Im, as symbolic_opset18 writes it.
   torch 1.13 exports at most opset 17, where Col2Im is not defined: the
   symbolic writes it in a placeholder domain, and `finish(model)` moves it
@@ -85,16 +87,26 @@ def _col2im_symbolic(g, x, output_size, kernel_size, dilation, padding, stride):
                 dilations_i=dilation, pads_i=list(padding) * 2, strides_i=stride)
 
 
+def _atan2_symbolic(g, y, x):
+    """aten::atan2(y, x): atan(y / x), plus or minus pi where x < 0."""
+    atan = g.op("Atan", g.op("Div", y, x))
+    zero = g.op("Constant", value_t=torch.tensor(0.0))
+    pi = g.op("Constant", value_t=torch.tensor(math.pi))
+    upper = g.op("Where", g.op("Greater", y, zero), g.op("Add", atan, pi), g.op("Sub", atan, pi))
+    return g.op("Where", g.op("Less", x, zero), upper, atan)
+
+
 def register():
     """Lets torch.onnx.export (torch 1.13) export torch.stft,
-    torch.fft.fft2 of a real tensor and .real at opset 17, and F.fold (a
-    model to rewrite to opset 18)."""
+    torch.fft.fft2 of a real tensor, .real and torch.atan2 at opset 17, and
+    F.fold (a model to rewrite to opset 18)."""
     global _REGISTERED
     if not _REGISTERED:
         torch.onnx.register_custom_op_symbolic("aten::stft", _stft_symbolic, 17)
         torch.onnx.register_custom_op_symbolic("aten::fft_fft2", _fft2_symbolic, 17)
         torch.onnx.register_custom_op_symbolic("aten::real", _real_symbolic, 17)
         torch.onnx.register_custom_op_symbolic("aten::col2im", _col2im_symbolic, 17)
+        torch.onnx.register_custom_op_symbolic("aten::atan2", _atan2_symbolic, 17)
         _REGISTERED = True
 
 

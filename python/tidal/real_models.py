@@ -42,6 +42,7 @@ import torch.nn as nn
 from tidal import export as zoo_export
 from tidal import zoo
 from tidal.spectral_nets import FNet, KeywordCNN
+from tidal.graph_nets import GraphClassifier
 from tidal.image_nets import STN, UNet, VAE
 from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, GPTPadded,
                                    Llama, MoE, Seq2SeqClassifier)
@@ -67,7 +68,7 @@ class Input:
 @dataclass(frozen=True)
 class RealModel:
     name: str
-    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn", "recommender", "audio"
+    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn", "recommender", "audio", "graph"
     build: Callable[[], nn.Module]  # the small version
     inputs: Tuple[Input, ...]
     loss: str = "cross-entropy"  # | "mse" | "output"
@@ -309,6 +310,12 @@ def _other_models() -> List[RealModel]:
                   (Input("input", (SEQ, FEATURES // 2)),),
                   note="a minimal GRU cell with LayerNorm written as a torch.jit.script for-loop over x.unbind(1),"
                        " outputs kept in a list and stacked (ONNX Loop carrying a sequence), 16 -> 32, sequence 16"),
+        RealModel("graph_sage_gin", "graph", GraphClassifier,
+                  (Input("x", (GraphClassifier.NODES, GraphClassifier.FEATURES)),
+                   Input("edges", (GraphClassifier.EDGES, 2), torch.int64, GraphClassifier.NODES)),
+                  note="message passing over edge lists as PyTorch Geometric runs it: a GraphSAGE mean layer and a GIN"
+                       " sum layer (index_select + scatter_add_: Gather and ScatterElements add), 12-node graphs with"
+                       " 24 random edges, global mean pool"),
         RealModel("fnet", "transformer", FNet, (Input("input_ids", (FNet.SEQ,), torch.int64, FNet.VOCAB),),
                   min_opset=17,
                   note="FNet: Fourier mixing (torch.fft.fft2(x).real: DFT over hidden and sequence, opset 17) in place"
