@@ -2,7 +2,8 @@
 // data movement CPU kernels (namespace tidalrt::other), with their status
 // codes and messages, also run by the CUDA kernels
 // (cuda/other/data_movement.h) so that both reject the same calls the same
-// way. Defined in data_movement.cpp; host code only, no tensor data read.
+// way. Defined in data_movement.cpp and gather.cpp; host code only, no
+// tensor data read.
 #ifndef TIDALRT_CPU_DATA_MOVEMENT_CHECKS_H
 #define TIDALRT_CPU_DATA_MOVEMENT_CHECKS_H
 
@@ -22,6 +23,13 @@ inline void denseStrides(const TensorRef &t, int64_t *strides) {
     s *= t.dims[d];
   }
 }
+
+// The element size of `t` (1, 2, 4 or 8 bytes), failing UNSUPPORTED
+// otherwise; `name` names it in the message.
+size_t elementSize(const TensorRef &t, const char *name);
+// Fails INVALID_ARGUMENT unless `a` and `b` have one element type.
+void requireSameType(const TensorRef &a, const char *an, const TensorRef &b,
+                     const char *bn);
 
 // transpose: input, output of one type of 1, 2, 4 or 8 bytes; perm (0) a
 // permutation mapping the input's shape onto the output's. Returns the

@@ -5,6 +5,7 @@ list(APPEND TIDALRT_CPU_SOURCES
   src/cpu/layer_norm.cpp
   src/cpu/optimizer.cpp
   src/cpu/data_movement.cpp
+  src/cpu/gather.cpp
   src/cpu/pad.cpp
   src/cpu/comm_kernels.cpp
 )
@@ -19,6 +20,7 @@ set_source_files_properties(
   src/cpu/layer_norm.cpp
   src/cpu/optimizer.cpp
   src/cpu/data_movement.cpp
+  src/cpu/gather.cpp
   PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
 list(APPEND TIDALRT_CPU_TEST_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/test/cpu_other_softmax_loss_test.cpp
