@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::eval;
@@ -228,6 +230,23 @@ Handled eval::evalShapeOp(Operation *op, EvalState &st,
           return o.emitOpError("gradient does not match the gathered shape");
         forEachGathered(
             *l, [&](int64_t d, int64_t g) { out.data[d] += grad.data[g]; });
+        return true;
+      })
+      .Case([&](ScatterExtremeOp o) -> Handled {
+        const Tensor &data = st.get(o.getData());
+        const Tensor &updates = st.get(o.getUpdates());
+        FailureOr<GatherLayout> l =
+            gatherLayout(o, data.shape, st.get(o.getIndices()),
+                         static_cast<int64_t>(o.getAxis()));
+        if (failed(l))
+          return failure();
+        out.data = data.data;
+        bool largest = o.getLargest();
+        forEachGathered(*l, [&](int64_t d, int64_t g) {
+          double v = updates.data[g], &cur = out.data[d];
+          if (std::isnan(v) || (largest ? v > cur : v < cur))
+            cur = v;
+        });
         return true;
       })
       .Default([](Operation *) -> Handled { return false; });

@@ -9,6 +9,7 @@
 //                          sum_k idx[..., k] * stride_k (+ batch offsets))
 //   ScatterElements, ScatterND
 //                    reduction "add": data + scatter_add(updates);
+//                    "max", "min": scatter_extreme(data, updates);
 //                    "none": where(hit, scatter_add(updates), data), hit =
 //                    scatter_add(ones) > 0 (ONNX leaves repeated indices
 //                    undefined; here they add up)
@@ -158,9 +159,13 @@ LogicalResult scatter(Node &n, Indexer &c, Value data, Value updates,
                       Value flat, llvm::ArrayRef<int64_t> view,
                       RankedTensorType dataType) {
   std::string reduction = n.s("reduction", "none");
-  if (reduction != "none" && reduction != "add")
+  if (reduction != "none" && reduction != "add" && reduction != "max" &&
+      reduction != "min")
     return n.fail("reduction '" + reduction +
-                  "' is not supported (none and add are)");
+                  "' is not supported (none, add, max and min are)");
+  if ((reduction == "max" || reduction == "min") && n.g.opset < 18)
+    return n.fail("reduction '" + reduction + "' is defined from opset 18 (" +
+                  "the model's is " + llvm::Twine(n.g.opset) + ")");
   Type elt = dataType.getElementType();
   Value viewed = c.reshape(data, view);
   auto intType = dyn_cast<IntegerType>(elt);
@@ -200,6 +205,13 @@ LogicalResult scatter(Node &n, Indexer &c, Value data, Value updates,
   }
   if (!isa<FloatType>(elt))
     return n.fail("needs float or integer data, got " + typeToString(dataType));
+  if (reduction == "max" || reduction == "min") {
+    Value out =
+        c.op(ScatterExtremeOp::getOperationName(), {viewed, flat, updates},
+             {n.named("axis", n.b().getI64IntegerAttr(0)),
+              n.named("largest", n.b().getBoolAttr(reduction == "max"))});
+    return c.bind(c.reshape(out, dataType.getShape()));
+  }
   Value added = c.scatterAdd(updates, flat, view, elt);
   Value out;
   if (reduction == "add") {

@@ -225,10 +225,11 @@ const OpVersionInfo kOps[] = {
      "imported once per element, both directions, any scan axes; 16, 19, "
      "21: types"},
     {"", "ScatterElements", v(11, 13, 16, 18), v(13, 16, 18), op,
-     "16: `reduction` (none and add are supported; integer data: none); "
-     "18: max, min"},
+     "16: `reduction` (none, add; integer data: none); 18: max, min "
+     "(float data: scatter_extreme)"},
     {"", "ScatterND", v(11, 13, 16, 18), v(13, 16, 18), op,
-     "16: `reduction` (none and add are supported); 18: max, min"},
+     "16: `reduction` (none, add; mul is not supported); 18: max, min "
+     "(float data: scatter_extreme)"},
     {"", "Selu", v(1, 6, 22), v(6, 22), op, "22: types"},
     {"", "SequenceAt", v(11), v(11), sequence,
      "the position known at compile time"},

@@ -30,7 +30,7 @@ EXPECTED_UNSUPPORTED = {
     "test_gridsample_bicubic": "GridSample's bicubic mode (bilinear and nearest are supported)",
     "test_einsum_batch_diagonal": "Einsum with a repeated index in one operand (a diagonal): not an attention form",
     "test_resize_tf_crop_and_resize": "Resize with a region of interest (tf_crop_and_resize): PyTorch never exports it",
-    "test_scatternd_multiply": "ScatterND with reduction 'mul' (none and add are supported; PyTorch's index_put_ exports those)",
+    "test_scatternd_multiply": "ScatterND with reduction 'mul' (none, add, max and min are supported; PyTorch's index_put_ exports none and add)",
     "test_lstm_with_peepholes": "LSTM peephole weights (input P): PyTorch's nn.LSTM has none and never exports them",
     "test_cast_FLOAT_to_STRING": "string tensors: tidal handles numeric tensors only",
     "test_cast_STRING_to_FLOAT": "string tensors: tidal handles numeric tensors only",

@@ -153,7 +153,8 @@ def resize_cases(rng):
 
 def indexing_cases(rng):
     """GatherElements vs torch.gather, GatherND vs advanced indexing,
-    ScatterElements vs torch.scatter / scatter_add, ScatterND vs index_put,
+    ScatterElements vs torch.scatter / scatter_add / scatter_reduce (amax,
+    amin), ScatterND vs index_put and scatter_reduce,
     TopK vs a stable sort (ties to the lower index), CumSum vs torch.cumsum
     (exclusive and reverse built from it); run-time indices (graph inputs)
     with negative entries."""
@@ -196,6 +197,20 @@ def indexing_cases(rng):
         return [T["x"].index_put((i[:, 0], i[:, 1]), T["u"], accumulate=True)]
     cases.append(Case("scatter_nd_add", [Node("ScatterND", ["x", "i", "u"], ["y"], {"reduction": "add"})], ["y"],
                       index_add, params={"x": randn(rng, 2, 4), "u": randn(rng, 3)}, inputs={"i": cells}, opset=16))
+    # Reduction max and min (opset 18): the gradient is shared among the
+    # data and update elements equal to the result, as torch.scatter_reduce
+    # shares it; values on a coarse grid make those ties common.
+    grid = lambda *s: (rng.integers(-3, 4, size=s) * 0.5).astype(np.float32)  # noqa: E731
+    dup4 = np.array([[0, 2, 2, 0, 3], [1, 1, 1, 3, 0]], dtype=np.int64)
+    for mode, torch_mode in (("max", "amax"), ("min", "amin")):
+        cases.append(Case(f"scatter_elements_{mode}", [Node("ScatterElements", ["x", "i", "u"], ["y"],
+                                                            {"axis": 1, "reduction": mode})], ["y"],
+                          lambda T, m=torch_mode: [T["x"].scatter_reduce(1, T["i"], T["u"], m)],
+                          params={"x": grid(2, 4), "u": grid(2, 5)}, inputs={"i": dup4}, opset=18))
+    nd_rows = np.array([[2], [0], [2], [-1]], dtype=np.int64)
+    cases.append(Case("scatter_nd_max", [Node("ScatterND", ["x", "i", "u"], ["y"], {"reduction": "max"})], ["y"],
+                      lambda T: [T["x"].scatter_reduce(0, (T["i"][:, :1] % 4).expand(4, 3), T["u"], "amax")],
+                      params={"x": grid(4, 3), "u": grid(4, 3)}, inputs={"i": nd_rows}, opset=18))
     # TopK: the values' gradient lands on the elements chosen; ties go to
     # the lower index (ONNX's rule: a stable sort's order, which
     # torch.topk does not promise); the indices weigh the values.

@@ -149,6 +149,7 @@
   X(slice_backward)                                                            \
   X(gather)                                                                    \
   X(gather_backward)                                                           \
+  X(scatter_extreme)                                                           \
   X(pad)                                                                       \
   X(pad_backward)
 

@@ -73,6 +73,9 @@ size_t checkGather(const OpCall &op, GatherLayout &l);
 // gather_backward: grad, indices, grad_input (float32), shapes as gather's
 // output, indices and data.
 GatherLayout checkGatherBackward(const OpCall &op);
+// scatter_extreme: data, indices, updates, output (float32); updates shaped
+// as gather's output, output as data; axis (0), largest (1).
+GatherLayout checkScatterExtreme(const OpCall &op);
 
 } // namespace other
 } // namespace tidalrt

@@ -1,8 +1,9 @@
-// gather.cpp - gather and gather_backward (split out of data_movement.cpp).
+// gather.cpp - gather, gather_backward and scatter_extreme.
 //
 // gather moves elements of any type by their size (1, 2, 4 or 8 bytes), a
-// row per work item. gather_backward scatter-adds float32 gradients with
-// each output column owned by one work item that adds the indices in order,
+// row per work item. gather_backward scatter-adds float32 gradients, and
+// scatter_extreme keeps the largest (smallest) float32 value, with each
+// output column owned by one work item that visits the indices in order,
 // so results do not depend on the thread count.
 #include "data_movement_checks.h"
 #include "other_util.h"
@@ -141,6 +142,53 @@ tidalrt_status_t gatherBackward(OpCall &op) {
 }
 
 //===----------------------------------------------------------------------===//
+// scatter_extreme: data, indices, updates -> output; axis (0), largest (1).
+//===----------------------------------------------------------------------===//
+
+template <typename I>
+void scatterExtremeT(const GatherLayout &l, const float *upd, const I *idx,
+                     float *out, bool largest) {
+  constexpr int64_t kCols = 64;
+  int64_t blocks = (l.inner + kCols - 1) / kCols;
+  int64_t items = l.outer * blocks;
+  bool parallel = l.outer * l.n * l.inner >= parallelGrain();
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t item = 0; item < items; ++item) {
+    int64_t o = item / blocks, c0 = (item % blocks) * kCols;
+    int64_t w = std::min(kCols, l.inner - c0);
+    for (int64_t j = 0; j < l.n; ++j) {
+      int64_t k = (int64_t)idx[j];
+      if (k < 0)
+        k += l.dim;
+      float *dst = out + (o * l.dim + k) * l.inner + c0;
+      const float *src = upd + (o * l.n + j) * l.inner + c0;
+      // A NaN wins and stays (every comparison with it is false).
+      for (int64_t i = 0; i < w; ++i)
+        if (src[i] != src[i] || (largest ? src[i] > dst[i] : src[i] < dst[i]))
+          dst[i] = src[i];
+    }
+  }
+}
+
+tidalrt_status_t scatterExtreme(OpCall &op) {
+  GatherLayout l = checkScatterExtreme(op);
+  const TensorRef &data = op[0], &indices = op[1], &updates = op[2],
+                  &out = op[3];
+  if (preparing(op.context))
+    return ok();
+  checkIndices(indices, l.dim);
+  if (out.data != data.data)
+    std::memcpy(out.data, data.data, out.bytes());
+  if (updates.numel() == 0)
+    return ok();
+  bool largest = op.getInt(1) != 0;
+  withIndices(indices, [&](auto idx) {
+    scatterExtremeT(l, updates.f32(), idx, out.f32(), largest);
+  });
+  return ok();
+}
+
+//===----------------------------------------------------------------------===//
 // Checks (data_movement_checks.h), shared with the CUDA kernels
 //===----------------------------------------------------------------------===//
 
@@ -186,6 +234,20 @@ GatherLayout checkGatherBackward(const OpCall &op) {
   return gatherLayout(op, out, indices, grad, "grad");
 }
 
+GatherLayout checkScatterExtreme(const OpCall &op) {
+  requireTensors(op, 4);
+  const TensorRef &data = requireF32(op, 0, "data");
+  const TensorRef &indices = requireIndex(op, 1, "indices");
+  const TensorRef &updates = requireF32(op, 2, "updates");
+  const TensorRef &out = requireF32(op, 3, "output");
+  bool same = out.rank == data.rank;
+  for (int d = 0; same && d < data.rank; ++d)
+    same = out.dims[d] == data.dims[d];
+  if (!same)
+    fail(TIDALRT_INVALID_ARGUMENT, "output shape differs from data's");
+  return gatherLayout(op, data, indices, updates, "updates");
+}
+
 } // namespace other
 } // namespace tidalrt
 
@@ -202,4 +264,11 @@ extern "C" tidalrt_status_t tidalrt_k_gather_backward(tidalrt_context_t *ctx,
                                                       void *const *buffers) {
   return runKernel(ctx, desc, buffers, "gather_backward",
                    other::gatherBackward);
+}
+
+extern "C" tidalrt_status_t tidalrt_k_scatter_extreme(tidalrt_context_t *ctx,
+                                                      const int64_t *desc,
+                                                      void *const *buffers) {
+  return runKernel(ctx, desc, buffers, "scatter_extreme",
+                   other::scatterExtreme);
 }

@@ -201,6 +201,31 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult
+ScatterExtremeOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                   ScatterExtremeOp::Adaptor adaptor,
+                                   SmallVectorImpl<Type> &out) {
+  out.push_back(adaptor.getData().getType());
+  return success();
+}
+
+LogicalResult ScatterExtremeOp::verify() {
+  auto data = getData().getType(), updates = getUpdates().getType();
+  if (data.getElementType() != updates.getElementType())
+    return emitOpError("updates' element type differs from the data's");
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= data.getRank())
+    return emitOpError("axis ")
+           << axis << " out of range for rank " << data.getRank();
+  SmallVector<int64_t> shape(data.getShape().take_front(axis));
+  llvm::append_range(shape, getIndices().getType().getShape());
+  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
+  if (updates.getShape() != ArrayRef<int64_t>(shape))
+    return emitOpError("updates must have the gathered shape [")
+           << shape << "], got " << updates;
+  return success();
+}
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          GatherOp::Adaptor adaptor,

@@ -8,7 +8,8 @@
 // grad_input once (the grad's element it receives, or 0), and
 // gather_backward (float32) gives each grad_input element one thread that
 // adds the grad rows whose index names it in index order, as the CPU kernel
-// adds them: no atomics, the CPU's bits.
+// adds them: no atomics, the CPU's bits; scatter_extreme likewise keeps the
+// largest (smallest) of them.
 //
 // The CPU kernels fail (INVALID_ARGUMENT) on an index outside [-dim, dim);
 // indices live in device memory here, so the bodies check each index as
@@ -28,6 +29,7 @@ namespace other {
 using tidalrt::other::checkConcat;
 using tidalrt::other::checkGather;
 using tidalrt::other::checkGatherBackward;
+using tidalrt::other::checkScatterExtreme;
 using tidalrt::other::checkSlice;
 using tidalrt::other::checkSliceBackward;
 using tidalrt::other::checkSplit;
@@ -242,6 +244,32 @@ template <class I> struct GatherBackwardBody {
   }
 };
 
+// scatter_extreme: each output element's thread starts from data and
+// keeps the largest (smallest) update whose index names it, in index
+// order, as the CPU kernel does; a NaN wins and stays.
+template <class I> struct ScatterExtremeBody {
+  GatherLayout l;
+  const float *data;
+  const float *upd;
+  const I *idx;
+  float *out;
+  bool largest;
+
+  TIDAL_HD void operator()(int64_t i) const {
+    int64_t c = i % l.inner, row = i / l.inner;
+    int64_t k = row % l.dim, o = row / l.dim;
+    const float *u = upd + o * l.n * l.inner + c;
+    float cur = data[i];
+    for (int64_t j = 0; j < l.n; ++j)
+      if (resolveIndex(idx, j, l.dim) == k) {
+        float v = u[j * l.inner];
+        if (v != v || (largest ? v > cur : v < cur))
+          cur = v;
+      }
+    out[i] = cur;
+  }
+};
+
 } // namespace other
 
 // transpose: input -> output; perm (0).
@@ -355,6 +383,24 @@ template <class L> void k_gather_backward(L &l, OpCall &op) {
               GatherBackwardBody<I>{g, grad.f32(),
                                     static_cast<const I *>(indices.data),
                                     out.f32()});
+  });
+}
+
+// scatter_extreme: data, indices, updates -> output; axis (0), largest (1).
+template <class L> void k_scatter_extreme(L &l, OpCall &op) {
+  using namespace other;
+  GatherLayout g = checkScatterExtreme(op);
+  const TensorRef &data = op[0], &indices = op[1], &updates = op[2],
+                  &out = op[3];
+  if (l.preparing())
+    return;
+  bool largest = op.getInt(1) != 0;
+  withIndexType(indices.type, [&](auto i) {
+    using I = decltype(i);
+    l.forEach(out.numel(),
+              ScatterExtremeBody<I>{g, data.f32(), updates.f32(),
+                                    static_cast<const I *>(indices.data),
+                                    out.f32(), largest});
   });
 }
 

@@ -3,7 +3,8 @@
 list(APPEND TIDALRT_EMU_SOURCES src/cuda/other/other_emu.cpp)
 list(APPEND TIDALRT_CUDA_KERNEL_SOURCES src/cuda/other/other.cu)
 list(APPEND TIDALRT_EMU_TEST_SOURCES
-  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_emu_other_test.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/cuda_emu_other_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/test/scatter_extreme_test.cpp)
 # No floating-point contraction beyond the explicit fmaf calls, as for the
 # CPU twins (src/cpu/other.cmake): the optimizer updates reproduce PyTorch's
 # operation order exactly, and every body rounds as the CPU's scalar code.

@@ -468,6 +468,25 @@ def Tidal_GatherOp : Tidal_InferOp<"gather", [Pure]> {
   let results = (outs Tidal_Tensor:$output);
 }
 
+def Tidal_ScatterExtremeOp : Tidal_InferOp<"scatter_extreme", [Pure]> {
+  let summary = "scatter by index keeping the largest or smallest value "
+                "(ONNX ScatterElements/ScatterND reduction max, min)";
+  let description = [{
+    `updates` has gather's output shape, `data[:axis] + indices +
+    data[axis+1:]`. The result is `data` with each position `k` along
+    `axis` replaced by the largest (`largest`; else the smallest) of its
+    value and the updates whose index is `k` (PyTorch's `scatter_reduce`
+    amax/amin with `include_self`); a NaN among them is the result.
+    Negative indices count from the end. The gradient goes to every
+    element equal to the result, shared evenly among them, as PyTorch's.
+  }];
+  let arguments = (ins Tidal_FloatTensor:$data, Tidal_IndexTensor:$indices,
+                       Tidal_FloatTensor:$updates, I64Attr:$axis,
+                       BoolAttr:$largest);
+  let results = (outs Tidal_FloatTensor:$output);
+  let hasVerifier = 1;
+}
+
 include "tidal/Dialect/Tidal/IR/TidalGradOps.td"
 include "tidal/Dialect/Tidal/IR/TidalActivationOps.td"
 include "tidal/Dialect/Tidal/IR/TidalLogicOps.td"
