@@ -8,12 +8,18 @@ writes them, so that models using them can be exported here as a PyTorch
 - torch.fft.fft2 of a real tensor and .real -> one DFT per transformed axis
   on the signal unsqueezed to [..., 1], the real part gathered from the
   last axis (the dynamo exporter's _fft_r2c and real);
+- Tensor.scatter_reduce (amax, amin, sum, prod) -> ONNX ScatterElements
+  with that reduction (max and min: opset 18, so written in the placeholder
+  domain below); include_self=False (PyTorch Geometric's max aggregation)
+  first scatters the reduction's identity (-inf for amax) to the indexed
+  positions, as the dynamo exporter's torchlib does;
 - torch.atan2 -> Atan of the quotient corrected by pi with Where, as
   PyTorch 2.x's symbolic_opset9 writes it;
 - F.fold (aten::col2im) -> ONNX Col2Im, as symbolic_opset18 writes it.
   torch 1.13 exports at most opset 17, where Col2Im is not defined: the
   symbolic writes it in a placeholder domain, and `finish(model)` moves it
-  to ONNX's and rewrites the model to opset 18 (tidal.opset_upgrade).
+  to ONNX's and rewrites the model to opset 18 (tidal.opset_upgrade; also
+  for ScatterElements max and min).
 
 `register()` adds them to torch.onnx's registry (once).
 """
@@ -26,7 +32,7 @@ _REGISTERED = False
 # inference skips unknown domains).
 PENDING = "tidal.pending"
 # The opset each pending op needs.
-_PENDING_OPSET = {"Col2Im": 18}
+_PENDING_OPSET = {"Col2Im": 18, "ScatterElements": 18}
 
 
 def _stft_symbolic(g, signal, n_fft, hop_length, win_length, window, normalized, onesided, return_complex):
@@ -96,17 +102,37 @@ def _atan2_symbolic(g, y, x):
     return g.op("Where", g.op("Less", x, zero), upper, atan)
 
 
+def _scatter_reduce_symbolic(g, self, dim, index, src, reduce, include_self):
+    """aten::scatter_reduce -> ScatterElements(reduction), include_self=False
+    as a scatter of the reduction's identity first."""
+    from torch.onnx import symbolic_helper as sh
+
+    dim = sh._get_const(dim, "i", "dim")
+    reduce = sh._get_const(reduce, "s", "reduce")
+    modes = {"amax": ("max", -math.inf), "amin": ("min", math.inf), "sum": ("add", 0.0), "prod": ("mul", 1.0)}
+    if reduce not in modes:
+        raise RuntimeError(f"scatter_reduce export: reduce '{reduce}' has no ONNX form")
+    mode, identity = modes[reduce]
+    if not sh._get_const(include_self, "b", "include_self"):
+        fill = g.op("Expand", g.op("Constant", value_t=torch.tensor(identity)), g.op("Shape", index))
+        self = g.op(f"{PENDING}::ScatterElements", self, index, fill, axis_i=dim)
+    return g.op(f"{PENDING}::ScatterElements", self, index, src, axis_i=dim, reduction_s=mode)
+
+
 def register():
     """Lets torch.onnx.export (torch 1.13) export torch.stft,
     torch.fft.fft2 of a real tensor, .real and torch.atan2 at opset 17, and
-    F.fold (a model to rewrite to opset 18)."""
+    F.fold and scatter_reduce from opset 13 (a model that finish() rewrites
+    to opset 18)."""
     global _REGISTERED
     if not _REGISTERED:
         torch.onnx.register_custom_op_symbolic("aten::stft", _stft_symbolic, 17)
         torch.onnx.register_custom_op_symbolic("aten::fft_fft2", _fft2_symbolic, 17)
         torch.onnx.register_custom_op_symbolic("aten::real", _real_symbolic, 17)
-        torch.onnx.register_custom_op_symbolic("aten::col2im", _col2im_symbolic, 17)
+        torch.onnx.register_custom_op_symbolic("aten::col2im", _col2im_symbolic, 13)
         torch.onnx.register_custom_op_symbolic("aten::atan2", _atan2_symbolic, 17)
+        # Placeholder-domain ops need no particular opset: from 13 on.
+        torch.onnx.register_custom_op_symbolic("aten::scatter_reduce", _scatter_reduce_symbolic, 13)
         _REGISTERED = True
 
 

@@ -23,7 +23,7 @@ from typing import Optional
 import onnx
 import torch
 
-from tidal import zoo
+from tidal import current_exporter, zoo
 
 DEFAULT_OPSET = 13
 # torch 1.13's exporter stops at opset 17.
@@ -106,10 +106,23 @@ def export_model(name: str, opset: int = DEFAULT_OPSET, batch: Optional[int] = N
         )
     proto = onnx.load_from_string(buf.getvalue())
     _restore_initial_state(proto, initial_state)
+    onnx.checker.check_model(proto)
+    # Ops torch 1.13 writes only through tidal.current_exporter's symbolics
+    # (F.fold, scatter_reduce amax) need opset 18: rewrite such a model.
+    proto = current_exporter.finish(proto)
     proto.producer_name = "tidal.export"
     proto.doc_string = f"tidal zoo model '{name}', opset {opset}, training mode"
-    onnx.checker.check_model(proto)
+    _check(proto)
     return proto
+
+
+def _check(proto: onnx.ModelProto) -> None:
+    """onnx.checker, where this onnx knows the model's opset (Debian's 1.12
+    stops at 17 and would check newer operator versions against older
+    schemas)."""
+    versions = [o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")]
+    if not versions or max(versions) <= onnx.defs.onnx_opset_version():
+        onnx.checker.check_model(proto)
 
 
 def _restore_initial_state(proto: onnx.ModelProto, state) -> None:
@@ -141,7 +154,7 @@ def export(name: str, path: str, opset: int = DEFAULT_OPSET, batch: Optional[int
         if os.path.isfile(cached):
             shutil.copyfile(cached, path)
             reloaded = onnx.load(path)
-            onnx.checker.check_model(reloaded)
+            _check(reloaded)
             return reloaded
     proto = export_model(name, opset=opset, batch=batch)
     onnx.save(proto, path)
@@ -151,7 +164,7 @@ def export(name: str, path: str, opset: int = DEFAULT_OPSET, batch: Optional[int
         shutil.copyfile(path, tmp)
         os.replace(tmp, cached)
     reloaded = onnx.load(path)
-    onnx.checker.check_model(reloaded)
+    _check(reloaded)
     return reloaded
 
 

@@ -4,12 +4,16 @@ A batch of small graphs is one big graph: node ids are offset by each
 graph's position in the batch, messages are gathered from the source nodes
 (index_select) and summed at the destination nodes with scatter_add_ over
 an index broadcast to the messages (torch_geometric.utils.scatter's sum),
-which PyTorch exports as ONNX Gather and ScatterElements(reduction "add").
+which PyTorch exports as ONNX Gather and ScatterElements(reduction "add");
+the max aggregation is scatter_reduce(amax, include_self=False) into
+zeros, ScatterElements(reduction "max") at opset 18, exported as the
+dynamo exporter writes it (tidal.current_exporter).
 Built through tidal.real_models, which seeds them.
 """
 import torch
 import torch.nn as nn
 
+from tidal import current_exporter
 from tidal.real_model_nets import CLASSES
 
 
@@ -19,18 +23,30 @@ def scatter_sum(src, index, nodes):
     return out.scatter_add_(0, index[:, None].expand_as(src), src)
 
 
-class SAGEConv(nn.Module):
-    """GraphSAGE's mean aggregator (Hamilton et al., 2017), PyG's SAGEConv:
-    lin_l(mean of the neighbours' features) + lin_r(own features)."""
+def scatter_max(src, index, nodes):
+    """The largest of the rows of src [E, F] per index [E]; 0 for a node no
+    row reaches (torch_geometric.utils.scatter's max)."""
+    out = torch.zeros(nodes, src.shape[1], dtype=src.dtype)
+    return out.scatter_reduce(0, index[:, None].expand_as(src), src, "amax", include_self=False)
 
-    def __init__(self, f_in, f_out):
+
+class SAGEConv(nn.Module):
+    """GraphSAGE (Hamilton et al., 2017), PyG's SAGEConv: lin_l(aggregate
+    of the neighbours' features) + lin_r(own features), the aggregate their
+    mean or their element-wise max."""
+
+    def __init__(self, f_in, f_out, aggr="mean"):
         super().__init__()
+        self.aggr = aggr
         self.lin_l = nn.Linear(f_in, f_out)
         self.lin_r = nn.Linear(f_in, f_out, bias=False)
 
     def forward(self, h, src, dst):
         n = h.shape[0]
-        summed = scatter_sum(h.index_select(0, src), dst, n)
+        messages = h.index_select(0, src)
+        if self.aggr == "max":
+            return self.lin_l(scatter_max(messages, dst, n)) + self.lin_r(h)
+        summed = scatter_sum(messages, dst, n)
         degree = scatter_sum(torch.ones(dst.shape[0], 1, dtype=h.dtype), dst, n).clamp(min=1)
         return self.lin_l(summed / degree) + self.lin_r(h)
 
@@ -49,16 +65,18 @@ class GINConv(nn.Module):
 
 
 class GraphClassifier(nn.Module):
-    """A SAGEConv (mean) and a GINConv (sum) layer with ReLU, a global mean
-    pool per graph, a linear classifier. forward(x [N, 12, 8] node
+    """A SAGEConv (mean), a GINConv (sum) and a SAGEConv (max) layer with
+    ReLU, a global mean pool per graph, a linear classifier. forward(x [N, 12, 8] node
     features, edges [N, 24, 2] (source, destination) node ids per graph)."""
 
     NODES, EDGES, FEATURES, HIDDEN = 12, 24, 8, 32
 
     def __init__(self):
         super().__init__()
+        current_exporter.register()
         self.sage = SAGEConv(self.FEATURES, self.HIDDEN)
         self.gin = GINConv(self.HIDDEN, self.HIDDEN)
+        self.sage_max = SAGEConv(self.HIDDEN, self.HIDDEN, aggr="max")
         self.out = nn.Linear(self.HIDDEN, CLASSES)
 
     def forward(self, x, edges):
@@ -68,4 +86,5 @@ class GraphClassifier(nn.Module):
         src, dst = ids[:, 0], ids[:, 1]
         h = torch.relu(self.sage(h, src, dst))
         h = torch.relu(self.gin(h, src, dst))
+        h = torch.relu(self.sage_max(h, src, dst))
         return self.out(h.reshape(b, self.NODES, self.HIDDEN).mean(1))

@@ -313,9 +313,9 @@ def _other_models() -> List[RealModel]:
         RealModel("graph_sage_gin", "graph", GraphClassifier,
                   (Input("x", (GraphClassifier.NODES, GraphClassifier.FEATURES)),
                    Input("edges", (GraphClassifier.EDGES, 2), torch.int64, GraphClassifier.NODES)),
-                  note="message passing over edge lists as PyTorch Geometric runs it: a GraphSAGE mean layer and a GIN"
-                       " sum layer (index_select + scatter_add_: Gather and ScatterElements add), 12-node graphs with"
-                       " 24 random edges, global mean pool"),
+                  note="message passing over edge lists as PyTorch Geometric runs it: GraphSAGE mean, GIN sum and"
+                       " GraphSAGE max layers (index_select, scatter_add_ and scatter_reduce amax: Gather,"
+                       " ScatterElements add and max, opset 18), 12-node graphs with 24 random edges, global mean pool"),
         RealModel("fnet", "transformer", FNet, (Input("input_ids", (FNet.SEQ,), torch.int64, FNet.VOCAB),),
                   min_opset=17,
                   note="FNet: Fourier mixing (torch.fft.fft2(x).real: DFT over hidden and sequence, opset 17) in place"
