@@ -63,6 +63,8 @@ LIT_INPUTS = {
     "einsum_nodes.py": ["ellipsis_one.onnx"],
     "spectral_nodes.py": ["dft_axis.onnx", "stft.onnx", "mel.onnx"],
     "col2im_nodes.py": ["fold_dilated.onnx"],
+    "deform_conv_nodes.py": ["dcn.onnx"],
+    "scatter_reduce_nodes.py": ["elements_max.onnx"],
 }
 # tidal's own test models (python/tools/gen_test_models.py): the error
 # cases, the training_info cases and the MLP with its loss.

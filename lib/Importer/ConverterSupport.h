@@ -246,6 +246,10 @@ void addNormalizationConverters(llvm::StringMap<Converter> &converters);
 /// Adds GridSample (as gathers) and AffineGrid (GridSampleConverter.cpp).
 void addGridSampleConverter(llvm::StringMap<Converter> &converters);
 
+/// Adds DeformConv as bilinear samples and a grouped matmul
+/// (DeformConvConverter.cpp).
+void addDeformConvConverter(llvm::StringMap<Converter> &converters);
+
 /// Adds RandomNormal[Like], RandomUniform[Like] and Bernoulli
 /// (RandomConverters.cpp).
 void addRandomConverters(llvm::StringMap<Converter> &converters);

@@ -572,6 +572,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addRearrangeConverters(map);
     addWindowConverters(map);
     addSpectralConverters(map);
+    addDeformConvConverter(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

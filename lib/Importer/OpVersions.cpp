@@ -86,6 +86,9 @@ const OpVersionInfo kOps[] = {
      "one matmul with a constant transform matrix (real or complex input, "
      "inverse, onesided); `dft_length` known at compile time; 20: `axis` "
      "input (known at compile time)"},
+    {"", "DeformConv", v(19, 22), v(19, 22), op,
+     "2-D: bilinear samples at the offset positions (GridSample's gathers) "
+     "times the mask, then a grouped matmul; any offset_group; 22: types"},
     {"", "DepthToSpace", v(1, 11, 13), v(13), op, "modes DCR and CRD"},
     {"", "Div", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
     {"", "Dropout", v(1, 6, 7, 10, 12, 13, 22), v(13, 22), op,

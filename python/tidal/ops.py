@@ -25,7 +25,7 @@ SUPPORTED_OPS = frozenset(
     DepthToSpace SpaceToDepth GlobalMaxPool Shrink ThresholdedRelu
     ReduceMax ReduceMin ReduceProd ReduceLogSum ReduceLogSumExp ArgMax ArgMin
     TopK OneHot GridSample AffineGrid LpNormalization MeanVarianceNormalization Hardmax
-    IsNaN IsInf LpPool GlobalLpPool LRN Mod DFT STFT Col2Im
+    IsNaN IsInf LpPool GlobalLpPool LRN Mod DFT STFT Col2Im DeformConv
     """.split()
 )
 
