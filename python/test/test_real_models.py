@@ -83,6 +83,7 @@ EXPECTED_TO_TRAIN = [
     "keyword_cnn",
     "fnet",
     "graph_sage_gin",
+    "dcn",
 ]
 
 # model -> "<first failing stage>: <substring of the reason>"

@@ -13,6 +13,9 @@ writes them, so that models using them can be exported here as a PyTorch
   domain below); include_self=False (PyTorch Geometric's max aggregation)
   first scatters the reduction's identity (-inf for amax) to the indexed
   positions, as the dynamo exporter's torchlib does;
+- torchvision.ops.deform_conv2d -> ONNX DeformConv (opset 19), as
+  torchvision's own symbolic (0.17 on) writes it, in the placeholder domain
+  from opset 13 (finish() rewrites the model to 19);
 - torch.atan2 -> Atan of the quotient corrected by pi with Where, as
   PyTorch 2.x's symbolic_opset9 writes it;
 - F.fold (aten::col2im) -> ONNX Col2Im, as symbolic_opset18 writes it.
@@ -32,7 +35,7 @@ _REGISTERED = False
 # inference skips unknown domains).
 PENDING = "tidal.pending"
 # The opset each pending op needs.
-_PENDING_OPSET = {"Col2Im": 18, "ScatterElements": 18}
+_PENDING_OPSET = {"Col2Im": 18, "ScatterElements": 18, "DeformConv": 19}
 
 
 def _stft_symbolic(g, signal, n_fft, hop_length, win_length, window, normalized, onesided, return_complex):
@@ -119,11 +122,28 @@ def _scatter_reduce_symbolic(g, self, dim, index, src, reduce, include_self):
     return g.op(f"{PENDING}::ScatterElements", self, index, src, axis_i=dim, reduction_s=mode)
 
 
+def _deform_conv2d_symbolic(g, x, weight, offset, mask, bias, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w,
+                            groups, offset_groups, use_mask):
+    """torchvision::deform_conv2d -> DeformConv (bias always given, the
+    mask when used)."""
+    from torch.onnx import symbolic_helper as sh
+
+    i = lambda v, what: sh._get_const(v, "i", what)  # noqa: E731
+    args = [x, weight, offset, bias]
+    if sh._get_const(use_mask, "b", "use_mask"):
+        args.append(mask)
+    return g.op(f"{PENDING}::DeformConv", *args,
+                dilations_i=[i(dil_h, "dilation"), i(dil_w, "dilation")], group_i=i(groups, "groups"),
+                offset_group_i=i(offset_groups, "offset_groups"),
+                pads_i=[i(pad_h, "padding"), i(pad_w, "padding")] * 2,
+                strides_i=[i(stride_h, "stride"), i(stride_w, "stride")])
+
+
 def register():
     """Lets torch.onnx.export (torch 1.13) export torch.stft,
     torch.fft.fft2 of a real tensor, .real and torch.atan2 at opset 17, and
-    F.fold and scatter_reduce from opset 13 (a model that finish() rewrites
-    to opset 18)."""
+    F.fold, scatter_reduce and torchvision's deform_conv2d from opset 13 (a
+    model that finish() rewrites to opset 18 or 19)."""
     global _REGISTERED
     if not _REGISTERED:
         torch.onnx.register_custom_op_symbolic("aten::stft", _stft_symbolic, 17)
@@ -133,6 +153,7 @@ def register():
         torch.onnx.register_custom_op_symbolic("aten::atan2", _atan2_symbolic, 17)
         # Placeholder-domain ops need no particular opset: from 13 on.
         torch.onnx.register_custom_op_symbolic("aten::scatter_reduce", _scatter_reduce_symbolic, 13)
+        torch.onnx.register_custom_op_symbolic("torchvision::deform_conv2d", _deform_conv2d_symbolic, 13)
         _REGISTERED = True
 
 

@@ -1,11 +1,13 @@
 """The hand-written image networks of the real-model suite
-(tidal.real_models): a small U-Net, a convolutional VAE and a spatial
-transformer. Built through tidal.real_models, which seeds them.
+(tidal.real_models): a small U-Net, a convolutional VAE, a spatial
+transformer and a deformable CNN. Built through tidal.real_models, which
+seeds them.
 """
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from tidal import current_exporter
 from tidal.real_model_nets import CLASSES
 
 
@@ -110,3 +112,36 @@ class STN(nn.Module):
         theta = self.loc(x).view(-1, 2, 3)
         grid = (self.base @ theta.transpose(1, 2)).view(-1, self.SIZE, self.SIZE, 2)
         return self.cls(F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False))
+
+
+class DeformableCNN(nn.Module):
+    """A CNN with a modulated deformable convolution (DCNv2, Zhu et al.,
+    2019) as torchvision.ops.DeformConv2d is used: a 3x3 conv predicts
+    each tap's (dy, dx) offset and a sigmoid mask from the features, and
+    torchvision.ops.deform_conv2d samples there (DeformConv, opset 19,
+    exported as torchvision writes it: tidal.current_exporter).
+    forward(x [N, 3, 16, 16])."""
+
+    def __init__(self):
+        super().__init__()
+        # Registers torch.ops.torchvision here, not while forward is traced
+        # (the import's own checks call ops the tracer would record).
+        import torchvision  # noqa: F401
+
+        current_exporter.register()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.offset = nn.Conv2d(8, 27, 3, padding=1)  # 18 offsets + 9 mask logits
+        nn.init.normal_(self.offset.weight, std=0.05)
+        self.weight = nn.Parameter(torch.randn(16, 8, 3, 3) * 0.1)
+        self.bias = nn.Parameter(torch.zeros(16))
+        self.head = nn.Sequential(nn.BatchNorm2d(16), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                                  nn.Linear(16, CLASSES))
+
+    def forward(self, x):
+        h = self.stem(x)
+        o = self.offset(h)
+        offset, mask = o[:, :18], torch.sigmoid(o[:, 18:])
+        # torchvision.ops.deform_conv2d's own op: its Python wrapper first
+        # calls torchvision::_cuda_version, which the tracer cannot export.
+        h = torch.ops.torchvision.deform_conv2d(h, self.weight, offset, mask, self.bias, 1, 1, 1, 1, 1, 1, 1, 1, True)
+        return self.head(h)

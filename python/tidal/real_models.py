@@ -43,7 +43,7 @@ from tidal import export as zoo_export
 from tidal import zoo
 from tidal.spectral_nets import FNet, KeywordCNN
 from tidal.graph_nets import GraphClassifier
-from tidal.image_nets import STN, UNet, VAE
+from tidal.image_nets import STN, DeformableCNN, UNet, VAE
 from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, GPTPadded,
                                    Llama, MoE, Seq2SeqClassifier)
 from tidal.recommender_nets import DLRM, DLRMBags
@@ -68,7 +68,7 @@ class Input:
 @dataclass(frozen=True)
 class RealModel:
     name: str
-    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn", "recommender", "audio", "graph"
+    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn", "recommender", "audio", "graph", "dcn"
     build: Callable[[], nn.Module]  # the small version
     inputs: Tuple[Input, ...]
     loss: str = "cross-entropy"  # | "mse" | "output"
@@ -291,6 +291,9 @@ def _other_models() -> List[RealModel]:
         RealModel("stn", "stn", STN, _image(32), min_opset=16,
                   note="spatial transformer: localisation CNN -> affine theta -> grid (written out) ->"
                        " F.grid_sample (GridSample, opset 16) -> CNN classifier"),
+        RealModel("dcn", "dcn", DeformableCNN, _image(16),
+                  note="a modulated deformable convolution (DCNv2, torchvision.ops.deform_conv2d: DeformConv,"
+                       " opset 19) whose offsets and mask a 3x3 conv predicts, 3 -> 8 -> 16 channels on 16x16"),
         RealModel("vae", "vae", VAE, _image(32), loss="output", outputs=("loss",),
                   note="conv VAE 3x32x32 -> 16-d latent -> ConvTranspose2d, torch.randn_like reparameterisation"
                        " (RandomNormalLike; references draw tidal's noise), MSE + 0.01 KL inside"),
