@@ -1,8 +1,10 @@
 //===- GridSampleConverter.cpp - ONNX GridSample and AffineGrid -----------===//
 //
 // GridSample (opsets 16 and 20; F.grid_sample: spatial transformers,
-// optical flow, deformable attention) on a 4-D input X [N, C, H, W] and a
-// grid [N, Ho, Wo, 2] of (x, y) in [-1, 1]:
+// optical flow, deformable attention, volumetric registration) on a 4-D
+// input X [N, C, H, W] and a grid [N, Ho, Wo, 2] of (x, y) in [-1, 1] (at
+// opset 20 also a 5-D X [N, C, D, H, W] and a grid [N, Do, Ho, Wo, 3] of
+// (x, y, z): trilinear, eight corners):
 //   ix = unnormalize(x) (align_corners: (x + 1) (W - 1) / 2, else
 //        ((x + 1) W - 1) / 2), iy likewise;
 //   padding border: ix, iy clipped to the image; reflection: reflected
@@ -14,7 +16,7 @@
 //        (half to even, as PyTorch's nearbyint).
 // No new op: the gradient is gather's scatter-add for X and flows to the
 // grid through the weights (floor and round pass none), as PyTorch's
-// grid_sampler_2d_backward computes it. Not supported: bicubic, 5-D.
+// grid_sampler_2d_backward computes it. Not supported: bicubic.
 // AffineGrid (opset 20) is a constant grid of coordinates times theta^T.
 //
 //===----------------------------------------------------------------------===//
@@ -33,23 +35,32 @@ LogicalResult convertGridSample(Node &node) {
   if (failed(xIn) || failed(gridIn))
     return failure();
   RankedTensorType xt = node.type(0), gt = node.type(1);
-  if (!xt || xt.getRank() != 4 || !xt.hasStaticShape())
-    return node.fail("X must be a 4-D tensor of static shape [N, C, H, W] "
-                     "(tidal samples 2-D grids), got " +
+  if (!xt || (xt.getRank() != 4 && xt.getRank() != 5) || !xt.hasStaticShape())
+    return node.fail("X must be a 4-D [N, C, H, W] or 5-D [N, C, D, H, W] "
+                     "tensor of static shape, got " +
                      (xt ? typeToString(xt) : std::string("?")));
+  const bool volume = xt.getRank() == 5;
+  if (volume && node.g.opset < 20)
+    return node.fail("a 5-D X needs GridSample-20 (the model's opset is " +
+                     llvm::Twine(node.g.opset) + ")");
   auto ft = dyn_cast<FloatType>(xt.getElementType());
   if (!ft || (!ft.isF32() && !ft.isF64()))
     return node.fail("X must be float32 or float64, got " + typeToString(xt));
+  const int64_t k = volume ? 3 : 2; // spatial dims
   s.ft = ft;
-  s.batch = xt.getDimSize(0), s.c = xt.getDimSize(1), s.h = xt.getDimSize(2),
-  s.w = xt.getDimSize(3);
-  if (!gt || gt.getRank() != 4 || !gt.hasStaticShape() ||
-      gt.getDimSize(0) != s.batch || gt.getDimSize(3) != 2 ||
+  s.batch = xt.getDimSize(0), s.c = xt.getDimSize(1);
+  s.d = volume ? xt.getDimSize(2) : 1;
+  s.h = xt.getDimSize(k), s.w = xt.getDimSize(k + 1);
+  if (!gt || gt.getRank() != xt.getRank() || !gt.hasStaticShape() ||
+      gt.getDimSize(0) != s.batch || gt.getDimSize(k + 1) != k ||
       gt.getElementType() != ft)
     return node.fail("grid must be [" + llvm::Twine(s.batch) +
-                     ", Ho, Wo, 2] of X's element type, got " +
+                     (volume ? ", Do, Ho, Wo, 3]" : ", Ho, Wo, 2]") +
+                     " of X's element type, got " +
                      (gt ? typeToString(gt) : std::string("?")));
-  s.ho = gt.getDimSize(1), s.wo = gt.getDimSize(2);
+  // A volume's output depth folds into the rows of the output grid.
+  s.ho = volume ? gt.getDimSize(1) * gt.getDimSize(2) : gt.getDimSize(1);
+  s.wo = gt.getDimSize(k);
   std::string mode = node.s("mode", "bilinear");
   if (mode == "linear")
     mode = "bilinear";
@@ -62,14 +73,20 @@ LogicalResult convertGridSample(Node &node) {
   s.alignCorners = node.i("align_corners", 0) != 0;
   s.zeros = padding == "zeros";
 
-  // X as a table of [N H W, C] rows; row n H W + y W + x.
-  s.table = s.reshape(s.op(TransposeOp::getOperationName(), {*xIn},
-                           {node.arr("perm", {0, 2, 3, 1})}),
-                      {s.batch * s.h * s.w, s.c});
+  // X as a table of [N (D) H W, C] rows; row ((n D + z) H + y) W + x.
+  llvm::SmallVector<int64_t> toRows =
+      volume ? llvm::SmallVector<int64_t>{0, 2, 3, 4, 1}
+             : llvm::SmallVector<int64_t>{0, 2, 3, 1};
+  s.table = s.reshape(
+      s.op(TransposeOp::getOperationName(), {*xIn}, {node.arr("perm", toRows)}),
+      {s.batch * s.d * s.h * s.w, s.c});
   s.setBase();
-  auto component = [&](int64_t k) {
-    llvm::SmallVector<int64_t> starts{0, 0, 0, k},
-        ends{s.batch, s.ho, s.wo, k + 1}, steps{1, 1, 1, 1};
+  llvm::SmallVector<int64_t> gridShape(gt.getShape());
+  auto component = [&](int64_t axis) {
+    llvm::SmallVector<int64_t> starts(gridShape.size(), 0), ends(gridShape),
+        steps(gridShape.size(), 1);
+    starts.back() = axis;
+    ends.back() = axis + 1;
     return s.reshape(s.op(SliceOp::getOperationName(), {*gridIn},
                           {node.arr("starts", starts), node.arr("ends", ends),
                            node.arr("steps", steps)}),
@@ -78,17 +95,25 @@ LogicalResult convertGridSample(Node &node) {
   bool border = padding == "border", reflection = padding == "reflection";
   Value ix = s.coordinate(component(0), s.w, border, reflection);
   Value iy = s.coordinate(component(1), s.h, border, reflection);
+  Value iz =
+      volume ? s.coordinate(component(2), s.d, border, reflection) : Value();
 
   Value out;
   if (mode == "nearest") {
-    out = s.corner(s.unary(RoundOp::getOperationName(), ix),
-                   s.unary(RoundOp::getOperationName(), iy), Value());
+    auto round = [&](Value v) {
+      return v ? s.unary(RoundOp::getOperationName(), v) : Value();
+    };
+    out = s.corner(round(ix), round(iy), Value(), round(iz));
   } else {
-    out = s.bilinear(ix, iy);
+    out = s.bilinear(ix, iy, iz);
   }
-  Value y = s.op(TransposeOp::getOperationName(),
-                 {s.reshape(out, {s.batch, s.ho, s.wo, s.c})},
-                 {node.arr("perm", {0, 3, 1, 2})});
+  llvm::SmallVector<int64_t> outShape(gridShape.begin(), gridShape.end() - 1);
+  outShape.push_back(s.c);
+  llvm::SmallVector<int64_t> toChannels =
+      volume ? llvm::SmallVector<int64_t>{0, 4, 1, 2, 3}
+             : llvm::SmallVector<int64_t>{0, 3, 1, 2};
+  Value y = s.op(TransposeOp::getOperationName(), {s.reshape(out, outShape)},
+                 {node.arr("perm", toChannels)});
   return s.bind(y);
 }
 

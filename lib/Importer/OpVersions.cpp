@@ -121,7 +121,7 @@ const OpVersionInfo kOps[] = {
      "18: scale and bias per group; 21: per channel"},
     {"", "GridSample", v(16, 20, 22), v(16, 20, 22), op,
      "4-D; bilinear (20: linear) and nearest, padding zeros, border, "
-     "reflection; bicubic is rejected; 22: types"},
+     "reflection; 20: also 5-D (trilinear); bicubic is rejected; 22: types"},
     {"", "HammingWindow", v(17), v(17), folded,
      "`size` known at compile time: a constant"},
     {"", "HannWindow", v(17), v(17), folded,

@@ -26,6 +26,7 @@ def main(out):
     save(f"{out}/linear20.onnx", opset=20, mode="linear", padding_mode="reflection")
     save(f"{out}/bicubic.onnx", mode="bicubic")
     save(f"{out}/volumetric.onnx", opset=20, x_shape=("N", 3, 4, 5, 6), grid_shape=("N", 2, 3, 4, 3))
+    save(f"{out}/volumetric16.onnx", opset=16, x_shape=("N", 3, 4, 5, 6), grid_shape=("N", 2, 3, 4, 3))
     main_affine(out)
 
 
