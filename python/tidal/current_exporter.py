@@ -16,6 +16,9 @@ writes them, so that models using them can be exported here as a PyTorch
 - torchvision.ops.deform_conv2d -> ONNX DeformConv (opset 19), as
   torchvision's own symbolic (0.17 on) writes it, in the placeholder domain
   from opset 13 (finish() rewrites the model to 19);
+- F.grid_sample on a volume (5-D; VoxelMorph-style registration) -> ONNX
+  GridSample-20 in the placeholder domain (torch 1.13 refuses 5-D); a 4-D
+  one as torch 1.13 writes it;
 - torch.atan2 -> Atan of the quotient corrected by pi with Where, as
   PyTorch 2.x's symbolic_opset9 writes it;
 - F.fold (aten::col2im) -> ONNX Col2Im, as symbolic_opset18 writes it.
@@ -35,7 +38,7 @@ _REGISTERED = False
 # inference skips unknown domains).
 PENDING = "tidal.pending"
 # The opset each pending op needs.
-_PENDING_OPSET = {"Col2Im": 18, "ScatterElements": 18, "DeformConv": 19}
+_PENDING_OPSET = {"Col2Im": 18, "ScatterElements": 18, "DeformConv": 19, "GridSample": 20}
 
 
 def _stft_symbolic(g, signal, n_fft, hop_length, win_length, window, normalized, onesided, return_complex):
@@ -139,11 +142,28 @@ def _deform_conv2d_symbolic(g, x, weight, offset, mask, bias, stride_h, stride_w
                 strides_i=[i(stride_h, "stride"), i(stride_w, "stride")])
 
 
+def _grid_sampler_symbolic(g, x, grid, mode, padding, align_corners):
+    """aten::grid_sampler: GridSample-16 for an image at opset 16 or later
+    (torch's own form), GridSample-20 (pending) otherwise and for volumes."""
+    from torch.onnx import symbolic_helper as sh
+
+    mode = sh._get_const(mode, "i", "interpolation_mode")
+    padding = sh._get_const(padding, "i", "padding_mode")
+    align = int(sh._get_const(align_corners, "b", "align_corners"))
+    pad_name = ("zeros", "border", "reflection")[padding]
+    if sh._get_tensor_rank(x) == 4 and g.opset >= 16:
+        return g.op("GridSample", x, grid, align_corners_i=align,
+                    mode_s=("bilinear", "nearest", "bicubic")[mode], padding_mode_s=pad_name)
+    return g.op(f"{PENDING}::GridSample", x, grid, align_corners_i=align,
+                mode_s=("linear", "nearest", "cubic")[mode], padding_mode_s=pad_name)
+
+
 def register():
     """Lets torch.onnx.export (torch 1.13) export torch.stft,
     torch.fft.fft2 of a real tensor, .real and torch.atan2 at opset 17, and
-    F.fold, scatter_reduce and torchvision's deform_conv2d from opset 13 (a
-    model that finish() rewrites to opset 18 or 19)."""
+    F.fold, scatter_reduce, torchvision's deform_conv2d and a volume's
+    grid_sample from opset 13 (a model that finish() rewrites to opset 18,
+    19 or 20)."""
     global _REGISTERED
     if not _REGISTERED:
         torch.onnx.register_custom_op_symbolic("aten::stft", _stft_symbolic, 17)
@@ -154,6 +174,7 @@ def register():
         # Placeholder-domain ops need no particular opset: from 13 on.
         torch.onnx.register_custom_op_symbolic("aten::scatter_reduce", _scatter_reduce_symbolic, 13)
         torch.onnx.register_custom_op_symbolic("torchvision::deform_conv2d", _deform_conv2d_symbolic, 13)
+        torch.onnx.register_custom_op_symbolic("aten::grid_sampler", _grid_sampler_symbolic, 13)
         _REGISTERED = True
 
 

@@ -42,6 +42,7 @@ import torch.nn as nn
 from tidal import export as zoo_export
 from tidal import zoo
 from tidal.spectral_nets import FNet, KeywordCNN
+from tidal.volume_nets import UNet3D, VoxelMorph
 from tidal.graph_nets import GraphClassifier
 from tidal.image_nets import STN, DeformableCNN, UNet, VAE
 from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, GPTPadded,
@@ -68,7 +69,7 @@ class Input:
 @dataclass(frozen=True)
 class RealModel:
     name: str
-    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn", "recommender", "audio", "graph", "dcn"
+    family: str  # "torchvision", "transformer", "rnn", "unet", "vae", "stn", "recommender", "audio", "graph", "dcn", "volume"
     build: Callable[[], nn.Module]  # the small version
     inputs: Tuple[Input, ...]
     loss: str = "cross-entropy"  # | "mse" | "output"
@@ -294,6 +295,14 @@ def _other_models() -> List[RealModel]:
         RealModel("dcn", "dcn", DeformableCNN, _image(16),
                   note="a modulated deformable convolution (DCNv2, torchvision.ops.deform_conv2d: DeformConv,"
                        " opset 19) whose offsets and mask a 3x3 conv predicts, 3 -> 8 -> 16 channels on 16x16"),
+        RealModel("unet3d", "volume", UNet3D, (Input("input", (1, 16, 16, 16)),), loss="mse",
+                  note="3-D U-Net on 16^3 volumes: 4-8-16 channels, Conv3d/BatchNorm3d, max_pool3d, ConvTranspose3d,"
+                       " trilinear upsampling, skip concatenation, MSE"),
+        RealModel("voxelmorph", "volume", VoxelMorph,
+                  (Input("moving", (1, 16, 16, 16)), Input("fixed", (1, 16, 16, 16))),
+                  loss="output", outputs=("loss",),
+                  note="VoxelMorph: a 3-D U-Net's displacement field warps the moving volume by F.grid_sample on"
+                       " 5-D tensors (GridSample-20, trilinear, border); MSE to the fixed one + flow smoothness inside"),
         RealModel("vae", "vae", VAE, _image(32), loss="output", outputs=("loss",),
                   note="conv VAE 3x32x32 -> 16-d latent -> ConvTranspose2d, torch.randn_like reparameterisation"
                        " (RandomNormalLike; references draw tidal's noise), MSE + 0.01 KL inside"),
