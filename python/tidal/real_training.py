@@ -69,8 +69,13 @@ def _float_state(model: torch.nn.Module) -> Dict[str, torch.Tensor]:
 def onnx_name_map(name: str, proto: onnx.ModelProto, size: str = "small") -> Dict[str, str]:
     """{PyTorch float state name: ONNX initializer name}, as
     tidal.training.onnx_name_map: by name, else by a unique equal value (a
-    tied weight, such as GPT's lm_head.weight, maps to the one initializer)."""
-    state = {k: v.detach().numpy() for k, v in _float_state(real_models.build(name, size)).items()}
+    tied weight, such as GPT's lm_head.weight, maps to the one initializer).
+    A buffer no initializer holds (the exporter made it a constant of the
+    graph, as Hugging Face's rotary inv_freq) is left out: nothing trains
+    it."""
+    model = real_models.build(name, size)
+    params = {k for k, _ in model.named_parameters()}
+    state = {k: v.detach().numpy() for k, v in _float_state(model).items()}
     inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
     mapping = {}
     for key, value in state.items():
@@ -78,6 +83,8 @@ def onnx_name_map(name: str, proto: onnx.ModelProto, size: str = "small") -> Dic
             mapping[key] = key
             continue
         same = [n for n, v in inits.items() if v.shape == value.shape and np.array_equal(v, value)]
+        if not same and key not in params and not key.endswith(("running_mean", "running_var")):
+            continue
         if len(same) != 1:
             raise ValueError(f"PyTorch tensor {key} matches {len(same)} ONNX initializers")
         mapping[key] = same[0]
@@ -156,7 +163,7 @@ def reference(name: str, c: training.Case, name_map: Dict[str, str], dtype=torch
         opt.step()
         losses.append(float(loss))
     state = _float_state(model)
-    weights = {name_map[k]: v.detach().contiguous().numpy().copy() for k, v in state.items()}
+    weights = {name_map[k]: v.detach().contiguous().numpy().copy() for k, v in state.items() if k in name_map}
     for k, p in model.named_parameters():
         for slot, value in opt.state.get(p, {}).items():
             if slot == "step":
