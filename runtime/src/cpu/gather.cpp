@@ -103,9 +103,12 @@ tidalrt_status_t gather(OpCall &op) {
   return ok();
 }
 
-template <typename I>
-void gatherBackwardT(const GatherLayout &l, const float *grad, const I *idx,
-                     float *out) {
+// Scatters src (gathered shape) into out (data shape) in index order:
+// combine(dst, src, w) merges a run of w columns. Each work item owns a
+// block of 64 output columns, so no two touch one element.
+template <typename I, typename Combine>
+void scatterColumns(const GatherLayout &l, const float *src, const I *idx,
+                    float *out, Combine combine) {
   constexpr int64_t kCols = 64;
   int64_t blocks = (l.inner + kCols - 1) / kCols;
   int64_t items = l.outer * blocks;
@@ -118,12 +121,20 @@ void gatherBackwardT(const GatherLayout &l, const float *grad, const I *idx,
       int64_t k = (int64_t)idx[j];
       if (k < 0)
         k += l.dim;
-      float *dst = out + (o * l.dim + k) * l.inner + c0;
-      const float *src = grad + (o * l.n + j) * l.inner + c0;
-      for (int64_t i = 0; i < w; ++i)
-        dst[i] += src[i];
+      combine(out + (o * l.dim + k) * l.inner + c0,
+              src + (o * l.n + j) * l.inner + c0, w);
     }
   }
+}
+
+template <typename I>
+void gatherBackwardT(const GatherLayout &l, const float *grad, const I *idx,
+                     float *out) {
+  scatterColumns(l, grad, idx, out,
+                 [](float *dst, const float *src, int64_t w) {
+                   for (int64_t i = 0; i < w; ++i)
+                     dst[i] += src[i];
+                 });
 }
 
 tidalrt_status_t gatherBackward(OpCall &op) {
@@ -148,26 +159,13 @@ tidalrt_status_t gatherBackward(OpCall &op) {
 template <typename I>
 void scatterExtremeT(const GatherLayout &l, const float *upd, const I *idx,
                      float *out, bool largest) {
-  constexpr int64_t kCols = 64;
-  int64_t blocks = (l.inner + kCols - 1) / kCols;
-  int64_t items = l.outer * blocks;
-  bool parallel = l.outer * l.n * l.inner >= parallelGrain();
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t item = 0; item < items; ++item) {
-    int64_t o = item / blocks, c0 = (item % blocks) * kCols;
-    int64_t w = std::min(kCols, l.inner - c0);
-    for (int64_t j = 0; j < l.n; ++j) {
-      int64_t k = (int64_t)idx[j];
-      if (k < 0)
-        k += l.dim;
-      float *dst = out + (o * l.dim + k) * l.inner + c0;
-      const float *src = upd + (o * l.n + j) * l.inner + c0;
-      // A NaN wins and stays (every comparison with it is false).
-      for (int64_t i = 0; i < w; ++i)
-        if (src[i] != src[i] || (largest ? src[i] > dst[i] : src[i] < dst[i]))
-          dst[i] = src[i];
-    }
-  }
+  // A NaN wins and stays (every comparison with it is false).
+  scatterColumns(
+      l, upd, idx, out, [largest](float *dst, const float *src, int64_t w) {
+        for (int64_t i = 0; i < w; ++i)
+          if (src[i] != src[i] || (largest ? src[i] > dst[i] : src[i] < dst[i]))
+            dst[i] = src[i];
+      });
 }
 
 tidalrt_status_t scatterExtreme(OpCall &op) {
