@@ -77,9 +77,44 @@ ModelImporter::sequenceInput(const onnx::NodeProto &node, int input,
   return it->second;
 }
 
+/// The slice [start, end) of constant `c` along `axis` (that axis dropped
+/// with `squeeze`), as a constant.
+static DenseElementsAttr sliceConstant(DenseElementsAttr c, int64_t axis,
+                                       int64_t start, int64_t end,
+                                       bool squeeze) {
+  auto type = cast<RankedTensorType>(c.getType());
+  llvm::ArrayRef<int64_t> shape = type.getShape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+    inner *= shape[d];
+  llvm::SmallVector<int64_t> outShape(shape);
+  outShape[axis] = end - start;
+  if (squeeze)
+    outShape.erase(outShape.begin() + axis);
+  auto outType = RankedTensorType::get(outShape, type.getElementType());
+  auto pick = [&](auto values) {
+    using V = typename decltype(values)::value_type;
+    llvm::SmallVector<V> out;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k = start; k < end; ++k)
+        for (int64_t i = 0; i < inner; ++i)
+          out.push_back(values[(o * shape[axis] + k) * inner + i]);
+    return makeConstant(outType, out);
+  };
+  return isa<FloatType>(type.getElementType()) ? pick(floatValues(c))
+                                               : pick(intValues(c));
+}
+
 FailureOr<Bound> ModelImporter::sliceAlong(const Bound &b, int64_t axis,
                                            int64_t start, int64_t end,
                                            bool squeeze, std::string &why) {
+  // A constant's slices stay constants: an element of a sequence split from
+  // a constant (torch 1.13's repeat_interleave loops over the repeats) can
+  // then be a shape.
+  if (b.constant)
+    return Bound{sliceConstant(b.constant, axis, start, end, squeeze), {}, {}};
   FailureOr<Value> v = valueOf(b, why);
   if (failed(v))
     return failure();

@@ -170,7 +170,10 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
   if (in.empty() || !in[0])
     return false;
   // Only shape-like float math is folded: leave float compute on real data
-  // (e.g. a Constant weight times a Constant) to the graph.
+  // (e.g. a Constant weight times a Constant) to the graph. A float Range
+  // of known bounds (XLNet's relative positions, torch.arange(float)) is a
+  // constant, and so is arithmetic on such positions (Funnel's pooled
+  // positions); the inputs stay below kMaxFoldElements.
   bool allInt = llvm::all_of(in, [](DenseElementsAttr a) {
     return !a || !isa<FloatType>(a.getElementType());
   });
@@ -178,7 +181,8 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
       op != "Squeeze" && op != "Reshape" && op != "Concat" && op != "Gather" &&
       op != "Slice" && op != "Sqrt" && op != "Div" && op != "Mul" &&
       op != "ScatterND" && op != "Mod" && op != "Abs" && op != "Relu" &&
-      op != "Ceil" && op != "Floor")
+      op != "Ceil" && op != "Floor" && op != "Range" && op != "Neg" &&
+      op != "Add" && op != "Sub")
     return false;
 
   FoldCall c{ctx, node, in, results, error, Vals(in[0])};

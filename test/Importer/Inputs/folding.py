@@ -155,6 +155,21 @@ def main(out):
     ]
     save(os.path.join(out, "shape_scans.onnx"), nodes, [x3], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
 
+    # Float positions from a shape, as XLNet and Funnel compute them:
+    # Range(float(T), float(-T), -1.0) for T = 3, then (p - 1) + 0.5 per
+    # position: [2.5, 1.5, 0.5, -0.5, -1.5, -2.5], a constant scaling x.
+    nodes = [
+        node("Shape", ["x"], ["shape"]), const("one_idx", 1), node("Gather", ["shape", "one_idx"], ["t"], axis=0),
+        const("two_i", 2), node("Div", ["t", "two_i"], ["half"]),
+        node("Neg", ["half"], ["neg_half"]),
+        node("Cast", ["half"], ["start"], to=TensorProto.FLOAT), node("Cast", ["neg_half"], ["limit"], to=TensorProto.FLOAT),
+        const("step", -1.0, np.float32), node("Range", ["start", "limit", "step"], ["pos"]),
+        const("f1", 1.0, np.float32), const("fhalf", 0.5, np.float32),
+        node("Sub", ["pos", "f1"], ["pm1"]), node("Add", ["pm1", "fhalf"], ["shifted"]),
+        node("Mul", ["x", "shifted"], ["y"]),
+    ]
+    save(os.path.join(out, "float_positions.onnx"), nodes, [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+
 
 if __name__ == "__main__":
     main(sys.argv[1])

@@ -92,6 +92,16 @@ def main(out):
     unbind_loop(p("unbind_loop.onnx"))
     list_ops(p("list_ops.onnx"))
     sequence_map(p("sequence_map.onnx"))
+    # A constant split to a sequence: its elements stay constants, so one
+    # can be a shape (torch 1.13's repeat_interleave loops over its split
+    # repeats): x [N, 4, 3] reshaped to [N, 3, 4] by element 1 of
+    # [[0, 4, 3], [0, 3, 4]].
+    nodes = [helper.make_node("Constant", [], ["shapes"], value=helper.make_tensor(
+                 "shapes", I64, [2, 3], [0, 4, 3, 0, 3, 4])),
+             helper.make_node("SplitToSequence", ["shapes"], ["s"], axis=0, keepdims=0), const("one", 1),
+             helper.make_node("SequenceAt", ["s", "one"], ["shape"]),
+             helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    save(p("constant_sequence.onnx"), nodes, [vi("y", F, None)])
     # Rejected: a position from data, a sequence as graph output, a position
     # past the end, a sequence where a tensor is expected, keepdims 0 with
     # pieces of 2.
