@@ -108,6 +108,77 @@ def cases(tf):
             vocab_size=97, pad_token_id=96, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
             decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
             dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)), seq2seq, "logits"),
+        "gpt_neo": (lambda: tf.GPTNeoForCausalLM(tf.GPTNeoConfig(
+            vocab_size=97, pad_token_id=96, hidden_size=32, num_layers=2, num_heads=4, attention_types=[[["global", "local"], 1]],
+            window_size=4, max_position_embeddings=64, embed_dropout=0.0, attention_dropout=0.0, resid_dropout=0.0)),
+            text, "logits"),
+        "gptj": (lambda: tf.GPTJForCausalLM(tf.GPTJConfig(
+            vocab_size=97, pad_token_id=96, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=64,
+            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)), text, "logits"),
+        "codegen": (lambda: tf.CodeGenForCausalLM(tf.CodeGenConfig(
+            vocab_size=97, pad_token_id=96, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=64,
+            n_ctx=64, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)), text, "logits"),
+        "xglm": (lambda: tf.XGLMForCausalLM(tf.XGLMConfig(
+            vocab_size=97, pad_token_id=96, d_model=32, num_layers=2, attention_heads=4, ffn_dim=64,
+            max_position_embeddings=128, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)), text,
+            "logits"),
+        "mpnet": (lambda: tf.MPNetForSequenceClassification(tf.MPNetConfig(
+            **{**enc, "max_position_embeddings": 128})), text, "logits"),
+        "funnel": (lambda: tf.FunnelForSequenceClassification(tf.FunnelConfig(
+            vocab_size=96, block_sizes=[1, 1], d_model=32, n_head=4, d_head=8, d_inner=64,
+            hidden_dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)), text, "logits"),
+        "mobilebert": (lambda: tf.MobileBertForSequenceClassification(tf.MobileBertConfig(
+            vocab_size=97, pad_token_id=96, hidden_size=32, embedding_size=16, num_hidden_layers=2,
+            num_attention_heads=4, intermediate_size=32, intra_bottleneck_size=16, true_hidden_size=16,
+            num_feedforward_networks=2, max_position_embeddings=64, **SMALL)), text, "logits"),
+        "convbert": (lambda: tf.ConvBertForSequenceClassification(tf.ConvBertConfig(
+            embedding_size=16, **enc)), text, "logits"),
+        "squeezebert": (lambda: tf.SqueezeBertForSequenceClassification(tf.SqueezeBertConfig(
+            vocab_size=97, pad_token_id=96, hidden_size=32, embedding_size=32, num_hidden_layers=2,
+            num_attention_heads=4, intermediate_size=64, max_position_embeddings=64, **SMALL)), text, "logits"),
+        "longformer": (lambda: tf.LongformerForSequenceClassification(tf.LongformerConfig(
+            attention_window=4, **{**enc, "max_position_embeddings": 128})), text, "logits"),
+        "xlnet": (lambda: tf.XLNetForSequenceClassification(tf.XLNetConfig(
+            vocab_size=97, pad_token_id=96, d_model=32, n_layer=2, n_head=4, d_inner=64, dropout=0.0,
+            summary_last_dropout=0.0)), text,
+            "logits"),
+        "pegasus": (lambda: tf.PegasusForConditionalGeneration(tf.PegasusConfig(
+            vocab_size=97, pad_token_id=96, d_model=32, encoder_layers=2, decoder_layers=2,
+            encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
+            max_position_embeddings=64, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+            decoder_start_token_id=96)), seq2seq, "logits"),
+        "marian": (lambda: tf.MarianMTModel(tf.MarianConfig(
+            vocab_size=97, pad_token_id=96, d_model=32, encoder_layers=2, decoder_layers=2,
+            encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
+            max_position_embeddings=64, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+            decoder_start_token_id=96)), seq2seq, "logits"),
+        "deit": (lambda: tf.DeiTForImageClassification(tf.DeiTConfig(
+            image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=64, **SMALL)), image(32), "logits"),
+        "beit": (lambda: tf.BeitForImageClassification(tf.BeitConfig(
+            image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=64, use_relative_position_bias=True, drop_path_rate=0.0, **SMALL)), image(32),
+            "logits"),
+        "poolformer": (lambda: tf.PoolFormerForImageClassification(tf.PoolFormerConfig(
+            hidden_sizes=[16, 32], depths=[1, 1], num_encoder_blocks=2, patch_sizes=[7, 3], strides=[4, 2],
+            padding=[2, 1], drop_path_rate=0.0)), image(32), "logits"),
+        "regnet": (lambda: tf.RegNetForImageClassification(tf.RegNetConfig(
+            embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], groups_width=8)), image(32), "logits"),
+        "efficientnet": (lambda: tf.EfficientNetForImageClassification(tf.EfficientNetConfig(
+            image_size=32, width_coefficient=0.25, depth_coefficient=0.25, hidden_dim=320, dropout_rate=0.0,
+            drop_connect_rate=0.0)), image(32), "logits"),
+        # MAE's patch shuffle draws noise: passed in, so both sides agree.
+        "vit_mae": (lambda: tf.ViTMAEModel(tf.ViTMAEConfig(
+            image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=64, mask_ratio=0.75, **SMALL)),
+            lambda b: {**image(32)(b), "noise": torch.rand(b, 16, generator=torch.Generator().manual_seed(4))},
+            "last_hidden_state"),
+        "hubert": (lambda: tf.HubertForSequenceClassification(tf.HubertConfig(
+            vocab_size=32, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+            conv_dim=[16, 16], conv_stride=[5, 2], conv_kernel=[10, 3], num_conv_pos_embeddings=16,
+            num_conv_pos_embedding_groups=4, hidden_dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+            feat_proj_dropout=0.0, layerdrop=0.0, mask_time_prob=0.0)),
+            lambda b: {"input_values": torch.randn(b, 400, generator=torch.Generator().manual_seed(2))}, "logits"),
         "vit": (lambda: tf.ViTForImageClassification(tf.ViTConfig(
             image_size=32, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
             intermediate_size=64, **SMALL)), image(32), "logits"),
