@@ -28,8 +28,8 @@ Type outputType(const FoldCall &c) {
   int64_t dtype = intAttr(c.node, "output_datatype", 1);
   Type elt = elementTypeFor(c.ctx, int32_t(dtype));
   if (!elt)
-    c.error = "output_datatype " + onnxTypeName(int32_t(dtype)) +
-              " is not supported";
+    c.error =
+        "output_datatype " + onnxTypeName(int32_t(dtype)) + " is not supported";
   return elt;
 }
 
