@@ -146,12 +146,12 @@ def cases(tf):
             vocab_size=97, pad_token_id=96, d_model=32, encoder_layers=2, decoder_layers=2,
             encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
             max_position_embeddings=64, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-            decoder_start_token_id=96)), seq2seq, "logits"),
+            decoder_start_token_id=0)), seq2seq, "logits"),
         "marian": (lambda: tf.MarianMTModel(tf.MarianConfig(
             vocab_size=97, pad_token_id=96, d_model=32, encoder_layers=2, decoder_layers=2,
             encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
             max_position_embeddings=64, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
-            decoder_start_token_id=96)), seq2seq, "logits"),
+            decoder_start_token_id=0)), seq2seq, "logits"),
         "deit": (lambda: tf.DeiTForImageClassification(tf.DeiTConfig(
             image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
             intermediate_size=64, **SMALL)), image(32), "logits"),
@@ -296,7 +296,11 @@ def train_spec(name, case):
             "electra": "classify", "deberta_v2": "classify", "gpt2": "lm", "opt": "lm", "bloom": "lm",
             "gpt_neox": "lm", "llama": "lm", "t5": "seq2seq", "bart": "seq2seq", "vit": "image", "swin": "image",
             "convnext": "image", "resnet": "image", "mobilevit": "image", "segformer": "segment",
-            "wav2vec2": "audio", "whisper": "whisper"}.get(name)
+            "wav2vec2": "audio", "whisper": "whisper", "gpt_neo": "lm", "gptj": "lm", "codegen": "lm",
+            "xglm": "lm", "mpnet": "classify", "funnel": "classify", "mobilebert": "classify",
+            "convbert": "classify", "squeezebert": "classify", "longformer": "classify", "xlnet": "classify",
+            "pegasus": "seq2seq", "marian": "seq2seq", "deit": "image", "beit": "image", "poolformer": "image",
+            "regnet": "image", "efficientnet": "image", "hubert": "audio"}.get(name)
     return specs[kind] if kind else None
 
 

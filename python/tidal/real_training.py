@@ -70,12 +70,11 @@ def onnx_name_map(name: str, proto: onnx.ModelProto, size: str = "small") -> Dic
     """{PyTorch float state name: ONNX initializer name}, as
     tidal.training.onnx_name_map: by name, else by a unique equal value (a
     tied weight, such as GPT's lm_head.weight, maps to the one initializer).
-    A buffer no initializer holds (the exporter made it a constant of the
-    graph, as Hugging Face's rotary inv_freq) is left out: nothing trains
-    it."""
-    model = real_models.build(name, size)
-    params = {k for k, _ in model.named_parameters()}
-    state = {k: v.detach().numpy() for k, v in _float_state(model).items()}
+    A tensor no initializer holds is left out: a buffer the exporter made a
+    constant of the graph (Hugging Face's rotary inv_freq), or a parameter
+    the forward pass never reads (XLNet's mask_emb without a permutation
+    mask), which neither side trains."""
+    state = {k: v.detach().numpy() for k, v in _float_state(real_models.build(name, size)).items()}
     inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
     mapping = {}
     for key, value in state.items():
@@ -83,7 +82,7 @@ def onnx_name_map(name: str, proto: onnx.ModelProto, size: str = "small") -> Dic
             mapping[key] = key
             continue
         same = [n for n, v in inits.items() if v.shape == value.shape and np.array_equal(v, value)]
-        if not same and key not in params and not key.endswith(("running_mean", "running_var")):
+        if not same and not key.endswith(("running_mean", "running_var")):
             continue
         if len(same) != 1:
             raise ValueError(f"PyTorch tensor {key} matches {len(same)} ONNX initializers")
@@ -93,11 +92,14 @@ def onnx_name_map(name: str, proto: onnx.ModelProto, size: str = "small") -> Dic
 
 def freeze_list(name: str, proto: onnx.ModelProto, name_map: Dict[str, str], size: str = "small") -> List[str]:
     """Float initializers that PyTorch does not train: neither a parameter
-    nor a BatchNorm running statistic (a float buffer such as a mask, or a
-    constant the exporter stored as an initializer). tidalc trains every
+    that requires a gradient nor a BatchNorm running statistic (a float
+    buffer such as a mask, a frozen parameter, or a constant the exporter
+    stored as an initializer). tidalc trains every
     other float initializer (SPEC section 1), so these get --freeze."""
     model = real_models.build(name, size)
-    keep = {name_map[k] for k, _ in model.named_parameters() if k in name_map}
+    # A parameter with requires_grad=False (Pegasus' and Marian's sinusoidal
+    # positions) is frozen too: ONNX keeps no such flag.
+    keep = {name_map[k] for k, p in model.named_parameters() if k in name_map and p.requires_grad}
     keep |= {v for k, v in name_map.items() if k.endswith(("running_mean", "running_var"))}
     return [i.name for i in proto.graph.initializer
             if numpy_helper.to_array(i).dtype.kind == "f" and i.name not in keep]
