@@ -1,8 +1,9 @@
 """The Python front end end to end (docs/python.md): tidal.compile on an
 nn.Module, fit with a torch DataLoader against torch.optim on the same
 batches, state_dict into the module, predict against the module's eval
-forward, save/tidal.load resuming exactly, a device target with
-BatchNorm, and misuse answered by TidalError."""
+forward, frozen parameters left as PyTorch leaves them, save/tidal.load
+resuming exactly, a device target with BatchNorm, and misuse answered by
+TidalError."""
 import os
 import tempfile
 import unittest
@@ -72,6 +73,29 @@ class PythonApiTest(unittest.TestCase):
         result = trainer.evaluate((self.X, self.Y))
         self.assertAlmostEqual(result["accuracy"], history["eval_accuracy"][-1])
         self.assertGreater(result["accuracy"], 0.5)
+
+    def test_frozen_parameters_stay(self):
+        """A fine-tuning set-up: the first layer frozen (requires_grad
+        False). tidal leaves it as PyTorch does and trains the rest to
+        PyTorch's values."""
+        tidal = self.tidal
+        model, reference = self.mlp(), self.mlp()
+        for m in (model, reference):
+            m[0].requires_grad_(False)
+        frozen = model[0].weight.detach().clone()
+        trainer = tidal.compile(model, (torch.randn(8, 12),), optimizer=tidal.optim.SGD(lr=0.1, momentum=0.9))
+        opt = torch.optim.SGD([p for p in reference.parameters() if p.requires_grad], lr=0.1, momentum=0.9)
+        for k in range(3):
+            x, y = self.X[8 * k:8 * k + 8], self.Y[8 * k:8 * k + 8]
+            trainer.step(x, y)
+            opt.zero_grad()
+            nn.functional.cross_entropy(reference(torch.from_numpy(x)), torch.from_numpy(y)).backward()
+            opt.step()
+        state = trainer.state_dict()
+        self.assertTrue(torch.equal(state["0.weight"], frozen))
+        for key, value in reference.state_dict().items():
+            self.assertLess(rel(state[key].numpy(), value.detach().numpy()), 1e-5, key)
+        self.assertGreater(rel(state["2.weight"].numpy(), self.mlp()[2].weight.detach().numpy()), 1e-3)
 
     def test_save_and_load_resume_exactly(self):
         tidal = self.tidal

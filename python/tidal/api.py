@@ -52,7 +52,7 @@ def _work_dir(work_dir: Optional[str]) -> str:
 
 def _export(module, example_inputs, path: str):
     """Exports `module` in training mode; returns ({state key: ONNX name or
-    None}, {key: initial value})."""
+    None}, {key: initial value}, [ONNX names to freeze])."""
     import onnx
     import torch
     from onnx import numpy_helper
@@ -95,7 +95,14 @@ def _export(module, example_inputs, path: str):
         same = [n for n, v in inits.items() if v.shape == value.shape and np.array_equal(v, value)]
         name_map[key] = same[0] if len(same) == 1 else None
     initial_np = {k: v.cpu().numpy() for k, v in initial.items() if name_map.get(k) is None}
-    return name_map, initial_np
+    # What PyTorch would not train, tidalc must not either (ONNX keeps no
+    # requires_grad): frozen parameters (a fine-tuned model's backbone) and
+    # float buffers other than BatchNorm's running statistics.
+    trained = {name_map.get(k) for k, p in module.named_parameters() if p.requires_grad}
+    trained |= {name_map.get(k) for k in initial if k.endswith(("running_mean", "running_var"))}
+    freeze = [i.name for i in proto.graph.initializer
+              if numpy_helper.to_array(i).dtype.kind == "f" and i.name not in trained]
+    return name_map, initial_np, freeze
 
 
 def _run_tidalc(args: Sequence[str]) -> None:
@@ -117,7 +124,10 @@ def compile(module, example_inputs=None, loss: str = "cross-entropy", optimizer=
     Adam or AdamW (torch.optim's hyper-parameter names; default SGD).
     target: "cpu", "sim" (the simulated device) or "cuda"; device_memory:
     the device budget ("2GiB"); planner: tidalc's --planner. batch_size:
-    defaults to the example inputs' first dimension.
+    defaults to the example inputs' first dimension. A module's parameters
+    with requires_grad=False and its float buffers (other than BatchNorm's
+    running statistics) are frozen (tidalc --freeze), as PyTorch leaves
+    them.
     """
     optimizer = optimizer or optim_module.SGD()
     work = _work_dir(work_dir)
@@ -130,7 +140,9 @@ def compile(module, example_inputs=None, loss: str = "cross-entropy", optimizer=
         if example_inputs is None:
             raise TidalError("tidal.compile needs example_inputs to export a module")
         model_path = os.path.join(work, "model.onnx")
-        name_map, initial = _export(module, example_inputs, model_path)
+        name_map, initial, freeze = _export(module, example_inputs, model_path)
+        if freeze:
+            tidalc_flags = ["--freeze", ",".join(freeze)] + list(tidalc_flags)
         if batch_size is None:
             first = example_inputs[0] if isinstance(example_inputs, (tuple, list)) else example_inputs
             batch_size = int(first.shape[0])
