@@ -25,8 +25,9 @@ using namespace mlir::tidal::importer;
 namespace {
 
 LogicalResult convertDeformConv(Node &node) {
-  auto ops = inputs(node, 3, 2);
-  if (failed(ops))
+  // B and mask are each optional: a mask without a bias is valid ONNX.
+  auto x = node.in(0), wIn = node.in(1), offIn = node.in(2);
+  if (failed(x) || failed(wIn) || failed(offIn))
     return failure();
   RankedTensorType xt = node.type(0), wt = node.type(1), ot = node.type(2);
   if (xt.getRank() != 4)
@@ -76,7 +77,10 @@ LogicalResult convertDeformConv(Node &node) {
     if (bt.getRank() != 1 || bt.getDimSize(0) != m)
       return node.fail("B must be [" + llvm::Twine(m) + "], got " +
                        typeToString(bt));
-    bias = *node.in(3);
+    auto in = node.in(3);
+    if (failed(in))
+      return failure();
+    bias = *in;
   }
   if (node.has(4)) {
     RankedTensorType mt = node.type(4);
@@ -98,7 +102,7 @@ LogicalResult convertDeformConv(Node &node) {
   s.ho = taps * oh, s.wo = ow;
   s.zeros = true;
   s.table = s.reshape(s.op(TransposeOp::getOperationName(),
-                           {s.reshape((*ops)[0], {n, og, c / og, h, w})},
+                           {s.reshape(*x, {n, og, c / og, h, w})},
                            {node.arr("perm", {0, 1, 3, 4, 2})}),
                       {n * og * h * w, c / og});
   s.setBase();
@@ -117,7 +121,7 @@ LogicalResult convertDeformConv(Node &node) {
                 {node.named("value", makeConstant(type, v))});
   };
   // Offsets [N, G, kH kW, 2, oH, oW]: (dy, dx) per tap.
-  Value off = s.reshape((*ops)[2], {n * og, taps, 2, oh, ow});
+  Value off = s.reshape(*offIn, {n * og, taps, 2, oh, ow});
   auto component = [&](int64_t k) {
     return s.reshape(s.op(SliceOp::getOperationName(), {off},
                           {node.arr("starts", {0, 0, k, 0, 0}),
@@ -138,7 +142,7 @@ LogicalResult convertDeformConv(Node &node) {
                      {s.reshape(samples, {n, og, taps, oh * ow, c / og})},
                      {node.arr("perm", {0, 1, 4, 2, 3})}),
                 {n, group, (c / group) * taps, oh * ow});
-  Value weights = s.reshape((*ops)[1], {group, m / group, (c / group) * taps});
+  Value weights = s.reshape(*wIn, {group, m / group, (c / group) * taps});
   Value y = s.reshape(s.op(MatMulOp::getOperationName(), {weights, cols}),
                       {n, m, oh, ow});
   if (bias)

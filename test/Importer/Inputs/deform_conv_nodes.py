@@ -26,6 +26,9 @@ def main(out):
     save(p("dcn.onnx"), ["x", "w", "off", "b", "mask"],
          [[2, 4, 5, 5], [6, 2, 3, 3], [2, 36, 5, 5], [6], [2, 18, 5, 5]], pads=[1, 1, 1, 1], group=2,
          offset_group=2)
+    # A mask without a bias (B is an empty input name).
+    save(p("dcn_mask_no_bias.onnx"), ["x", "w", "off", "", "mask"],
+         [[1, 3, 6, 6], [4, 3, 2, 2], [1, 8, 5, 5], None, [1, 4, 5, 5]])
     save(p("dcn_no_mask.onnx"), ["x", "w", "off"], [[1, 3, 6, 6], [4, 3, 2, 2], [1, 8, 5, 5]])
     save(p("dcn_bad_offset.onnx"), ["x", "w", "off"], [[1, 3, 6, 6], [4, 3, 2, 2], [1, 8, 4, 4]])
     save(p("dcn_3d.onnx"), ["x", "w", "off"], [[1, 3, 4, 4, 4], [4, 3, 2, 2, 2], [1, 24, 3, 3, 3]])
