@@ -275,7 +275,7 @@ def run_case(name, case, tidalc, work, opset, batch):
 
 # --train: (inputs as real-model Inputs without the batch dimension, the
 # HF keyword of each, where the labels come from).
-def train_spec(name, case):
+def train_spec(name):
     """(Inputs, keywords, labels) for training `name`, or None."""
     from tidal.real_models import Input
 
@@ -324,7 +324,7 @@ def train_case(name, case, tidalc, work, opset):
 
     from tidal import real_models, real_training
 
-    spec = train_spec(name, case)
+    spec = train_spec(name)
     if spec is None:
         return "no loss of its own (not trained)"
     inputs, keywords = spec

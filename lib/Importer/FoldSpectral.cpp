@@ -48,17 +48,6 @@ bool scalarAt(FoldCall &c, size_t k, const char *what, double &out) {
   return true;
 }
 
-DenseElementsAttr constantOf(Type elt, llvm::ArrayRef<int64_t> shape,
-                             llvm::ArrayRef<double> v) {
-  auto type = RankedTensorType::get(shape, elt);
-  if (isa<FloatType>(elt))
-    return makeConstant(type, v);
-  llvm::SmallVector<int64_t> ints;
-  for (double x : v)
-    ints.push_back(int64_t(x));
-  return makeConstant(type, ints);
-}
-
 bool foldWindow(FoldCall &c, llvm::StringRef op) {
   double sizeValue;
   if (!scalarAt(c, 0, "size", sizeValue))
@@ -84,7 +73,8 @@ bool foldWindow(FoldCall &c, llvm::StringRef op) {
     else
       w[i] = 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2.0 * x);
   }
-  c.results.push_back(constantOf(elt, {size}, w));
+  // makeConstant converts to an integer output_datatype too.
+  c.results.push_back(makeConstant(RankedTensorType::get({size}, elt), w));
   return true;
 }
 
@@ -142,7 +132,8 @@ bool foldMelWeightMatrix(FoldCall &c) {
       for (int64_t j = center; j < right; ++j)
         set(j, i, double(right - j) / double(right - center));
   }
-  c.results.push_back(constantOf(elt, {bins, numMel}, m));
+  c.results.push_back(
+      makeConstant(RankedTensorType::get({bins, numMel}, elt), m));
   return true;
 }
 

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldSupport.h"
 #include "ImporterImpl.h"
 #include "ModelImporter.h"
 
@@ -82,29 +83,21 @@ ModelImporter::sequenceInput(const onnx::NodeProto &node, int input,
 static DenseElementsAttr sliceConstant(DenseElementsAttr c, int64_t axis,
                                        int64_t start, int64_t end,
                                        bool squeeze) {
-  auto type = cast<RankedTensorType>(c.getType());
-  llvm::ArrayRef<int64_t> shape = type.getShape();
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+  fold::Vals v(c);
+  llvm::ArrayRef<int64_t> shape = v.type.getShape();
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < v.type.getRank(); ++d)
     inner *= shape[d];
+  const int64_t count = end - start;
   llvm::SmallVector<int64_t> outShape(shape);
-  outShape[axis] = end - start;
+  outShape[axis] = count;
   if (squeeze)
     outShape.erase(outShape.begin() + axis);
-  auto outType = RankedTensorType::get(outShape, type.getElementType());
-  auto pick = [&](auto values) {
-    using V = typename decltype(values)::value_type;
-    llvm::SmallVector<V> out;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t k = start; k < end; ++k)
-        for (int64_t i = 0; i < inner; ++i)
-          out.push_back(values[(o * shape[axis] + k) * inner + i]);
-    return makeConstant(outType, out);
-  };
-  return isa<FloatType>(type.getElementType()) ? pick(floatValues(c))
-                                               : pick(intValues(c));
+  return fold::gatherElements(v, outShape, [&](int64_t k) {
+    int64_t i = k % inner, rest = k / inner;
+    int64_t at = rest % count, o = rest / count;
+    return (o * shape[axis] + start + at) * inner + i;
+  });
 }
 
 FailureOr<Bound> ModelImporter::sliceAlong(const Bound &b, int64_t axis,

@@ -9,21 +9,21 @@ writes them, so that models using them can be exported here as a PyTorch
   on the signal unsqueezed to [..., 1], the real part gathered from the
   last axis (the dynamo exporter's _fft_r2c and real);
 - Tensor.scatter_reduce (amax, amin, sum, prod) -> ONNX ScatterElements
-  with that reduction (max and min: opset 18, so written in the placeholder
+  with that reduction (max and min: opset 18, so written in the pending
   domain below); include_self=False (PyTorch Geometric's max aggregation)
   first scatters the reduction's identity (-inf for amax) to the indexed
   positions, as the dynamo exporter's torchlib does;
 - torchvision.ops.deform_conv2d -> ONNX DeformConv (opset 19), as
-  torchvision's own symbolic (0.17 on) writes it, in the placeholder domain
+  torchvision's own symbolic (0.17 on) writes it, in the pending domain
   from opset 13 (finish() rewrites the model to 19);
 - F.grid_sample on a volume (5-D; VoxelMorph-style registration) -> ONNX
-  GridSample-20 in the placeholder domain (torch 1.13 refuses 5-D); a 4-D
+  GridSample-20 in the pending domain (torch 1.13 refuses 5-D); a 4-D
   one as torch 1.13 writes it;
 - torch.atan2 -> Atan of the quotient corrected by pi with Where, as
   PyTorch 2.x's symbolic_opset9 writes it;
 - F.fold (aten::col2im) -> ONNX Col2Im, as symbolic_opset18 writes it.
   torch 1.13 exports at most opset 17, where Col2Im is not defined: the
-  symbolic writes it in a placeholder domain, and `finish(model)` moves it
+  symbolic writes it in a pending domain, and `finish(model)` moves it
   to ONNX's and rewrites the model to opset 18 (tidal.opset_upgrade; also
   for ScatterElements max and min).
 
@@ -171,7 +171,7 @@ def register():
         torch.onnx.register_custom_op_symbolic("aten::real", _real_symbolic, 17)
         torch.onnx.register_custom_op_symbolic("aten::col2im", _col2im_symbolic, 13)
         torch.onnx.register_custom_op_symbolic("aten::atan2", _atan2_symbolic, 17)
-        # Placeholder-domain ops need no particular opset: from 13 on.
+        # Pending-domain ops need no particular opset: from 13 on.
         torch.onnx.register_custom_op_symbolic("aten::scatter_reduce", _scatter_reduce_symbolic, 13)
         torch.onnx.register_custom_op_symbolic("torchvision::deform_conv2d", _deform_conv2d_symbolic, 13)
         torch.onnx.register_custom_op_symbolic("aten::grid_sampler", _grid_sampler_symbolic, 13)

@@ -107,7 +107,7 @@ def freeze_list(name: str, proto: onnx.ModelProto, name_map: Dict[str, str], siz
 
 def missing_ops(proto: onnx.ModelProto) -> List[str]:
     """The model's op types outside tidal.ops' supported and folded sets."""
-    known = tidal_ops.SUPPORTED_OPS | tidal_ops.FOLDED_SHAPE_OPS | {"Shape"}
+    known = tidal_ops.SUPPORTED_OPS | tidal_ops.FOLDED_SHAPE_OPS | tidal_ops.FOLDED_SPECTRAL_OPS | {"Shape"}
     return sorted(tidal_ops.op_types(proto.graph) - known)
 
 
