@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -60,6 +61,43 @@ DenseElementsAttr makeConstant(RankedTensorType type,
                                llvm::ArrayRef<double> values);
 
 class GraphImporter;
+
+/// A tensor whose axis `axis` keeps only the slices where a run-time mask
+/// holds (x[mask]: NonZero's indices gathered, MaskedSelection.cpp). The
+/// value bound to its name is the whole tensor, that axis as long as the
+/// mask (`mask`, i1 [N]); the slices the mask drops hold copies of a kept
+/// one, so that no op sees a value the selection does not.
+struct Selection {
+  Value mask;
+  int64_t axis = 0;
+  std::string source; ///< the NonZero node, for messages
+};
+
+/// NonZero's result on its way to a gather (MaskedSelection.cpp): the
+/// indices of the true elements of `mask` (i1 [N], the input flattened),
+/// as NonZero gives them ([rank, count]), transposed ([count, rank]) or,
+/// for a 1-D input, as a list ([count]).
+struct MaskIndices {
+  enum Form { Rows, Columns, List };
+  Value mask;
+  llvm::SmallVector<int64_t> shape; ///< NonZero's input shape
+  Form form = Rows;
+  std::string source;
+};
+
+/// Whether `node` is a NonZero on run-time values or reads a Selection or
+/// MaskIndices (then convertSelectionNode imports it).
+bool readsSelection(GraphImporter &g, const onnx::NodeProto &node);
+/// Imports a node that readsSelection: NonZero, the index forms leading to
+/// a gather, the gather, ops that keep a selection, and the reductions and
+/// losses over the selected axis that end one. Returns failure with `error`
+/// set for anything else.
+LogicalResult convertSelectionNode(GraphImporter &g,
+                                   const onnx::NodeProto &node,
+                                   std::string &error);
+/// Why the tensor `name` cannot be a graph output ("" when it can): a
+/// Selection's or MaskIndices' shape is known only at run time.
+std::string selectionOutputProblem(GraphImporter &g, llvm::StringRef name);
 
 /// What a name is bound to while importing: a compile-time constant, an SSA
 /// value, or a sequence of them (SequenceConstruct, SplitToSequence, ...:
@@ -191,6 +229,11 @@ public:
   llvm::StringMap<const onnx::TensorProto *> pendingInitializers;
   /// Sequences by name (SequenceOps.cpp).
   llvm::StringMap<std::vector<Bound>> sequences;
+  /// Masked selections and NonZero results by name, and each mask
+  /// source's flattened i1 mask and first kept index (MaskedSelection.cpp).
+  llvm::StringMap<Selection> selections;
+  llvm::StringMap<MaskIndices> maskIndices;
+  llvm::DenseMap<Value, Value> flatMasks, firstKept;
   /// Materialized tidal.constant ops, by tensor name.
   llvm::StringMap<Value> materialized;
   /// Creates the function argument of a pending initializer on first use.

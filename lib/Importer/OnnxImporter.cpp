@@ -303,6 +303,13 @@ LogicalResult ModelImporter::convertNodes(const onnx::GraphProto &g,
         error = describeNode(node, index, inAlgorithm) + ": " + why;
       return failure();
     }
+    if (!isTrainingOp && readsSelection(*gi, node)) {
+      if (failed(convertSelectionNode(*gi, node, why))) {
+        error = describeNode(node, index, inAlgorithm) + ": " + why;
+        return failure();
+      }
+      continue;
+    }
     if (!isTrainingOp && isSequenceOp(node)) {
       if (succeeded(convertSequenceNode(node, index, inAlgorithm, why, error)))
         continue;
@@ -339,6 +346,11 @@ ModelImporter::buildGraphOutputs(SmallVectorImpl<Value> &results,
       error = "graph output '" + out.name() +
               "' is a sequence; a tidal step's outputs are tensors "
               "(ConcatFromSequence or SequenceAt make one)";
+      return failure();
+    }
+    if (std::string why = selectionOutputProblem(*gi, out.name());
+        !why.empty()) {
+      error = "graph output '" + out.name() + "' " + why;
       return failure();
     }
     onnx::NodeProto ref;

@@ -175,6 +175,8 @@ const OpVersionInfo kOps[] = {
     {"", "Neg", v(1, 6, 13), v(13), op, ""},
     {"", "NegativeLogLikelihoodLoss", v(12, 13, 22), v(13, 22), op,
      "22: types"},
+    {"", "NonZero", v(9, 13), v(13), op,
+     "a run-time mask only to select (x[mask]) into a reduction or loss"},
     {"", "Not", v(1), v(1), op, ""},
     {"", "OneHot", v(9, 11), v(11), op,
      "11: negative indices; `depth` known at compile time"},

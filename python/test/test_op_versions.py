@@ -30,9 +30,10 @@ def _read(name):
 
 
 def converter_ops():
-    """Op types with a converter: the map in OpConverters.cpp's convertNode
-    and `map["Op"] = ...` in the files that add to it."""
-    found = set()
+    """Op types with a converter: the map in OpConverters.cpp's convertNode,
+    `map["Op"] = ...` in the files that add to it, and NonZero
+    (MaskedSelection.cpp, ahead of the map)."""
+    found = set(re.findall(r'op_type\(\) == "([A-Z][A-Za-z0-9]*)"', _read("MaskedSelection.cpp")))
     text = _read("OpConverters.cpp")
     found |= set(re.findall(r'\{"([A-Z][A-Za-z0-9]*)",', text[text.index("StringMap<Converter> converters"):]))
     for path in glob.glob(os.path.join(IMPORTER, "*.cpp")):

@@ -26,8 +26,15 @@ SUPPORTED_OPS = frozenset(
     ReduceMax ReduceMin ReduceProd ReduceLogSum ReduceLogSumExp ArgMax ArgMin
     TopK OneHot GridSample AffineGrid LpNormalization MeanVarianceNormalization Hardmax
     IsNaN IsInf LpPool GlobalLpPool LRN Mod DFT STFT Col2Im DeformConv
+    NonZero
     """.split()
 )
+
+# Ops whose result has a data-dependent shape, imported only as boolean-mask
+# indexing (x[mask]) that a reduction or loss sums away
+# (lib/Importer/MaskedSelection.cpp); a NonZero whose indices are a graph
+# output is refused.
+MASK_SELECTION_OPS = frozenset({"NonZero"})
 
 # Shape computations that tidal evaluates at compile time once the batch
 # size is bound; they never reach the runtime.

@@ -1,0 +1,82 @@
+"""Writes OUTDIR/*.onnx for masked-selection.test: boolean-mask indexing
+(NonZero -> Transpose -> GatherND, a 1-D mask's indices in Gather) reduced
+to a loss or a mean, and what tidal rejects."""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def save(path, nodes, inputs, inits=(), out="out", opset=13):
+    graph = helper.make_graph(nodes, "masked", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                              [helper.make_tensor_value_info(out, F, None)], list(inits))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+
+
+def select(x, mask, out, tag):
+    """x[mask] as PyTorch exports it."""
+    return [helper.make_node("NonZero", [mask], [f"nz_{tag}"], name=f"nz_{tag}"),
+            helper.make_node("Transpose", [f"nz_{tag}"], [f"idx_{tag}"], perm=[1, 0]),
+            helper.make_node("GatherND", [x, f"idx_{tag}"], [out], name=f"sel_{tag}")]
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    p = lambda name: os.path.join(out, name)  # noqa: E731
+    rows = [("x", F, [6, 5]), ("y", I64, [6]), ("m", B, [6])]
+    # F.cross_entropy(x[m], y[m]) (PyTorch writes ignore_index -100).
+    save(p("rows_loss.onnx"), select("x", "m", "xs", "x") + select("y", "m", "ys", "y") + [
+        helper.make_node("SoftmaxCrossEntropyLoss", ["xs", "ys"], ["out"], ignore_index=-100)], rows)
+    # x[m].mean() with m over [2, 3] of a [2, 3, 4] tensor.
+    save(p("tokens_mean.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("ReduceMean", ["xs"], ["out"], keepdims=0)], [("x", F, [2, 3, 4]), ("m", B, [2, 3])])
+    # x[:, m].max(): a 1-D mask's indices squeezed to a list, then Gather.
+    save(p("columns_max.onnx"), [
+        helper.make_node("NonZero", ["m"], ["nz"], name="nz"),
+        helper.make_node("Transpose", ["nz"], ["t"]),
+        helper.make_node("Squeeze", ["t", "one"], ["list"]),
+        helper.make_node("Gather", ["x", "list"], ["xs"], axis=1),
+        helper.make_node("ReduceMax", ["xs"], ["out"], keepdims=0)],
+        [("x", F, [2, 3, 4]), ("m", B, [3])], [numpy_helper.from_array(np.array([1], np.int64), "one")])
+    # Row-wise ops keep the selection: softmax(relu(x[m] @ w), 1).sum(1), then summed.
+    w = numpy_helper.from_array(np.ones((5, 3), np.float32), "w")
+    save(p("rowwise.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("MatMul", ["xs", "w"], ["h"]),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("Softmax", ["r"], ["s"], axis=1),
+        helper.make_node("ReduceSum", ["s", "ax1"], ["rs"], keepdims=0),
+        helper.make_node("ReduceSum", ["rs"], ["out"], keepdims=0)],
+        [("x", F, [6, 5]), ("m", B, [6])], [w, numpy_helper.from_array(np.array([1], np.int64), "ax1")])
+    # A mask known at compile time (an int64 initializer: non-zero elements).
+    save(p("constant_mask.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("ReduceSum", ["xs"], ["out"], keepdims=0)], [("x", F, [4, 2])],
+        [numpy_helper.from_array(np.array([0, 2, 0, 1], np.int64), "m")])
+
+    # Rejected.
+    save(p("output.onnx"), select("x", "m", "out", "x"), [("x", F, [6, 5]), ("m", B, [6])])
+    save(p("shape.onnx"), [helper.make_node("NonZero", ["m"], ["nz"], name="nz"),
+                           helper.make_node("Shape", ["nz"], ["sh"], name="shape"),
+                           helper.make_node("Cast", ["sh"], ["out"], to=F)], [("m", B, [6])])
+    save(p("softmax0.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("Softmax", ["xs"], ["s"], axis=0, name="sm"),
+        helper.make_node("ReduceSum", ["s"], ["out"], keepdims=0)], [("x", F, [6, 5]), ("m", B, [6])])
+    save(p("spans.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("Add", ["xs", "b"], ["s"], name="add"),
+        helper.make_node("ReduceSum", ["s"], ["out"], keepdims=0)], [("x", F, [6, 5]), ("m", B, [6]),
+                                                                     ("b", F, [6, 1])])
+    save(p("two_masks.onnx"), select("x", "m", "xs", "x") + select("x", "k", "xk", "k") + [
+        helper.make_node("Mul", ["xs", "xk"], ["s"], name="mul"),
+        helper.make_node("ReduceSum", ["s"], ["out"], keepdims=0)], [("x", F, [6, 5]), ("m", B, [6]),
+                                                                     ("k", B, [6])])
+    save(p("leading.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("ReduceSum", ["xs"], ["out"], keepdims=0)], [("x", F, [6, 5]), ("m", B, [5])])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
