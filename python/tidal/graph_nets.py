@@ -88,3 +88,28 @@ class GraphClassifier(nn.Module):
         h = torch.relu(self.gin(h, src, dst))
         h = torch.relu(self.sage_max(h, src, dst))
         return self.out(h.reshape(b, self.NODES, self.HIDDEN).mean(1))
+
+
+class NodeClassifier(nn.Module):
+    """Node classification as PyTorch Geometric's examples train it: two
+    SAGEConv (mean) layers over each graph's nodes, the loss over the
+    training nodes only (F.cross_entropy(out[train_mask], y[train_mask]):
+    NonZero and GatherND, lib/Importer/MaskedSelection.cpp).
+    forward(x [N, 12, 8], edges [N, 24, 2], labels [N, 12] class ids,
+    train_mask [N, 12] 0/1) -> the loss."""
+
+    NODES, EDGES, FEATURES, HIDDEN = 12, 24, 8, 32
+
+    def __init__(self):
+        super().__init__()
+        self.sage1 = SAGEConv(self.FEATURES, self.HIDDEN)
+        self.sage2 = SAGEConv(self.HIDDEN, CLASSES)
+
+    def forward(self, x, edges, labels, train_mask):
+        b = x.shape[0]
+        h = x.reshape(b * self.NODES, self.FEATURES)
+        ids = (edges + (torch.arange(b) * self.NODES)[:, None, None]).reshape(-1, 2)
+        src, dst = ids[:, 0], ids[:, 1]
+        out = self.sage2(torch.relu(self.sage1(h, src, dst)), src, dst)
+        mask = train_mask.reshape(-1).bool()
+        return torch.nn.functional.cross_entropy(out[mask], labels.reshape(-1)[mask])

@@ -364,3 +364,37 @@ class Bert(nn.Module):
         for layer in self.layers:
             x = layer(x, additive)
         return self.classifier(torch.tanh(self.pooler(x[:, 0])))
+
+
+class BertMLM(Bert):
+    """BERT's masked-language-model objective as training scripts write it:
+    the chosen tokens replaced by [MASK] (id 1), the encoder, an LM head
+    tied to the word embeddings, and the loss over the chosen positions
+    only: F.cross_entropy(logits[chosen], input_ids[chosen]) (NonZero and
+    GatherND, lib/Importer/MaskedSelection.cpp).
+    forward(input_ids, mlm_mask 0/1) -> the loss."""
+
+    MASK_ID = 1
+
+    def __init__(self):
+        super().__init__()
+        # Every id is a token here: no padding row (ONNX keeps no
+        # padding_idx, so tidal would train that row where PyTorch does not).
+        self.word_embeddings = nn.Embedding(self.VOCAB, self.D)
+        nn.init.normal_(self.word_embeddings.weight, std=0.02)
+        self.transform = nn.Linear(self.D, self.D)
+        self.transform_norm = nn.LayerNorm(self.D, eps=1e-12)
+        self.lm_bias = nn.Parameter(torch.zeros(self.VOCAB))
+
+    def forward(self, input_ids, mlm_mask):
+        t = input_ids.shape[1]
+        chosen = mlm_mask.bool()
+        ids = torch.where(chosen, torch.full_like(input_ids, self.MASK_ID), input_ids)
+        x = self.emb_norm(self.word_embeddings(ids) + self.position_embeddings(self.position_ids[:, :t])
+                          + self.token_type_embeddings(torch.zeros_like(ids)))
+        no_padding = torch.zeros(1, 1, 1, t, dtype=x.dtype)
+        for layer in self.layers:
+            x = layer(x, no_padding)
+        h = self.transform_norm(F.gelu(self.transform(x[chosen])))  # [chosen tokens, d]
+        logits = h @ self.word_embeddings.weight.t() + self.lm_bias
+        return F.cross_entropy(logits, input_ids[chosen])

@@ -43,10 +43,10 @@ from tidal import export as zoo_export
 from tidal import zoo
 from tidal.spectral_nets import FNet, KeywordCNN
 from tidal.volume_nets import UNet3D, VoxelMorph
-from tidal.graph_nets import GraphClassifier
+from tidal.graph_nets import GraphClassifier, NodeClassifier
 from tidal.image_nets import STN, DeformableCNN, UNet, VAE
-from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, DecoderClassifier, EncoderClassifier, GPTPadded,
-                                   Llama, MoE, Seq2SeqClassifier)
+from tidal.real_model_nets import (CLASSES, FEATURES, GPT, SEQ, Bert, BertMLM, DecoderClassifier, EncoderClassifier,
+                                   GPTPadded, Llama, MoE, Seq2SeqClassifier)
 from tidal.recommender_nets import DLRM, DLRMBags
 from tidal.recurrent_nets import PackedLSTM, RNNClassifier, ScriptedCell
 
@@ -289,6 +289,11 @@ def _other_models() -> List[RealModel]:
                    Input("token_type_ids", (SEQ,), torch.int64, Bert.TYPES),
                    Input("attention_mask", (SEQ,), torch.int64, 2)),
                   note="vocab 128, sequence 16 (padded), d 64, 4 heads, FFN 128, 2 layers, pooler + classifier"),
+        RealModel("bert_mlm", "transformer", BertMLM,
+                  (Input("input_ids", (SEQ,), torch.int64, Bert.VOCAB), Input("mlm_mask", (SEQ,), torch.int64, 2)),
+                  loss="output", outputs=("loss",),
+                  note="the BERT encoder above with a masked-language-model loss over the chosen tokens only"
+                       " (logits[chosen]: NonZero, GatherND), LM head tied to the word embeddings"),
         RealModel("stn", "stn", STN, _image(32), min_opset=16,
                   note="spatial transformer: localisation CNN -> affine theta -> grid (written out) ->"
                        " F.grid_sample (GridSample, opset 16) -> CNN classifier"),
@@ -328,6 +333,14 @@ def _other_models() -> List[RealModel]:
                   note="message passing over edge lists as PyTorch Geometric runs it: GraphSAGE mean, GIN sum and"
                        " GraphSAGE max layers (index_select, scatter_add_ and scatter_reduce amax: Gather,"
                        " ScatterElements add and max, opset 18), 12-node graphs with 24 random edges, global mean pool"),
+        RealModel("gnn_node", "graph", NodeClassifier,
+                  (Input("x", (NodeClassifier.NODES, NodeClassifier.FEATURES)),
+                   Input("edges", (NodeClassifier.EDGES, 2), torch.int64, NodeClassifier.NODES),
+                   Input("labels", (NodeClassifier.NODES,), torch.int64, CLASSES),
+                   Input("train_mask", (NodeClassifier.NODES,), torch.int64, 2)),
+                  loss="output", outputs=("loss",),
+                  note="node classification as PyTorch Geometric's examples train it: two GraphSAGE (mean) layers,"
+                       " the loss over the training nodes only (out[train_mask]: NonZero, GatherND)"),
         RealModel("fnet", "transformer", FNet, (Input("input_ids", (FNet.SEQ,), torch.int64, FNet.VOCAB),),
                   min_opset=17,
                   note="FNet: Fourier mixing (torch.fft.fft2(x).real: DFT over hidden and sequence, opset 17) in place"
