@@ -229,6 +229,10 @@ public:
   llvm::StringMap<const onnx::TensorProto *> pendingInitializers;
   /// Sequences by name (SequenceOps.cpp).
   llvm::StringMap<std::vector<Bound>> sequences;
+  /// ImportOptions::embeddingPadding by weight name, and the weights a
+  /// Gather on axis 0 has read so far.
+  llvm::StringMap<int64_t> paddingRows;
+  llvm::StringSet<> paddingRead;
   /// Masked selections and NonZero results by name, and each mask
   /// source's flattened i1 mask and first kept index (MaskedSelection.cpp).
   llvm::StringMap<Selection> selections;

@@ -414,6 +414,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   body = func.addEntryBlock();
   builder->setInsertionPointToStart(body);
   gi = std::make_unique<GraphImporter>(&ctx, *builder, opset);
+  for (const auto &[name, row] : options.embeddingPadding)
+    gi->paddingRows[name] = row;
 
   if (failed(addDataInputs(g, error)))
     return nullptr;
@@ -439,6 +441,13 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       (training && failed(convertNodes(*training.algorithm, algorithmOrder,
                                        /*inAlgorithm=*/true, error))))
     return nullptr;
+  for (const auto &[name, row] : options.embeddingPadding)
+    if (!gi->paddingRead.contains(name)) {
+      error = "--embedding-padding names '" + name +
+              "', which no Gather on axis 0 reads (give the initializer "
+              "of an nn.Embedding's weight)";
+      return nullptr;
+    }
 
   // Outputs: the graph's, or with a training_info the loss and the updated
   // initializers.

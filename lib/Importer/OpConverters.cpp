@@ -462,8 +462,17 @@ LogicalResult convertGather(Node &n) {
   auto ax = n.axis(n.i("axis", 0), n.type(0).getRank());
   if (failed(ax))
     return failure();
-  return n.emit(GatherOp::getOperationName(), *ops,
-                {n.named("axis", n.b().getI64IntegerAttr(*ax))}, 1);
+  llvm::SmallVector<NamedAttribute> attrs{
+      n.named("axis", n.b().getI64IntegerAttr(*ax))};
+  // nn.Embedding's padding_idx, given on the command line.
+  if (auto it = n.g.paddingRows.find(n.proto.input(0));
+      it != n.g.paddingRows.end() && *ax == 0) {
+    int64_t row = it->second, rows = n.type(0).getDimSize(0);
+    attrs.push_back(n.named(
+        "padding_index", n.b().getI64IntegerAttr(row < 0 ? row + rows : row)));
+    n.g.paddingRead.insert(it->first());
+  }
+  return n.emit(GatherOp::getOperationName(), *ops, attrs, 1);
 }
 
 LogicalResult convertGemm(Node &n) {

@@ -57,7 +57,7 @@ def _export(module, example_inputs, path: str):
     import torch
     from onnx import numpy_helper
 
-    from tidal.export import _restore_initial_state
+    from tidal.export import _restore_initial_state, embedding_padding
 
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
@@ -102,7 +102,7 @@ def _export(module, example_inputs, path: str):
     trained |= {name_map.get(k) for k in initial if k.endswith(("running_mean", "running_var"))}
     freeze = [i.name for i in proto.graph.initializer
               if numpy_helper.to_array(i).dtype.kind == "f" and i.name not in trained]
-    return name_map, initial_np, freeze
+    return name_map, initial_np, freeze, embedding_padding(module, proto, name_map)
 
 
 def _run_tidalc(args: Sequence[str]) -> None:
@@ -127,7 +127,8 @@ def compile(module, example_inputs=None, loss: str = "cross-entropy", optimizer=
     defaults to the example inputs' first dimension. A module's parameters
     with requires_grad=False and its float buffers (other than BatchNorm's
     running statistics) are frozen (tidalc --freeze), as PyTorch leaves
-    them.
+    them; an nn.Embedding's padding_idx row is not trained through its
+    lookups (tidalc --embedding-padding), as in PyTorch.
     """
     optimizer = optimizer or optim_module.SGD()
     work = _work_dir(work_dir)
@@ -140,9 +141,11 @@ def compile(module, example_inputs=None, loss: str = "cross-entropy", optimizer=
         if example_inputs is None:
             raise TidalError("tidal.compile needs example_inputs to export a module")
         model_path = os.path.join(work, "model.onnx")
-        name_map, initial, freeze = _export(module, example_inputs, model_path)
+        name_map, initial, freeze, padding = _export(module, example_inputs, model_path)
         if freeze:
             tidalc_flags = ["--freeze", ",".join(freeze)] + list(tidalc_flags)
+        if padding:
+            tidalc_flags = ["--embedding-padding", ",".join(padding)] + list(tidalc_flags)
         if batch_size is None:
             first = example_inputs[0] if isinstance(example_inputs, (tuple, list)) else example_inputs
             batch_size = int(first.shape[0])

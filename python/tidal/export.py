@@ -136,6 +136,23 @@ def _restore_initial_state(proto: onnx.ModelProto, state) -> None:
                 proto.graph.initializer[i].CopyFrom(numpy_helper.from_array(value, init.name))
 
 
+def embedding_padding(module: torch.nn.Module, proto: onnx.ModelProto, name_map) -> list:
+    """tidalc --embedding-padding entries ("NAME:ROW") for the module's
+    nn.Embedding layers with a padding_idx: ONNX keeps no padding_idx, so
+    without them tidal would train the padding row where PyTorch does not.
+    `name_map` maps state_dict keys to ONNX initializer names; an embedding
+    whose weight no Gather reads (unused, or read only by a tied head) is
+    left out."""
+    gathered = {n.input[0] for n in proto.graph.node if n.op_type == "Gather" and n.input}
+    entries = []
+    for prefix, layer in module.named_modules():
+        if isinstance(layer, torch.nn.Embedding) and layer.padding_idx is not None:
+            onnx_name = name_map.get(f"{prefix}.weight" if prefix else "weight")
+            if onnx_name in gathered:
+                entries.append(f"{onnx_name}:{layer.padding_idx % layer.num_embeddings}")
+    return sorted(set(entries))
+
+
 def export(name: str, path: str, opset: int = DEFAULT_OPSET, batch: Optional[int] = None) -> onnx.ModelProto:
     """Export zoo model `name` to `path`; returns the ModelProto written.
 

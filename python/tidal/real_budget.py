@@ -73,6 +73,8 @@ def budget_rows(name: str, tidalc: str, work: str, fractions: Sequence[float], s
     flags = training.tidalc_flags(c) + ["--link-gbps", str(link_gbps)]
     if result.freeze:
         flags += ["--freeze", ",".join(result.freeze)]
+    if result.padding:
+        flags += ["--embedding-padding", ",".join(result.padding)]
     model = os.path.join(work, "model.onnx")
     inputs = real_training.write_data(name, work, c.batch * steps)
     cpu_lines, err = train(os.path.join(work, "train-sgd"), inputs, steps, threads)

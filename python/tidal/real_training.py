@@ -105,6 +105,13 @@ def freeze_list(name: str, proto: onnx.ModelProto, name_map: Dict[str, str], siz
             if numpy_helper.to_array(i).dtype.kind == "f" and i.name not in keep]
 
 
+def padding_list(name: str, proto: onnx.ModelProto, name_map: Dict[str, str], size: str = "small") -> List[str]:
+    """tidalc --embedding-padding entries for the model's nn.Embedding
+    padding_idx rows (tidal.export.embedding_padding)."""
+    from tidal.export import embedding_padding
+    return embedding_padding(real_models.build(name, size), proto, name_map)
+
+
 def missing_ops(proto: onnx.ModelProto) -> List[str]:
     """The model's op types outside tidal.ops' supported and folded sets."""
     known = tidal_ops.SUPPORTED_OPS | tidal_ops.FOLDED_SHAPE_OPS | tidal_ops.FOLDED_SPECTRAL_OPS | {"Shape"}
@@ -252,6 +259,7 @@ class Result:
     nodes: int = 0
     params: int = 0
     freeze: List[str] = field(default_factory=list)
+    padding: List[str] = field(default_factory=list)  # tidalc --embedding-padding entries
     optimizers: Dict[str, OptimizerResult] = field(default_factory=dict)
     # {PyTorch state name: ONNX initializer name}; None when it failed.
     name_map: Optional[Dict[str, str]] = field(default=None, repr=False)
@@ -295,22 +303,26 @@ def export_and_compile(name: str, tidalc: str, workdir: str, opset: int = 13, si
     try:
         result.name_map = onnx_name_map(name, proto, size)
         result.freeze = freeze_list(name, proto, result.name_map, size)
+        result.padding = padding_list(name, proto, result.name_map, size)
     except ValueError as err:
         _fail(result, "numerics", f"name map: {err}")
     c = case(name, optimizer, steps, opset=opset)
     exe = os.path.join(workdir, f"train-{optimizer}")
-    result.compile_s, err = compile_case(tidalc, path, exe, c, result.freeze)
+    result.compile_s, err = compile_case(tidalc, path, exe, c, result.freeze, result.padding)
     if err:
         result.compile_error = err
         _fail(result, "compile", short_reason(err))
     return result, proto
 
 
-def compile_case(tidalc: str, model: str, exe: str, c: training.Case, freeze: Sequence[str] = ()):
+def compile_case(tidalc: str, model: str, exe: str, c: training.Case, freeze: Sequence[str] = (),
+                 padding: Sequence[str] = ()):
     """Runs tidalc; returns (seconds, None) or (seconds, its error line)."""
     argv = [tidalc, model, "-o", exe] + training.tidalc_flags(c)
     if freeze:
         argv += ["--freeze", ",".join(freeze)]
+    if padding:
+        argv += ["--embedding-padding", ",".join(padding)]
     # A build in progress replaces tidalc for a moment: wait for it (up to a
     # minute) rather than report a model as failing.
     for attempt in range(61):
@@ -367,7 +379,7 @@ def evaluate(name: str, tidalc: str, workdir: str, optimizers: Sequence[str] = t
         if opt == optimizers[0]:
             r.compile_s = result.compile_s
         else:
-            r.compile_s, err = compile_case(tidalc, path, exe, c, result.freeze)
+            r.compile_s, err = compile_case(tidalc, path, exe, c, result.freeze, result.padding)
             if err:
                 r.stage, r.reason = "compile", short_reason(err)
                 _fail(result, "compile", f"{opt}: {r.reason}")

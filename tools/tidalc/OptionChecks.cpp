@@ -88,3 +88,16 @@ std::string tidalc::checkStageOptions(StringRef stopAfter, bool planStage) {
 
   return "";
 }
+
+std::string tidalc::parseEmbeddingPadding(
+    std::vector<std::pair<std::string, int64_t>> &out) {
+  for (const std::string &entry : embeddingPadding) {
+    auto [name, row] = StringRef(entry).rsplit(':');
+    int64_t value = 0;
+    if (name.empty() || row.empty() || row.getAsInteger(10, value))
+      return "--embedding-padding entry '" + entry +
+             "' is not NAME:ROW (an initializer and its padding_idx)";
+    out.emplace_back(name.str(), value);
+  }
+  return "";
+}

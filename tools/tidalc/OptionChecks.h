@@ -12,6 +12,8 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tidalc {
 
@@ -23,6 +25,10 @@ std::string checkOptionValues();
 /// --loss, --stop-after (`planStage`: it names a planning stage),
 /// --schedule, --memory-plan, and what --trace and --explain need.
 std::string checkStageOptions(llvm::StringRef stopAfter, bool planStage);
+
+/// --embedding-padding's NAME:ROW entries into `out`.
+std::string
+parseEmbeddingPadding(std::vector<std::pair<std::string, int64_t>> &out);
 
 } // namespace tidalc
 

@@ -54,6 +54,12 @@ cl::opt<std::string>
 cl::list<std::string> freeze("freeze",
                              cl::desc("Initializers that are not trained"),
                              cl::CommaSeparated, cl::cat(category));
+cl::list<std::string> embeddingPadding(
+    "embedding-padding",
+    cl::desc("NAME:ROW,...: the initializer NAME is an nn.Embedding weight "
+             "whose padding_idx is ROW (ONNX does not keep it): lookups "
+             "of that row do not train it, as in PyTorch"),
+    cl::CommaSeparated, cl::cat(category));
 cl::opt<std::string> loss("loss",
                           cl::desc("cross-entropy, mse, or output (the "
                                    "model's first output is the loss; the "

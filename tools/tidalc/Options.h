@@ -21,6 +21,7 @@ extern llvm::cl::opt<std::string> outputPath;
 extern llvm::cl::opt<std::string> emit;
 extern llvm::cl::opt<int64_t> batchSize;
 extern llvm::cl::list<std::string> freeze;
+extern llvm::cl::list<std::string> embeddingPadding;
 extern llvm::cl::opt<std::string> distributed;
 extern llvm::cl::opt<int64_t> ranks;
 extern llvm::cl::opt<std::string> bucketSize;

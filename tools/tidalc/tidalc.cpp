@@ -495,6 +495,9 @@ int main(int argc, char **argv) {
     options.batchSize =
         dataParallel.rankBatch ? dataParallel.rankBatch : batchSize;
   options.freeze.assign(freeze.begin(), freeze.end());
+  if (std::string e = parseEmbeddingPadding(options.embeddingPadding);
+      !e.empty())
+    return fail(e);
 
   auto start = std::chrono::steady_clock::now();
   std::string error;

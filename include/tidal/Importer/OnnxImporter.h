@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mlir::tidal {
@@ -19,6 +20,11 @@ struct ImportOptions {
   std::optional<int64_t> batchSize;
   /// Floating-point initializers that are not trained.
   std::vector<std::string> freeze;
+  /// Embedding weights (initializer names) and the row that is their
+  /// nn.Embedding padding_idx, which ONNX does not keep: Gathers on axis 0
+  /// of the weight get `padding_index`, so their gradient leaves that row
+  /// out (tidalc --embedding-padding).
+  std::vector<std::pair<std::string, int64_t>> embeddingPadding;
 };
 
 /// Imports the ONNX model file at `path` as a module holding `func.func

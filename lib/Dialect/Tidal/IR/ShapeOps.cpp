@@ -226,6 +226,21 @@ LogicalResult ScatterExtremeOp::verify() {
   return success();
 }
 
+LogicalResult GatherOp::verify() {
+  std::optional<int64_t> padding = getPaddingIndex();
+  if (!padding)
+    return success();
+  if (getAxis() != 0)
+    return emitOpError("padding_index needs axis 0 (an embedding lookup), "
+                       "not axis ")
+           << getAxis();
+  int64_t rows = cast<RankedTensorType>(getData().getType()).getDimSize(0);
+  if (*padding < 0 || *padding >= rows)
+    return emitOpError("padding_index ")
+           << *padding << " is not a row of the " << rows << "-row data";
+  return success();
+}
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          GatherOp::Adaptor adaptor,

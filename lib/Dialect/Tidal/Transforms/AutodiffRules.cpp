@@ -65,6 +65,31 @@ static Value reshapeTo(OpBuilder &b, Location loc, Value v,
   return b.create<ReshapeOp>(loc, v, shape);
 }
 
+/// The gradient of a gather with `padding_index` (nn.Embedding's
+/// padding_idx): zero at the positions whose index is that row, so that the
+/// row is not trained through this lookup (PyTorch's embedding backward).
+static Value paddingMasked(OpBuilder &b, Location loc, GatherOp op, Value g) {
+  std::optional<int64_t> padding = op.getPaddingIndex();
+  if (!padding)
+    return g;
+  auto idxType = cast<RankedTensorType>(op.getIndices().getType());
+  auto gType = cast<RankedTensorType>(g.getType());
+  // The indices shaped to broadcast over the gathered rows' elements.
+  SmallVector<int64_t> shape(idxType.getShape());
+  shape.resize(gType.getRank(), 1);
+  Value idx = op.getIndices();
+  if ((int64_t)shape.size() != idxType.getRank())
+    idx = b.create<ReshapeOp>(loc, idx, shape);
+  auto scalar = RankedTensorType::get({}, idxType.getElementType());
+  Value row = b.create<ConstantOp>(
+      loc, DenseElementsAttr::get(
+               scalar, b.getIntegerAttr(idxType.getElementType(), *padding)));
+  Value hit = b.create<EqualOp>(loc, idx, row);
+  Value zero = splatConstant(
+      b, loc, RankedTensorType::get({}, gType.getElementType()), 0.0);
+  return b.create<WhereOp>(loc, hit, zero, g);
+}
+
 Value tidal::sumToType(OpBuilder &b, Location loc, Value grad, Type type) {
   auto target = cast<RankedTensorType>(type);
   auto g = tensorType(grad);
@@ -468,7 +493,8 @@ static LogicalResult shapeRule(Rule &r) {
                 })
                 .Case([&](GatherOp op) {
                   return b.create<GatherBackwardOp>(
-                      loc, x.getType(), g, op.getIndices(), op.getAxisAttr());
+                      loc, x.getType(), paddingMasked(b, loc, op, g),
+                      op.getIndices(), op.getAxisAttr());
                 })
                 .Case([&](BroadcastToOp) {
                   return sumToType(b, loc, g, x.getType());

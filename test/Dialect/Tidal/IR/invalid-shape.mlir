@@ -367,3 +367,19 @@ func.func @gather_scalar_data(%d: tensor<f32>, %i: tensor<3xi64>) {
   %0 = tidal.gather %d, %i {axis = 0 : i64} : (tensor<f32>, tensor<3xi64>) -> tensor<3xf32>
   return
 }
+
+// -----
+
+func.func @gather_padding_axis(%d: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{padding_index needs axis 0 (an embedding lookup), not axis 1}}
+  %0 = tidal.gather %d, %i {axis = 1 : i64, padding_index = 0 : i64} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<10x3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_padding_row(%d: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{padding_index 10 is not a row of the 10-row data}}
+  %0 = tidal.gather %d, %i {axis = 0 : i64, padding_index = 10 : i64} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return
+}

@@ -462,10 +462,21 @@ def Tidal_GatherOp : Tidal_InferOp<"gather", [Pure]> {
   let description = [{
     The result shape is `data[:axis] + indices + data[axis+1:]`. Negative
     indices count from the end, as in ONNX. Embeddings are a gather on axis 0.
+    With `padding_index` (axis 0 only: nn.Embedding's `padding_idx`, which
+    ONNX does not keep; `tidalc --embedding-padding`) the gradient leaves
+    out the positions whose index is that row, as PyTorch's: the row is
+    read but not trained through this lookup.
   }];
   let arguments = (ins Tidal_Tensor:$data, Tidal_IndexTensor:$indices,
-                       I64Attr:$axis);
+                       I64Attr:$axis, OptionalAttr<I64Attr>:$padding_index);
   let results = (outs Tidal_Tensor:$output);
+  let builders = [
+    OpBuilder<(ins "Type":$output, "Value":$data, "Value":$indices,
+                   "IntegerAttr":$axis), [{
+      build($_builder, $_state, output, data, indices, axis, IntegerAttr());
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
 def Tidal_ScatterExtremeOp : Tidal_InferOp<"scatter_extreme", [Pure]> {
