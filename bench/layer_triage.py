@@ -120,6 +120,9 @@ CASES = {
     "stft_power": lambda s, x: torch.stft(s.lin(x).repeat(1, 4), 16, 4, window=torch.hann_window(16),
                                           return_complex=False).pow(2).sum(-1).flatten(1),
     "fft2_real": lambda s, x: torch.fft.fft2(s.lin(x).view(-1, 2, 4)).real.flatten(1),
+    "masked_mean": lambda s, x: s.lin(x)[x > 0].mean() + x,
+    "masked_select_sum": lambda s, x: torch.masked_select(s.lin(x), x > 0.5).sum() * x,
+    "column_mask_sum": lambda s, x: s.lin(x)[:, x[0] > 0].sum(1, keepdim=True) + x,
     "position_ids": position_ids,
     "embedding_bag_offsets": embedding_bag_offsets,
 }
