@@ -76,14 +76,33 @@ struct Selection {
 /// NonZero's result on its way to a gather (MaskedSelection.cpp): the
 /// indices of the true elements of `mask` (i1 [N], the input flattened),
 /// as NonZero gives them ([rank, count]), transposed ([count, rank]) or,
-/// for a 1-D input, as a list ([count]).
+/// for a 1-D input, as a list ([count]). A 1-D input's transposed indices
+/// expanded to `width` columns ([count, width]: DeBERTa's
+/// `idx.expand(idx.size(0), n)`) are Columns of that width.
 struct MaskIndices {
   enum Form { Rows, Columns, List };
   Value mask;
   llvm::SmallVector<int64_t> shape; ///< NonZero's input shape
   Form form = Rows;
   std::string source;
+  int64_t width = 1;
 };
+
+/// The number of elements a NonZero keeps, as a compile-time integer: a
+/// sentinel value (SelectionCount.cpp) that Shape of the indices or of a
+/// selection gives, which shape computations may move around (Gather,
+/// Concat, Reshape, Where, ...) until it names the count of an Expand of
+/// those indices or a Reshape of the selection; anything that would compute
+/// with it is an error naming the node.
+bool isCountSentinel(int64_t v);
+/// The sentinel of `mask`'s count (assigned on first use).
+int64_t countSentinel(GraphImporter &g, Value mask, llvm::StringRef source);
+/// Why `node` cannot take its compile-time inputs ("" when it can): one
+/// holds a count sentinel where the node would compute with it (`folding`:
+/// the node folds at compile time, so ops that only move values may take
+/// one; otherwise none may).
+std::string countProblem(GraphImporter &g, const onnx::NodeProto &node,
+                         bool folding);
 
 /// Whether `node` is a NonZero on run-time values or reads a Selection or
 /// MaskIndices (then convertSelectionNode imports it).
@@ -238,6 +257,9 @@ public:
   llvm::StringMap<Selection> selections;
   llvm::StringMap<MaskIndices> maskIndices;
   llvm::DenseMap<Value, Value> flatMasks, firstKept;
+  /// Count sentinels: by mask, and each one's mask and NonZero.
+  llvm::DenseMap<Value, int64_t> maskCounts;
+  llvm::DenseMap<int64_t, std::pair<Value, std::string>> countMasks;
   /// Materialized tidal.constant ops, by tensor name.
   llvm::StringMap<Value> materialized;
   /// Creates the function argument of a pending initializer on first use.

@@ -40,6 +40,8 @@
 
 #include "SelectionImporter.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::tidal;
 using namespace mlir::tidal::importer;
@@ -148,10 +150,42 @@ LogicalResult SelectionImporter::onIndices(const MaskIndices &mi, int at) {
   const std::string &o = op();
   const bool gathers =
       o == "GatherND" || o == "Gather" || o == "GatherElements";
-  if (!gathers && o != "Transpose" && o != "Squeeze" && o != "Reshape")
+  if (!gathers && o != "Transpose" && o != "Squeeze" && o != "Reshape" &&
+      o != "Shape" && o != "Expand")
     return refuse();
   if (at != (gathers ? 1 : 0))
     return refuse();
+  const int64_t k = countSentinel(g, mi.mask, mi.source);
+  if (o == "Shape") {
+    // The count as a sentinel (SelectionCount.cpp).
+    llvm::SmallVector<int64_t> dims =
+        mi.form == MaskIndices::Rows ? llvm::SmallVector<int64_t>{r, k}
+        : mi.form == MaskIndices::Columns
+            ? llvm::SmallVector<int64_t>{k, mi.width}
+            : llvm::SmallVector<int64_t>{k};
+    int64_t rank = dims.size(), start = n.i("start", 0), end = n.i("end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, start, rank);
+    llvm::SmallVector<int64_t> kept(dims.begin() + start, dims.begin() + end);
+    g.constants[node.output(0)] = makeConstant(
+        RankedTensorType::get({(int64_t)kept.size()}, n.b().getI64Type()),
+        kept);
+    return success();
+  }
+  if (o == "Expand") {
+    // A 1-D mask's indices [K, 1] expanded to [K, n] by their own count.
+    auto shape = n.constInts(1, "shape");
+    if (failed(shape))
+      return failure();
+    if (mi.form != MaskIndices::Columns || r != 1 || mi.width != 1 ||
+        shape->size() != 2 || ((*shape)[0] != k && (*shape)[0] != 1) ||
+        (*shape)[1] < 1)
+      return refuse();
+    MaskIndices out = mi;
+    out.width = (*shape)[1];
+    g.maskIndices[node.output(0)] = out;
+    return success();
+  }
   if (o == "Transpose" && mi.form != MaskIndices::List) {
     auto perm = n.ints("perm");
     if (perm && *perm != llvm::SmallVector<int64_t>{1, 0})
@@ -176,7 +210,7 @@ LogicalResult SelectionImporter::onIndices(const MaskIndices &mi, int at) {
                     : v.size() == 1 &&
                           (v[0] == (mi.form == MaskIndices::Rows ? 0 : 1) ||
                            v[0] == (mi.form == MaskIndices::Rows ? -2 : -1));
-    if (!list)
+    if (!list || mi.width != 1)
       return refuse();
     return derived(MaskIndices::List);
   }
@@ -191,7 +225,21 @@ LogicalResult SelectionImporter::onIndices(const MaskIndices &mi, int at) {
   auto x = g.input(node, 0, error);
   if (failed(x))
     return failure();
-  if (o == "GatherND" && mi.form == MaskIndices::Columns) {
+  if (o == "GatherElements" && mi.form == MaskIndices::Columns && r == 1) {
+    // x[idx[:, 0], :] with idx [K, n] (DeBERTa's gather of the labelled
+    // rows): rows of x.
+    if (n.i("axis", 0) != 0 && n.i("axis", 0) != -2)
+      return refuse();
+    if (xt.getRank() != 2 || xt.getDimSize(0) != count ||
+        xt.getDimSize(1) != mi.width)
+      return fail("GatherElements of " + typeToString(xt) +
+                  " by the indices of " + mi.source + " expanded to [count, " +
+                  llvm::Twine(mi.width) + "] must gather rows of a [" +
+                  llvm::Twine(count) + ", " + llvm::Twine(mi.width) +
+                  "] tensor");
+    return select(*x, mi, 0);
+  }
+  if (o == "GatherND" && mi.form == MaskIndices::Columns && mi.width == 1) {
     if (n.i("batch_dims", 0) != 0)
       return refuse();
     if (xt.getRank() < r ||
@@ -254,6 +302,12 @@ LogicalResult importer::convertSelectionNode(GraphImporter &g,
 
 std::string importer::selectionOutputProblem(GraphImporter &g,
                                              llvm::StringRef name) {
+  if (auto it = g.constants.find(name);
+      it != g.constants.end() && isa<IntegerType>(it->second.getElementType()))
+    for (int64_t v : intValues(it->second))
+      if (isCountSentinel(v))
+        return "holds the number of elements a NonZero keeps, known only at "
+               "run time; a tidal step's outputs are static";
   if (auto it = g.selections.find(name); it != g.selections.end())
     return "is the masked selection " + it->second.source +
            " makes, whose length is known only at run time; a tidal step's "

@@ -512,6 +512,8 @@ LogicalResult importer::convertNode(GraphImporter &g,
     if (n.has(i) && !g.inputType(node, i))
       return n.fail("input '" + node.input(i) + "' is not defined");
   }
+  if (std::string why = countProblem(g, node, /*folding=*/false); !why.empty())
+    return n.fail(why);
 
   auto unary = [](llvm::StringRef name) -> Converter {
     return [name](Node &n) { return simple(n, name, 1); };

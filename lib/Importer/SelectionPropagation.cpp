@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -318,21 +319,40 @@ LogicalResult SelectionImporter::reshapeLike() {
   if (failed(shape))
     return failure();
   const bool allowZero = n.i("allowzero", 0);
+  // The selection's own count (Shape of it, SelectionCount.cpp) stands for
+  // its axis as -1 does; then another entry may be -1 too.
+  const int64_t count = countSentinel(g, s->mask, s->source);
+  const bool byCount =
+      (int64_t)shape->size() > s->axis && (*shape)[s->axis] == count;
   llvm::ArrayRef<int64_t> sh = *shape;
   bool ok = (int64_t)sh.size() > s->axis &&
-            (sh[s->axis] == -1 || (sh[s->axis] == 0 && !allowZero));
+            (byCount || sh[s->axis] == -1 || (sh[s->axis] == 0 && !allowZero));
   for (int64_t j = 0; ok && j < s->axis; ++j)
     ok = sh[j] == dims[j] || (sh[j] == 0 && !allowZero);
-  int64_t rest = 1;
+  int64_t rest = 1, inferred = 0;
   for (size_t j = s->axis + 1; ok && j < sh.size(); ++j) {
     int64_t d = sh[j] == 0 && !allowZero && j < dims.size() ? dims[j] : sh[j];
+    if (d == -1 && byCount && !inferred++)
+      continue;
     ok = d >= 0;
     rest *= d;
   }
-  if (!ok || rest != product(dims.drop_front(s->axis + 1)))
+  const int64_t want = product(dims.drop_front(s->axis + 1));
+  if (!ok || (inferred ? rest == 0 || want % rest != 0 : rest != want))
     return across(*s, "(whose shape must keep the dimensions before it and "
                       "give it -1) does not keep as an axis of its own");
-  if (failed(asUsual()))
+  onnx::NodeProto copy = node;
+  if (byCount) {
+    // The whole tensor's length along the axis in place of the count.
+    llvm::SmallVector<int64_t> padded(sh);
+    padded[s->axis] = dims[s->axis];
+    std::string name = "\x01selection." + node.output(0) + ".shape";
+    g.constants[name] = makeConstant(
+        RankedTensorType::get({(int64_t)padded.size()}, n.b().getI64Type()),
+        padded);
+    copy.set_input(1, name);
+  }
+  if (failed(asUsual(copy)))
     return failure();
   keep(0, *s, s->axis);
   return success();
@@ -371,6 +391,19 @@ LogicalResult SelectionImporter::onSelection() {
   if (!s)
     return failure();
   const int64_t r = rank(0);
+  if (o == "Shape") {
+    // The count as a sentinel (SelectionCount.cpp).
+    llvm::SmallVector<int64_t> dims(type(0).getShape());
+    dims[s->axis] = countSentinel(g, s->mask, s->source);
+    int64_t start = n.i("start", 0), end = n.i("end", r);
+    start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
+    end = std::clamp<int64_t>(end < 0 ? end + r : end, start, r);
+    llvm::SmallVector<int64_t> kept(dims.begin() + start, dims.begin() + end);
+    g.constants[node.output(0)] = makeConstant(
+        RankedTensorType::get({(int64_t)kept.size()}, n.b().getI64Type()),
+        kept);
+    return success();
+  }
   auto keepSame = [&](int64_t axis) {
     if (failed(asUsual()))
       return failure();

@@ -68,6 +68,12 @@ bool importer::tryFoldNode(GraphImporter &g, const onnx::NodeProto &node,
     return true;
   }
 
+  // NonZero's count may only move (SelectionCount.cpp).
+  if (std::string why = countProblem(g, node, /*folding=*/true); !why.empty()) {
+    error = why;
+    return true;
+  }
+
   // Shape needs only the input's static type.
   if (op == "Shape") {
     RankedTensorType t = g.hasInput(node, 0) ? g.inputType(node, 0) : nullptr;

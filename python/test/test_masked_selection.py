@@ -6,8 +6,10 @@ forms the importer keeps apart: rows selected by an input mask into
 cross-entropy and a mean, masks computed from the softmax and a rectifier (log over
 the kept elements only: no log(0) reaches the gradient), tokens of a [B, T]
 mask through a LayerNorm and a Linear, a 1-D mask over columns
-(x[:, m], the mask computed from the input) into max and sum, masked_select, and steps that keep one row or
-none."""
+(x[:, m], the mask computed from the input) into max and sum, masked_select,
+DeBERTa's labelled rows (NonZero's indices expanded by their own count:
+Shape of the indices as a compile-time count), and steps that keep one row
+or none."""
 import copy
 import unittest
 import warnings
@@ -87,6 +89,29 @@ def _columns():
     return Columns(), batch
 
 
+def _deberta():
+    class LabelledRows(nn.Module):
+        """DeBERTa-v2's classification loss: the labelled rows by nonzero(),
+        gathered with the indices expanded by their own count."""
+
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 5)
+
+        def forward(self, x, labels):
+            logits = self.lin(x)
+            idx = (labels >= 0).nonzero()
+            rows = torch.gather(logits, 0, idx.expand(idx.size(0), logits.size(1)))
+            return F.cross_entropy(rows.view(-1, 5), labels.gather(0, idx.view(-1)))
+
+    def batch(g, step):
+        labels = torch.randint(0, 5, (10,), generator=g)
+        labels[torch.rand(10, generator=g) > 0.6] = -100  # unlabelled rows
+        labels[step] = 2
+        return torch.randn(10, 8, generator=g), labels
+    return LabelledRows(), batch
+
+
 def _empty():
     class Empty(nn.Module):
         def __init__(self):
@@ -138,6 +163,9 @@ class MaskedSelectionTrainingTest(unittest.TestCase):
 
     def test_columns_max_sum_and_masked_select(self):
         self.train_both(_columns)
+
+    def test_deberta_labelled_rows_by_their_count(self):
+        self.train_both(_deberta)
 
     def test_steps_that_keep_no_row(self):
         self.train_both(_empty)

@@ -58,7 +58,46 @@ def main(out):
         helper.make_node("ReduceSum", ["xs"], ["out"], keepdims=0)], [("x", F, [4, 2])],
         [numpy_helper.from_array(np.array([0, 2, 0, 1], np.int64), "m")])
 
+    # DeBERTa's loss: idx = (y >= 0).nonzero(); gather(x, 0, idx.expand(idx.size(0), 5)),
+    # y.gather(0, idx.view(-1)), as torch 1.13 exports it (the count through Shape,
+    # Gather, Unsqueeze, Concat and Expand's -1 handling).
+    c = lambda name, v: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(  # noqa: E731
+        np.array(v, np.int64), name))
+    deberta = [
+        c("zero", 0), helper.make_node("GreaterOrEqual", ["y", "zero"], ["labelled"]),
+        helper.make_node("NonZero", ["labelled"], ["nz"], name="nz"),
+        helper.make_node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+        helper.make_node("Shape", ["idx"], ["idx_shape"]), c("first", 0),
+        helper.make_node("Gather", ["idx_shape", "first"], ["count"], axis=0), c("ax0", [0]),
+        helper.make_node("Unsqueeze", ["count", "ax0"], ["count1"]), c("classes", [5]),
+        helper.make_node("Concat", ["count1", "classes"], ["target"], axis=0), c("flat", [-1]),
+        helper.make_node("Reshape", ["target", "flat"], ["target2"]),
+        helper.make_node("Shape", ["target2"], ["target_rank"]),
+        helper.make_node("ConstantOfShape", ["target_rank"], ["ones"],
+                         value=numpy_helper.from_array(np.array([1], np.int64))),
+        c("minus", -1), helper.make_node("Mul", ["ones", "minus"], ["minus_ones"]),
+        helper.make_node("Equal", ["target2", "minus_ones"], ["is_minus"]),
+        helper.make_node("Where", ["is_minus", "ones", "target2"], ["expand_to"]),
+        helper.make_node("Expand", ["idx", "expand_to"], ["idx_wide"], name="expand"),
+        helper.make_node("GatherElements", ["x", "idx_wide"], ["xs"], axis=0, name="rows"),
+        helper.make_node("Reshape", ["idx", "flat"], ["list"]),
+        helper.make_node("GatherElements", ["y", "list"], ["ys"], axis=0),
+        helper.make_node("SoftmaxCrossEntropyLoss", ["xs", "ys"], ["out"], ignore_index=-100)]
+    save(p("deberta_loss.onnx"), deberta, [("x", F, [6, 5]), ("y", I64, [6])])
+    # x[m].view(x[m].size(0), -1): the count stands for the selected axis.
+    save(p("count_reshape.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("Shape", ["xs"], ["sh"]), c("first", [0]),
+        helper.make_node("Gather", ["sh", "first"], ["k"], axis=0), c("rest", [-1]),
+        helper.make_node("Concat", ["k", "rest"], ["target"], axis=0),
+        helper.make_node("Reshape", ["xs", "target"], ["xr"]),
+        helper.make_node("ReduceSum", ["xr"], ["out"], keepdims=0)], [("x", F, [6, 2, 3]), ("m", B, [6])])
+
     # Rejected.
+    # The count computed with (x[m].size(0) + 1).
+    save(p("count_arith.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("Shape", ["xs"], ["sh"]), c("one", [1]),
+        helper.make_node("Add", ["sh", "one"], ["grown"], name="grow"),
+        helper.make_node("Cast", ["grown"], ["out"], to=F)], [("x", F, [6, 5]), ("m", B, [6])])
     save(p("output.onnx"), select("x", "m", "out", "x"), [("x", F, [6, 5]), ("m", B, [6])])
     save(p("shape.onnx"), [helper.make_node("NonZero", ["m"], ["nz"], name="nz"),
                            helper.make_node("Shape", ["nz"], ["sh"], name="shape"),
