@@ -110,6 +110,7 @@ CASES = {
     "repeat_interleave": lambda s, x: torch.repeat_interleave(s.lin(x), 2, dim=1),
     "chunk_gate": lambda s, x: torch.cat([s.lin(x).chunk(2, 1)[1], torch.sigmoid(s.lin(x).chunk(2, 1)[0])], 1),
     "einsum_ellipsis": lambda s, x: torch.einsum("...i,ij->...j", s.lin(x), s.lin.weight),
+    "einsum_bilinear": lambda s, x: torch.einsum("bi,ij,bj->b", s.lin(x), s.lin.weight, x)[:, None] * x,
     "argmax_gather": lambda s, x: s.lin(x).gather(1, s.lin(x).argmax(1, keepdim=True)) * x,
     "nan_to_num": lambda s, x: torch.nan_to_num(s.lin(x)),
     "where_python_scalar": lambda s, x: torch.where(x > 0, s.lin(x), 0.0),

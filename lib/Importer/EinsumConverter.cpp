@@ -1,6 +1,6 @@
 //===- EinsumConverter.cpp - ONNX Einsum as transposes and a matmul -------===//
 //
-// One- and two-operand Einsum in explicit form ("bhqd,bhkd->bhqk") or
+// Einsum of any number of operands in explicit form ("bhqd,bhkd->bhqk") or
 // implicit form (the output: the letters used once, sorted), without
 // repeated letters within an operand (diagonals). An ellipsis ("...ij,
 // ...jk->...ik") becomes letters no operand uses, right-aligned as NumPy
@@ -11,8 +11,10 @@
 // only). Summed letters are reduced first; then
 //   A -> [batch, freeA, contracted], B -> [batch, contracted, freeB]
 // (transpose + reshape), one batched matmul, and a reshape + transpose into
-// the output's order. The attention forms become exactly the matmuls
-// PyTorch's own einsum would run.
+// the output's order. More operands contract left to right, each pair
+// keeping the letters the output or a later operand needs ("bi,ij,bj->b":
+// "bi,ij->bj", then "bj,bj->b"). The attention forms become exactly the
+// matmuls PyTorch's own einsum would run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,6 +159,61 @@ FailureOr<std::string> expandEllipsis(Node &n, const std::string &eq) {
   return out + "->" + result;
 }
 
+/// Contracts `a` with `c` into `a`, keeping the letters in `needed` (the
+/// output's and later operands'): batch letters (both operands, needed),
+/// contracted (both, not needed), free (one operand, needed); letters of
+/// one operand that are not needed are summed first.
+LogicalResult contract(Node &n, Composer &b, const std::string &eq, Term &a,
+                       Term c, const std::string &needed) {
+  std::string both, keepA, keepB;
+  for (char x : a.letters)
+    if (c.letters.find(x) != std::string::npos)
+      both += x;
+  for (char x : a.letters)
+    if (both.find(x) != std::string::npos ||
+        needed.find(x) != std::string::npos)
+      keepA += x;
+  for (char x : c.letters)
+    if (both.find(x) != std::string::npos ||
+        needed.find(x) != std::string::npos)
+      keepB += x;
+  if (!sumOut(b, a, keepA) || !sumOut(b, c, keepB))
+    return failure();
+  std::string batch, contracted, freeA, freeB;
+  for (char x : both) {
+    if (a.shape[a.letters.find(x)] != c.shape[c.letters.find(x)])
+      return n.fail("equation '" + eq + "': dimension '" + std::string(1, x) +
+                    "' differs between the operands (broadcasting is not "
+                    "supported)");
+    (needed.find(x) != std::string::npos ? batch : contracted) += x;
+  }
+  for (char x : a.letters)
+    if (both.find(x) == std::string::npos)
+      freeA += x;
+  for (char x : c.letters)
+    if (both.find(x) == std::string::npos)
+      freeB += x;
+  permute(b, a, batch + freeA + contracted);
+  permute(b, c, batch + contracted + freeB);
+  int64_t nb = product(a, batch), m = product(a, freeA),
+          k = product(a, contracted), nn = product(c, freeB);
+  Value left = b.reshape(a.value, {nb, m, k});
+  Value right = b.reshape(c.value, {nb, k, nn});
+  Value prod = b.op(MatMulOp::getOperationName(), {left, right});
+  Term r{batch + freeA + freeB, prod, {}};
+  for (char x : batch)
+    r.shape.push_back(a.shape[a.letters.find(x)]);
+  for (char x : freeA)
+    r.shape.push_back(a.shape[a.letters.find(x)]);
+  for (char x : freeB)
+    r.shape.push_back(c.shape[c.letters.find(x)]);
+  r.value = b.reshape(prod, r.shape);
+  if (!b.ok)
+    return failure();
+  a = r;
+  return success();
+}
+
 LogicalResult convertEinsum(Node &n) {
   std::string eq;
   for (char c : n.s("equation", ""))
@@ -171,10 +228,10 @@ LogicalResult convertEinsum(Node &n) {
   size_t arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow);
   llvm::SmallVector<std::string> ins = splitOperands(lhs);
-  if ((int)ins.size() != n.proto.input_size() || ins.size() > 2)
+  if ((int)ins.size() != n.proto.input_size() || ins.empty())
     return n.fail("equation '" + eq + "' has " + llvm::Twine(ins.size()) +
                   " operands for " + llvm::Twine(n.proto.input_size()) +
-                  " inputs; one or two are supported");
+                  " inputs");
   std::map<char, int> uses;
   for (const std::string &s : ins)
     for (char c : s) {
@@ -212,61 +269,23 @@ LogicalResult convertEinsum(Node &n) {
       return n.fail("equation '" + eq + "': output letter '" +
                     std::string(1, c) + "' is in no operand");
   Composer b{n};
-  if (terms.size() == 1) {
-    Term t = terms[0];
-    if (!sumOut(b, t, out))
+  // Left to right, each pair contracted into the letters the output or a
+  // later operand still needs.
+  Term acc = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) {
+    std::string needed = out;
+    for (size_t j = i + 1; j < terms.size(); ++j)
+      needed += terms[j].letters;
+    if (failed(contract(n, b, eq, acc, terms[i], needed)))
       return failure();
-    permute(b, t, out);
-    return b.bind(t.value);
   }
-  Term &a = terms[0], &c = terms[1];
-  std::string both, keepA, keepB;
-  for (char x : a.letters)
-    if (c.letters.find(x) != std::string::npos)
-      both += x;
-  // Letters of one operand only and not in the output are summed first.
-  for (char x : a.letters)
-    if (both.find(x) != std::string::npos || out.find(x) != std::string::npos)
-      keepA += x;
-  for (char x : c.letters)
-    if (both.find(x) != std::string::npos || out.find(x) != std::string::npos)
-      keepB += x;
-  if (!sumOut(b, a, keepA) || !sumOut(b, c, keepB))
+  if (!sumOut(b, acc, out))
     return failure();
-  std::string batch, contracted, freeA, freeB;
-  for (char x : both) {
-    if (a.shape[a.letters.find(x)] != c.shape[c.letters.find(x)])
-      return n.fail("equation '" + eq + "': dimension '" + std::string(1, x) +
-                    "' differs between the operands (broadcasting is not "
-                    "supported)");
-    (out.find(x) != std::string::npos ? batch : contracted) += x;
-  }
-  for (char x : a.letters)
-    if (both.find(x) == std::string::npos)
-      freeA += x;
-  for (char x : c.letters)
-    if (both.find(x) == std::string::npos)
-      freeB += x;
-  permute(b, a, batch + freeA + contracted);
-  permute(b, c, batch + contracted + freeB);
-  int64_t nb = product(a, batch), m = product(a, freeA),
-          k = product(a, contracted), nn = product(c, freeB);
-  Value left = b.reshape(a.value, {nb, m, k});
-  Value right = b.reshape(c.value, {nb, k, nn});
-  Value prod = b.op(MatMulOp::getOperationName(), {left, right});
-  Term r{batch + freeA + freeB, prod, {}};
-  for (char x : batch)
-    r.shape.push_back(a.shape[a.letters.find(x)]);
-  for (char x : freeA)
-    r.shape.push_back(a.shape[a.letters.find(x)]);
-  for (char x : freeB)
-    r.shape.push_back(c.shape[c.letters.find(x)]);
-  r.value = b.reshape(prod, r.shape);
-  if (r.letters.size() != out.size())
+  if (acc.letters.size() != out.size())
     return n.fail("equation '" + eq + "': output '" + out +
                   "' does not name every kept dimension");
-  permute(b, r, out);
-  return b.bind(r.value);
+  permute(b, acc, out);
+  return b.bind(acc.value);
 }
 
 } // namespace

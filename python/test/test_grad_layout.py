@@ -40,14 +40,22 @@ def einsum_cases(rng):
         ("b...d,bd->b...", (2, 3, 4, 5), (2, 5)),
         ("...ij,...jk", (2, 3, 4), (2, 4, 5)),  # implicit: ...ik
         ("...ji->...ij", (2, 3, 4), None),
+        # Three operands, contracted left to right.
+        ("bi,ij,bj->b", (2, 3), (3, 4), (2, 4)),  # a bilinear form
+        ("ij,jk,kl->il", (2, 3), (3, 4), (4, 5)),  # a matrix chain
+        ("bqd,bkd,bkv->bqv", (2, 3, 4), (2, 5, 4), (2, 5, 6)),  # unnormalised attention
+        ("i,i,i->", (3,), (3,), (3,)),
     ]
     cases = []
-    for j, (eq, sa, sb) in enumerate(forms):
+    for j, (eq, sa, sb, *more) in enumerate(forms):
         params = {"a": randn(rng, *sa)}
         ins = ["a"]
         if sb is not None:
             params["b"] = randn(rng, *sb)
             ins.append("b")
+        for k, shape in enumerate(more):
+            params["c" + str(k)] = randn(rng, *shape)
+            ins.append("c" + str(k))
         ref = lambda T, eq=eq, ins=ins: [torch.einsum(eq, *[T[n] for n in ins])]
         cases.append(Case(f"einsum_{j}", [Node("Einsum", ins, ["y"], {"equation": eq})], ["y"], ref, params=params))
     return cases

@@ -26,7 +26,7 @@ def main(out):
     save(p("ellipsis_one.onnx"), "...ij,jk", [[2, 3, 4], [4, 5]])
     save(p("diagonal.onnx"), "ii->i", [[3, 3]])
     save(p("two_ellipses.onnx"), "...i...->i", [[2, 3, 4]])
-    save(p("three.onnx"), "i,i,i->i", [[3], [3], [3]])
+    save(p("bilinear.onnx"), "bi,ij,bj->b", [[2, 3], [3, 4], [2, 4]])
 
 
 if __name__ == "__main__":
