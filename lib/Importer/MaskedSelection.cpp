@@ -163,14 +163,7 @@ LogicalResult SelectionImporter::onIndices(const MaskIndices &mi, int at) {
         : mi.form == MaskIndices::Columns
             ? llvm::SmallVector<int64_t>{k, mi.width}
             : llvm::SmallVector<int64_t>{k};
-    int64_t rank = dims.size(), start = n.i("start", 0), end = n.i("end", rank);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, start, rank);
-    llvm::SmallVector<int64_t> kept(dims.begin() + start, dims.begin() + end);
-    g.constants[node.output(0)] = makeConstant(
-        RankedTensorType::get({(int64_t)kept.size()}, n.b().getI64Type()),
-        kept);
-    return success();
+    return bindShape(dims);
   }
   if (o == "Expand") {
     // A 1-D mask's indices [K, 1] expanded to [K, n] by their own count.

@@ -14,6 +14,7 @@
 
 #include "ConverterSupport.h"
 
+#include <algorithm>
 #include <string>
 
 namespace mlir::tidal::importer {
@@ -61,6 +62,18 @@ struct SelectionImporter {
     return convertNode(g, proto, error);
   }
   LogicalResult asUsual() { return asUsual(node); }
+  /// Binds the node's output (Shape) to `dims` sliced by its start and end
+  /// attributes: a compile-time shape holding a count sentinel.
+  LogicalResult bindShape(llvm::ArrayRef<int64_t> dims) {
+    int64_t rank = dims.size(), start = n.i("start", 0), end = n.i("end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, start, rank);
+    llvm::SmallVector<int64_t> kept(dims.begin() + start, dims.begin() + end);
+    g.constants[node.output(0)] = makeConstant(
+        RankedTensorType::get({(int64_t)kept.size()}, n.b().getI64Type()),
+        kept);
+    return success();
+  }
   /// A name bound to `v` that no ONNX tensor has, for a copy of the node.
   std::string bindSynthetic(Value v) {
     std::string name = "\x01selection." + node.output(0) + "." +

@@ -395,15 +395,18 @@ LogicalResult SelectionImporter::onSelection() {
     // The count as a sentinel (SelectionCount.cpp).
     llvm::SmallVector<int64_t> dims(type(0).getShape());
     dims[s->axis] = countSentinel(g, s->mask, s->source);
-    int64_t start = n.i("start", 0), end = n.i("end", r);
-    start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
-    end = std::clamp<int64_t>(end < 0 ? end + r : end, start, r);
-    llvm::SmallVector<int64_t> kept(dims.begin() + start, dims.begin() + end);
-    g.constants[node.output(0)] = makeConstant(
-        RankedTensorType::get({(int64_t)kept.size()}, n.b().getI64Type()),
-        kept);
-    return success();
+    return bindShape(dims);
   }
+  // The node's `axis` attribute (default 0), which must not be the
+  // selected axis (`what` the node does along it, for the error).
+  auto otherAxis = [&](const char *what) -> FailureOr<int64_t> {
+    auto axis = n.axis(n.i("axis", 0), r);
+    if (failed(axis))
+      return failure();
+    if (*axis == s->axis)
+      return across(*s, what);
+    return *axis;
+  };
   auto keepSame = [&](int64_t axis) {
     if (failed(asUsual()))
       return failure();
@@ -429,11 +432,9 @@ LogicalResult SelectionImporter::onSelection() {
     return keepSame(s->axis);
   }
   if (o == "ArgMax" || o == "ArgMin") {
-    auto axis = n.axis(n.i("axis", 0), r);
+    auto axis = otherAxis("searches along");
     if (failed(axis))
       return failure();
-    if (*axis == s->axis)
-      return across(*s, "searches along");
     bool drops = !n.i("keepdims", 1) && *axis < s->axis;
     return keepSame(s->axis - (drops ? 1 : 0));
   }
@@ -449,11 +450,9 @@ LogicalResult SelectionImporter::onSelection() {
     return keepSame(s->axis);
   }
   if (o == "Split") {
-    auto axis = n.axis(n.i("axis", 0), r);
+    auto axis = otherAxis("splits");
     if (failed(axis))
       return failure();
-    if (*axis == s->axis)
-      return across(*s, "splits");
     return keepSame(s->axis);
   }
   if (o == "Transpose") {
@@ -531,11 +530,9 @@ LogicalResult SelectionImporter::onSelection() {
     return keepSame(s->axis);
   }
   if (o == "Gather") {
-    auto axis = n.axis(n.i("axis", 0), r);
+    auto axis = otherAxis("indexes");
     if (failed(axis))
       return failure();
-    if (*axis == s->axis)
-      return across(*s, "indexes");
     int64_t idxRank = type(1).getRank();
     return keepSame(*axis > s->axis ? s->axis : s->axis + idxRank - 1);
   }
