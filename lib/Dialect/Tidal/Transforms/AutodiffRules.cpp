@@ -372,8 +372,12 @@ static LogicalResult batchNormInferenceRule(Rule &r, BatchNormInferenceOp op) {
 static LogicalResult batchNormTrainingRule(Rule &r, BatchNormTrainingOp op) {
   if (failed(r.onlyFirstResult()))
     return failure();
-  if (r.want(3) || r.want(4))
-    return r.unsupported("the running statistics are not trainable");
+  // The output normalises by the batch's own statistics: the running ones
+  // (operands 3, 4) feed only the updated running statistics, which carry
+  // no gradient, so they get none. (They can depend on a parameter: BiT's
+  // weight standardisation runs F.batch_norm over a convolution's weight
+  // without running statistics, which PyTorch exports as ReduceMeans of
+  // that weight.)
   if (op.getRelu() || op.getClipMin())
     return r.unsupported("a fused ReLU or clip (tidal-fuse-epilogues runs "
                          "after autodiff)");

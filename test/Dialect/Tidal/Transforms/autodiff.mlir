@@ -211,3 +211,31 @@ func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %g = tidal.gradient %s, %x : (tensor<f32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   return %g : tensor<2x8xf32>
 }
+
+// -----
+
+// Weight standardisation (BiT's F.batch_norm over a convolution's weight
+// without running statistics, which PyTorch exports as ReduceMeans of the
+// weight in their place): the running statistics depend on the parameter
+// but get no gradient; the weight's comes through batch_norm_backward.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[RM:.*]] = tidal.reduce_mean %arg0 {axes = array<i64: 1>, keepdims = false}
+// CHECK: %[[RV:.*]] = tidal.reduce_mean
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[BM:.*]], %[[BV:.*]] = tidal.batch_norm_training %[[W:.*]], %{{.*}}, %{{.*}}, %[[RM]], %[[RV]]
+// CHECK: %[[DX:.*]], %{{.*}}, %{{.*}} = tidal.batch_norm_backward %{{.*}}, %[[W]], %{{.*}}, %[[BM]], %[[BV]]
+// CHECK: %[[DW:.*]] = tidal.reshape %[[DX]] {shape = array<i64: 4, 6>}
+// CHECK-NOT: batch_norm_backward
+// CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<4x6xf32>
+func.func @main(%w: tensor<4x6xf32> {tidal.name = "conv.weight", tidal.role = #tidal<role param>})
+    -> tensor<f32> {
+  %w3 = tidal.reshape %w {shape = array<i64: 1, 4, 6>} : (tensor<4x6xf32>) -> tensor<1x4x6xf32>
+  %one = tidal.constant dense<1.0> : tensor<4xf32>
+  %zero = tidal.constant dense<0.0> : tensor<4xf32>
+  %rm = tidal.reduce_mean %w {axes = array<i64: 1>, keepdims = false} : (tensor<4x6xf32>) -> tensor<4xf32>
+  %sq = tidal.mul %w, %w : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %rv = tidal.reduce_mean %sq {axes = array<i64: 1>, keepdims = false} : (tensor<4x6xf32>) -> tensor<4xf32>
+  %bn:5 = tidal.batch_norm_training %w3, %one, %zero, %rm, %rv : (tensor<1x4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<1x4x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %sq2 = tidal.mul %bn#0, %bn#0 : (tensor<1x4x6xf32>, tensor<1x4x6xf32>) -> tensor<1x4x6xf32>
+  %l = tidal.reduce_sum %sq2 {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<1x4x6xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
