@@ -73,7 +73,8 @@ def onnx_name_map(name: str, proto: onnx.ModelProto, size: str = "small") -> Dic
     A tensor no initializer holds is left out: a buffer the exporter made a
     constant of the graph (Hugging Face's rotary inv_freq), or a parameter
     the forward pass never reads (XLNet's mask_emb without a permutation
-    mask), which neither side trains."""
+    mask), which neither side trains; so is one whose value only
+    initializers named after other tensors share."""
     state = {k: v.detach().numpy() for k, v in _float_state(real_models.build(name, size)).items()}
     inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
     mapping = {}
@@ -84,6 +85,15 @@ def onnx_name_map(name: str, proto: onnx.ModelProto, size: str = "small") -> Dic
         same = [n for n, v in inits.items() if v.shape == value.shape and np.array_equal(v, value)]
         if not same and not key.endswith(("running_mean", "running_var")):
             continue
+        if len(same) > 1:
+            # Several equal values (zeros, ones): an initializer named after
+            # another tensor is that tensor's; one the exporter renamed is a
+            # candidate. None left: this tensor is unread (BigBird's pooler
+            # under a classifier that skips it, VAN's final LayerNorm), or a
+            # tie covered by the other name.
+            same = [n for n in same if n not in state]
+            if not same:
+                continue
         if len(same) != 1:
             raise ValueError(f"PyTorch tensor {key} matches {len(same)} ONNX initializers")
         mapping[key] = same[0]
