@@ -65,7 +65,8 @@ LIT_INPUTS = {
     "col2im_nodes.py": ["fold_dilated.onnx"],
     "deform_conv_nodes.py": ["dcn.onnx"],
     "scatter_reduce_nodes.py": ["elements_max.onnx"],
-    "masked_selection.py": ["rows_loss.onnx", "columns_max.onnx"],
+    "masked_selection.py": ["rows_loss.onnx", "columns_max.onnx", "deberta_loss.onnx"],
+    "det_nodes.py": ["det3.onnx"],
 }
 # tidal's own test models (python/tools/gen_test_models.py): the error
 # cases, the training_info cases and the MLP with its loss.

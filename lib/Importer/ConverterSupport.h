@@ -250,6 +250,10 @@ void addGridSampleConverter(llvm::StringMap<Converter> &converters);
 /// (DeformConvConverter.cpp).
 void addDeformConvConverter(llvm::StringMap<Converter> &converters);
 
+/// Adds Det as Gaussian elimination with partial pivoting
+/// (LinalgConverters.cpp).
+void addLinalgConverters(llvm::StringMap<Converter> &converters);
+
 /// Adds RandomNormal[Like], RandomUniform[Like] and Bernoulli
 /// (RandomConverters.cpp).
 void addRandomConverters(llvm::StringMap<Converter> &converters);

@@ -584,6 +584,7 @@ LogicalResult importer::convertNode(GraphImporter &g,
     addWindowConverters(map);
     addSpectralConverters(map);
     addDeformConvConverter(map);
+    addLinalgConverters(map);
     return map;
   }();
   if (auto it = converters.find(op); it != converters.end())

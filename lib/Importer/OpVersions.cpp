@@ -90,11 +90,14 @@ const OpVersionInfo kOps[] = {
      "2-D: bilinear samples at the offset positions (GridSample's gathers) "
      "times the mask, then a grouped matmul; any offset_group; 22: types"},
     {"", "DepthToSpace", v(1, 11, 13), v(13), op, "modes DCR and CRD"},
+    {"", "Det", v(11, 22), v(11, 22), op,
+     "Gaussian elimination, matrices of order 1 to 64; 22: types"},
     {"", "Div", v(1, 6, 7, 13, 14), v(13, 14), op, "14: types"},
     {"", "Dropout", v(1, 6, 7, 10, 12, 13, 22), v(13, 22), op,
      "`ratio` and `training_mode` are inputs known at compile time; 22: types"},
     {"", "Einsum", v(12), v(12), op,
-     "one or two operands; ellipses as letters of their own; no diagonals"},
+     "any number of operands (contracted left to right); ellipses as "
+     "letters of their own; no diagonals"},
     {"", "Elu", v(1, 6, 22), v(6, 22), op, "22: types"},
     {"", "Equal", v(1, 7, 11, 13, 19), v(13, 19), op, "19: types"},
     {"", "Erf", v(9, 13), v(13), op, ""},

@@ -26,7 +26,7 @@ SUPPORTED_OPS = frozenset(
     ReduceMax ReduceMin ReduceProd ReduceLogSum ReduceLogSumExp ArgMax ArgMin
     TopK OneHot GridSample AffineGrid LpNormalization MeanVarianceNormalization Hardmax
     IsNaN IsInf LpPool GlobalLpPool LRN Mod DFT STFT Col2Im DeformConv
-    NonZero
+    NonZero Det
     """.split()
 )
 
