@@ -31,7 +31,7 @@ well-formed and has a symbolic batch, so the defect is what gets reported):
   truncated.onnx         mlp.onnx's bytes cut in half (does not parse)
   garbage.onnx           4 KiB of random bytes (does not parse)
   empty.onnx             0 bytes (parses as an empty ModelProto: no graph)
-  unsupported_op.onnx    Relu -> Det (node "det0") -> Relu
+  unsupported_op.onnx    Relu -> Unique (node "unique0") -> Relu
   opset23.onnx           a valid Relu model that imports opset 23 (past 22)
   opset11_unsqueeze.onnx opset 11, Unsqueeze-11 with the `axes` attribute
   dangling_edge.onnx     Add node "add0" reads "ghost", which nothing produces
@@ -60,7 +60,7 @@ Malformed training_info models (the checker accepts them all; it ignores
 training_info), each ti_momentum.onnx with one defect:
   ti_two_entries.onnx    two training_info entries
   ti_initialization.onnx a non-empty initialization graph and binding
-  ti_unknown_op.onnx     algorithm node "det_alg" is Det
+  ti_unknown_op.onnx     algorithm node "unique_alg" is Unique
   ti_unknown_domain.onnx algorithm node "custom0" in domain com.example
   ti_no_gradient.onnx    the Gradient node removed (the bindings of its
                          outputs kept out)
@@ -117,7 +117,7 @@ MODELS = {
     "garbage.onnx": TestModel("malformed", "random bytes", builder="garbage"),
     "empty.onnx": TestModel("malformed", "0 bytes", builder="empty"),
     "unsupported_op.onnx": TestModel(
-        "malformed", "Det between Relus", builder="unsupported_op", expect=(("Det",), ("det0",))
+        "malformed", "Unique between Relus", builder="unsupported_op", expect=(("Unique",), ("unique0",))
     ),
     "opset23.onnx": TestModel("malformed", "opset 23", builder="opset23", expect=(("23",),)),
     "opset11_unsqueeze.onnx": TestModel(
@@ -146,7 +146,7 @@ MODELS = {
         "malformed", "an initialization graph", builder="ti_initialization", expect=(("initialization",),)
     ),
     "ti_unknown_op.onnx": TestModel(
-        "malformed", "Det in the algorithm", builder="ti_unknown_op", expect=(("det_alg",), ("Det",))
+        "malformed", "Unique in the algorithm", builder="ti_unknown_op", expect=(("unique_alg",), ("Unique",))
     ),
     "ti_unknown_domain.onnx": TestModel(
         "malformed", "a com.example op in the algorithm", builder="ti_unknown_domain", expect=(("custom0",), ("com.example",))
@@ -260,7 +260,7 @@ def build_unsupported_op():
     helper, _ = _h()
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu0"),
-        helper.make_node("Det", ["a"], ["b"], name="det0"),
+        helper.make_node("Unique", ["a"], ["b"], name="unique0"),
         helper.make_node("Relu", ["b"], ["y"], name="relu1"),
     ]
     return _model(nodes, [_float("x", ["N", 10])], [_float("y", ["N", 10])])

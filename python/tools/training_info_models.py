@@ -157,7 +157,7 @@ def build_ti_unknown_op():
     helper, _ = _h()
     model = build_ti_momentum()
     alg = model.training_info[0].algorithm
-    alg.node.append(helper.make_node("Det", ["y"], ["y_det"], name="det_alg"))
+    alg.node.append(helper.make_node("Unique", ["y"], ["y_det"], name="unique_alg"))
     return model
 
 

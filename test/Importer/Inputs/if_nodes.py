@@ -104,7 +104,7 @@ def main(out):
 
     # A branch with an operator tidal does not read names that node.
     nodes = squeeze_if("x", 1, "y", "h")
-    nodes[-1].attribute[1].g.node[0].op_type = "Det"  # then_branch's first node
+    nodes[-1].attribute[1].g.node[0].op_type = "Unique"  # then_branch's first node
     save(os.path.join(out, "unsupported_in_branch.onnx"), nodes, [fin("x", ["N", 1, 4])], [fin("y", None)])
 
 

@@ -157,7 +157,7 @@ def main(out):
     loop_model(p("loop_zero.onnx"), trip=0)
     loop_model(p("loop_too_long.onnx"), trip=1 << 20)
     loop_model(p("loop_forever.onnx"), trip=None)
-    loop_model(p("loop_bad_body.onnx"), extra=[helper.make_node("Det", ["w"], ["d"], name="det")])
+    loop_model(p("loop_bad_body.onnx"), extra=[helper.make_node("Unique", ["w"], ["d"], name="unique")])
     embedding_bag_like(p("embedding_bag.onnx"))
     embedding_bag_offsets(p("embedding_bag_offsets.onnx"))
     embedding_bag_offsets(p("embedding_bag_offsets_mean.onnx"), reduce="ReduceMean")
