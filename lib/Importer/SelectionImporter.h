@@ -86,15 +86,16 @@ struct SelectionImporter {
   const Selection *only(int i) {
     for (int k = 0; k < node.input_size(); ++k)
       if (k != i && sel(k)) {
-        fail("input '" + node.input(k) + "' is selected by a mask (" +
-             sel(k)->source + "), which " + op() + " takes only as input " +
-             llvm::Twine(i));
+        (void)fail("input '" + node.input(k) + "' is selected by a mask (" +
+                   sel(k)->source + "), which " + op() +
+                   " takes only as input " + llvm::Twine(i));
         return nullptr;
       }
     const Selection *s = sel(i);
     if (!s)
-      fail(op() + " takes a masked selection only as input " + llvm::Twine(i) +
-           ", not as input '" + node.input(i == 0 ? 1 : 0) + "'");
+      (void)fail(op() + " takes a masked selection only as input " +
+                 llvm::Twine(i) + ", not as input '" +
+                 node.input(i == 0 ? 1 : 0) + "'");
     return s;
   }
   /// Fails when input `i` (not a selection) has a dimension other than 1
