@@ -10,9 +10,9 @@ from onnx import TensorProto, helper, numpy_helper
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
 
-def save(path, nodes, inputs, inits=(), out="out", opset=13):
+def save(path, nodes, inputs, inits=(), out="out", opset=13, out_type=F):
     graph = helper.make_graph(nodes, "masked", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-                              [helper.make_tensor_value_info(out, F, None)], list(inits))
+                              [helper.make_tensor_value_info(out, out_type, None)], list(inits))
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     with open(path, "wb") as f:
@@ -98,6 +98,17 @@ def main(out):
         helper.make_node("Shape", ["xs"], ["sh"]), c("one", [1]),
         helper.make_node("Add", ["sh", "one"], ["grown"], name="grow"),
         helper.make_node("Cast", ["grown"], ["out"], to=F)], [("x", F, [6, 5]), ("m", B, [6])])
+    # The count as a graph output (x[m].size(0)).
+    save(p("count_output.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("Shape", ["xs"], ["sh"]), c("first", 0),
+        helper.make_node("Gather", ["sh", "first"], ["out"], axis=0)], [("x", F, [6, 5]), ("m", B, [6])],
+         out_type=I64)
+    # The shape holding the count indexed by a run-time index: not folded, so
+    # the node would compute with it.
+    save(p("count_runtime.onnx"), select("x", "m", "xs", "x") + [
+        helper.make_node("Shape", ["xs"], ["sh"]),
+        helper.make_node("Gather", ["sh", "i"], ["picked"], axis=0, name="pick"),
+        helper.make_node("Cast", ["picked"], ["out"], to=F)], [("x", F, [6, 5]), ("m", B, [6]), ("i", I64, [1])])
     save(p("output.onnx"), select("x", "m", "out", "x"), [("x", F, [6, 5]), ("m", B, [6])])
     save(p("shape.onnx"), [helper.make_node("NonZero", ["m"], ["nz"], name="nz"),
                            helper.make_node("Shape", ["nz"], ["sh"], name="shape"),
